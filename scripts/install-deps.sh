@@ -1,0 +1,32 @@
+#!/bin/sh
+# install-deps.sh: install the Debian packages scorch needs to build, test and run, if any are
+# missing. Idempotent: does nothing (and needs no network) when everything is present.
+set -eu
+
+PKGS="make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libzstd-dev
+libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev libiberty-dev pkg-config golang-go
+linux-perf python3 procps"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "scorch: installing missing packages:$missing"
+if [ "$(id -u)" != 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		SUDO=sudo
+	else
+		echo "error: packages missing ($missing) and not root: run 'sudo make deps' or install them yourself" >&2
+		exit 1
+	fi
+else
+	SUDO=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing

@@ -1,0 +1,73 @@
+/* main.c: `scorch <command> [args]` dispatch. Commands live in cmd_<name>.c (commands.h). */
+#include "cli/commands.h"
+#include "lib/log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#ifndef SCORCH_VERSION
+#define SCORCH_VERSION "0.1.0"
+#endif
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct command commands[] = {
+	{ "record", cmd_record, "profile a command, processes or the whole machine into a file" },
+	{ NULL, NULL, NULL },
+};
+
+static void usage(FILE *out)
+{
+	const struct command *c;
+
+	fprintf(out, "usage: scorch [-v] <command> [<args>]\n\n"
+		     "scorch is a continuous profiler for Linux: eBPF sampling of every CPU, native,\n"
+		     "kernel and Python stacks, flame graphs.\n\ncommands:\n");
+	for (c = commands; c->name; c++)
+		fprintf(out, "  %-10s %s\n", c->name, c->help);
+	fprintf(out, "\nexamples:\n"
+		     "  scorch record -o profile.html -- ./my-program --its-args\n"
+		     "  scorch record -a -d 10 -o machine.pb.gz\n\n"
+		     "'scorch <command> --help' describes a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *c;
+
+	while (argc > 1 && argv[1][0] == '-') {
+		if (!strcmp(argv[1], "-v")) {
+			log_set_level(log_get_level() < LOG_INFO ? LOG_INFO : LOG_DEBUG);
+		} else if (!strcmp(argv[1], "--version")) {
+			printf("scorch %s\n", SCORCH_VERSION);
+			return 0;
+		} else if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+			usage(stdout);
+			return 0;
+		} else {
+			error("unknown option '%s'", argv[1]);
+			usage(stderr);
+			return 2;
+		}
+		argc--;
+		argv++;
+	}
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (c = commands; c->name; c++) {
+		if (!strcmp(c->name, argv[1]))
+			return c->fn(argc - 1, argv + 1);
+	}
+	error("'%s' is not a scorch command; see 'scorch --help'", argv[1]);
+	return 2;
+}

@@ -1,0 +1,38 @@
+/* output.h: writers for humans and other tools, and the choice of writer by file name.
+ *
+ *   .pb.gz / .pprof   gzip pprof            (pprof.h)
+ *   .folded / .txt    folded text           (folded.h)
+ *   .json             speedscope JSON
+ *   .html             one self-contained interactive flame graph (no network)
+ *   .svg              a static SVG flame graph
+ */
+#ifndef SCORCH_OUTPUT_H
+#define SCORCH_OUTPUT_H
+
+#include "lib/buf.h"
+#include "profile/profile.h"
+
+enum output_format {
+	OUTPUT_UNKNOWN = 0,
+	OUTPUT_PPROF,
+	OUTPUT_FOLDED,
+	OUTPUT_SPEEDSCOPE,
+	OUTPUT_HTML,
+	OUTPUT_SVG,
+};
+
+/* The format for a file name by its extension, or OUTPUT_UNKNOWN. */
+enum output_format output_format_for(const char *path);
+const char *output_format_name(enum output_format f);
+
+int speedscope_write(const struct profile *p, const char *title, struct buf *out);
+int flamegraph_html_write(const struct profile *p, const char *title, struct buf *out);
+int flamegraph_svg_write(const struct profile *p, const char *title, struct buf *out);
+
+/* Render p in format f into out. */
+int output_render(const struct profile *p, enum output_format f, const char *title, struct buf *out);
+/* Render p into path (format from the extension) durably. Returns 0 or a negative errno;
+ * -EINVAL for an unknown extension. */
+int output_write_file(const struct profile *p, const char *path, const char *title);
+
+#endif

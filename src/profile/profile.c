@@ -1,0 +1,355 @@
+/* profile.c: the profile model (see profile.h). Functions, locations and samples are interned
+ * through hash -> first id maps with collision chains in parallel "next" arrays. */
+#include "profile/profile.h"
+#include "lib/alloc.h"
+#include "lib/hash.h"
+#include "lib/log.h"
+#include "lib/strtab.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+struct chain {
+	struct u64map first; /* hash key -> first id */
+	uint32_t *next;      /* next[id - 1] */
+	size_t cap;
+};
+
+struct profile_priv {
+	struct chain functions, locations, samples;
+};
+
+static uint64_t key_fix(uint64_t h)
+{
+	return h == ~0ULL ? 2 : h | 1;
+}
+
+static uint32_t chain_first(struct chain *c, uint64_t key)
+{
+	uint64_t *v = u64map_get(&c->first, key);
+
+	return v ? (uint32_t)*v : 0;
+}
+
+static void chain_push(struct chain *c, uint64_t key, uint32_t id)
+{
+	ALLOC_GROW(c->next, id, c->cap);
+	c->next[id - 1] = chain_first(c, key);
+	u64map_put(&c->first, key, id);
+}
+
+static void chain_release(struct chain *c)
+{
+	u64map_release(&c->first);
+	xfree(c->next);
+}
+
+struct profile *profile_new(void)
+{
+	struct profile *p = xcalloc(1, sizeof(*p));
+	struct profile_priv *priv = xcalloc(1, sizeof(*priv));
+
+	p->priv = priv;
+	p->strings = strtab_new();
+	profile_set_type(p, "cpu", "nanoseconds", 0);
+	return p;
+}
+
+void profile_free(struct profile *p)
+{
+	struct profile_priv *priv;
+
+	if (!p)
+		return;
+	priv = p->priv;
+	chain_release(&priv->functions);
+	chain_release(&priv->locations);
+	chain_release(&priv->samples);
+	xfree(priv);
+	strtab_free(p->strings);
+	xfree(p->mappings);
+	xfree(p->functions);
+	xfree(p->locations);
+	xfree(p->samples);
+	xfree(p->loc_pool);
+	xfree(p->label_pool);
+	xfree(p);
+}
+
+uint32_t profile_str(struct profile *p, const char *s)
+{
+	return strtab_intern(p->strings, s ? s : "");
+}
+
+const char *profile_get_str(const struct profile *p, uint32_t id)
+{
+	return strtab_get(p->strings, id);
+}
+
+void profile_set_type(struct profile *p, const char *type, const char *unit, int64_t period)
+{
+	p->sample_type = profile_str(p, type);
+	p->sample_unit = profile_str(p, unit);
+	p->period_type = p->sample_type;
+	p->period_unit = p->sample_unit;
+	p->period = period;
+}
+
+uint32_t profile_add_mapping(struct profile *p, uint64_t start, uint64_t limit, uint64_t offset,
+			     const char *file, const char *build_id)
+{
+	struct profile_mapping *m;
+
+	ALLOC_GROW(p->mappings, p->nmappings + 1, p->mappings_cap);
+	m = &p->mappings[p->nmappings++];
+	m->start = start;
+	m->limit = limit;
+	m->offset = offset;
+	m->file = profile_str(p, file);
+	m->build_id = build_id && *build_id ? profile_str(p, build_id) : 0;
+	return (uint32_t)p->nmappings;
+}
+
+uint32_t profile_intern_function(struct profile *p, enum frame_kind kind, const char *name,
+				 const char *system_name, const char *filename, int64_t start_line)
+{
+	struct profile_priv *priv = p->priv;
+	struct profile_function f = {
+		.name = profile_str(p, name),
+		.system_name = profile_str(p, system_name ? system_name : name),
+		.filename = profile_str(p, filename),
+		.start_line = start_line,
+		.kind = (uint8_t)kind,
+	};
+	uint64_t key = key_fix(hash_combine(hash_combine(hash_combine(hash_combine(
+		f.name, f.system_name), f.filename), (uint64_t)f.start_line), f.kind));
+	uint32_t id;
+
+	for (id = chain_first(&priv->functions, key); id; id = priv->functions.next[id - 1]) {
+		const struct profile_function *g = &p->functions[id - 1];
+
+		if (g->name == f.name && g->system_name == f.system_name &&
+		    g->filename == f.filename && g->start_line == f.start_line && g->kind == f.kind)
+			return id;
+	}
+	ALLOC_GROW(p->functions, p->nfunctions + 1, p->functions_cap);
+	p->functions[p->nfunctions++] = f;
+	id = (uint32_t)p->nfunctions;
+	chain_push(&priv->functions, key, id);
+	return id;
+}
+
+uint32_t profile_intern_location(struct profile *p, uint32_t mapping, uint64_t address,
+				 uint32_t function, int64_t line)
+{
+	struct profile_priv *priv = p->priv;
+	uint64_t key = key_fix(hash_combine(hash_combine(hash_combine(address, mapping), function),
+					    (uint64_t)line));
+	uint32_t id;
+
+	for (id = chain_first(&priv->locations, key); id; id = priv->locations.next[id - 1]) {
+		const struct profile_location *l = &p->locations[id - 1];
+
+		if (l->address == address && l->mapping == mapping && l->function == function &&
+		    l->line == line)
+			return id;
+	}
+	ALLOC_GROW(p->locations, p->nlocations + 1, p->locations_cap);
+	p->locations[p->nlocations++] = (struct profile_location){
+		.address = address, .mapping = mapping, .function = function, .line = line,
+	};
+	id = (uint32_t)p->nlocations;
+	chain_push(&priv->locations, key, id);
+	return id;
+}
+
+static int labels_equal(const struct profile_label *a, const struct profile_label *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (a[i].key != b[i].key || a[i].str != b[i].str || a[i].num != b[i].num)
+			return 0;
+	}
+	return 1;
+}
+
+void profile_add_sample(struct profile *p, const uint32_t *locs, size_t nlocs,
+			const struct profile_label *labels, size_t nlabels, int64_t value)
+{
+	struct profile_priv *priv = p->priv;
+	uint64_t h = hash_bytes(locs, nlocs * sizeof(*locs), nlocs);
+	struct profile_sample *s;
+	uint32_t id;
+	size_t i;
+
+	for (i = 0; i < nlabels; i++)
+		h = hash_combine(hash_combine(hash_combine(h, labels[i].key), labels[i].str),
+				 (uint64_t)labels[i].num);
+	h = key_fix(h);
+	for (id = chain_first(&priv->samples, h); id; id = priv->samples.next[id - 1]) {
+		s = &p->samples[id - 1];
+		if (s->nlocs == nlocs && s->nlabels == nlabels &&
+		    !memcmp(p->loc_pool + s->locs_first, locs, nlocs * sizeof(*locs)) &&
+		    labels_equal(p->label_pool + s->labels_first, labels, nlabels)) {
+			s->value += value;
+			return;
+		}
+	}
+	if (p->loc_pool_len + nlocs > UINT32_MAX || p->label_pool_len + nlabels > UINT32_MAX)
+		BUG("profile pools overflow");
+	ALLOC_GROW(p->loc_pool, p->loc_pool_len + nlocs, p->loc_pool_cap);
+	ALLOC_GROW(p->label_pool, p->label_pool_len + nlabels, p->label_pool_cap);
+	ALLOC_GROW(p->samples, p->nsamples + 1, p->samples_cap);
+	s = &p->samples[p->nsamples++];
+	s->locs_first = (uint32_t)p->loc_pool_len;
+	s->nlocs = (uint32_t)nlocs;
+	s->labels_first = (uint32_t)p->label_pool_len;
+	s->nlabels = (uint32_t)nlabels;
+	s->value = value;
+	if (nlocs)
+		memcpy(p->loc_pool + p->loc_pool_len, locs, nlocs * sizeof(*locs));
+	if (nlabels)
+		memcpy(p->label_pool + p->label_pool_len, labels, nlabels * sizeof(*labels));
+	p->loc_pool_len += nlocs;
+	p->label_pool_len += nlabels;
+	chain_push(&priv->samples, h, (uint32_t)p->nsamples);
+}
+
+const char *profile_sample_label_str(const struct profile *p, const struct profile_sample *s,
+				     const char *key)
+{
+	const struct profile_label *l = profile_sample_labels(p, s);
+	uint32_t i, kid = strtab_find(p->strings, key, strlen(key));
+
+	if (kid == UINT32_MAX)
+		return NULL;
+	for (i = 0; i < s->nlabels; i++) {
+		if (l[i].key == kid && l[i].str)
+			return profile_get_str(p, l[i].str);
+	}
+	return NULL;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+size_t profile_frame_name(const struct profile *p, uint32_t loc, char *out, size_t outlen)
+{
+	const struct profile_location *l;
+	const struct profile_function *f;
+	const char *name;
+	int n;
+
+	if (!outlen)
+		return 0;
+	if (!loc || loc > p->nlocations) {
+		n = snprintf(out, outlen, "[unknown]");
+		goto done;
+	}
+	l = &p->locations[loc - 1];
+	if (l->function && l->function <= p->nfunctions) {
+		f = &p->functions[l->function - 1];
+		name = profile_get_str(p, f->name);
+		switch (f->kind) {
+		case FRAME_KERNEL:
+			n = snprintf(out, outlen, "%s_[k]", name);
+			break;
+		case FRAME_PYTHON:
+			if (f->filename && l->line > 0)
+				n = snprintf(out, outlen, "%s (%s:%" PRId64 ")", name,
+					     profile_get_str(p, f->filename), l->line);
+			else if (f->filename)
+				n = snprintf(out, outlen, "%s (%s)", name,
+					     profile_get_str(p, f->filename));
+			else
+				n = snprintf(out, outlen, "%s", name);
+			break;
+		default:
+			n = snprintf(out, outlen, "%s", name);
+			break;
+		}
+		goto done;
+	}
+	if (l->mapping && l->mapping <= p->nmappings) {
+		const struct profile_mapping *m = &p->mappings[l->mapping - 1];
+
+		n = snprintf(out, outlen, "%s+0x%" PRIx64, base_name(profile_get_str(p, m->file)),
+			     l->address - m->start + m->offset);
+		goto done;
+	}
+	n = snprintf(out, outlen, "[unknown]");
+done:
+	if (n < 0)
+		n = 0;
+	return (size_t)n < outlen ? (size_t)n : outlen - 1;
+}
+
+int64_t profile_total(const struct profile *p)
+{
+	int64_t t = 0;
+	size_t i;
+
+	for (i = 0; i < p->nsamples; i++)
+		t += p->samples[i].value;
+	return t;
+}
+
+void profile_merge(struct profile *dst, const struct profile *src)
+{
+	uint32_t *map_ids = xcalloc(src->nmappings + 1, sizeof(uint32_t));
+	uint32_t *fn_ids = xcalloc(src->nfunctions + 1, sizeof(uint32_t));
+	uint32_t *loc_ids = xcalloc(src->nlocations + 1, sizeof(uint32_t));
+	uint32_t *stack = NULL;
+	struct profile_label *labels = NULL;
+	size_t stack_cap = 0, labels_cap = 0, i, j;
+
+	for (i = 0; i < src->nmappings; i++) {
+		const struct profile_mapping *m = &src->mappings[i];
+
+		map_ids[i + 1] = profile_add_mapping(dst, m->start, m->limit, m->offset,
+						     profile_get_str(src, m->file),
+						     profile_get_str(src, m->build_id));
+	}
+	for (i = 0; i < src->nfunctions; i++) {
+		const struct profile_function *f = &src->functions[i];
+
+		fn_ids[i + 1] = profile_intern_function(dst, f->kind, profile_get_str(src, f->name),
+							profile_get_str(src, f->system_name),
+							profile_get_str(src, f->filename), f->start_line);
+	}
+	for (i = 0; i < src->nlocations; i++) {
+		const struct profile_location *l = &src->locations[i];
+
+		loc_ids[i + 1] = profile_intern_location(dst, l->mapping <= src->nmappings ? map_ids[l->mapping] : 0,
+							 l->address,
+							 l->function <= src->nfunctions ? fn_ids[l->function] : 0,
+							 l->line);
+	}
+	for (i = 0; i < src->nsamples; i++) {
+		const struct profile_sample *s = &src->samples[i];
+		const uint32_t *sl = profile_sample_locs(src, s);
+		const struct profile_label *ll = profile_sample_labels(src, s);
+
+		ALLOC_GROW(stack, s->nlocs, stack_cap);
+		ALLOC_GROW(labels, s->nlabels, labels_cap);
+		for (j = 0; j < s->nlocs; j++)
+			stack[j] = sl[j] <= src->nlocations ? loc_ids[sl[j]] : 0;
+		for (j = 0; j < s->nlabels; j++) {
+			labels[j].key = profile_str(dst, profile_get_str(src, ll[j].key));
+			labels[j].str = ll[j].str ? profile_str(dst, profile_get_str(src, ll[j].str)) : 0;
+			labels[j].num = ll[j].num;
+		}
+		profile_add_sample(dst, stack, s->nlocs, labels, s->nlabels, s->value);
+	}
+	xfree(map_ids);
+	xfree(fn_ids);
+	xfree(loc_ids);
+	xfree(stack);
+	xfree(labels);
+}

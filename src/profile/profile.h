@@ -1,0 +1,141 @@
+/* profile.h: the in-memory profile model shared by the recorder, the agent, the server and
+ * every codec (pprof, folded, speedscope, html). It mirrors pprof's model closely, so that
+ * encoding and decoding are direct:
+ *
+ *   mapping  : an executable or library mapped in a process (address range, file, build id)
+ *   function : a symbol (name, source file, start line) and its kind (native, kernel, python)
+ *   location : one frame: address (+ mapping) and/or function + line
+ *   sample   : a stack of locations, LEAF FIRST as in pprof, a value and labels
+ *
+ * Functions and locations are interned (adding the same one twice returns the same id), and
+ * samples with the same stack and labels are merged by adding their values, so a profile stays
+ * small however many raw samples feed it. Ids are 1-based (0 means "none"), as in pprof.
+ *
+ * The profile owns all its memory, including the strings, which live in its strtab.
+ * profile_free() releases everything. */
+#ifndef SCORCH_PROFILE_H
+#define SCORCH_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct strtab;
+
+enum frame_kind {
+	FRAME_NATIVE = 0,  /* user-space machine code: name is the (demangled) symbol */
+	FRAME_KERNEL = 1,  /* kernel: folded as "name_[k]" */
+	FRAME_PYTHON = 2,  /* interpreted: folded as "qualname (file:line)" */
+	FRAME_SPECIAL = 3, /* scorch's markers: [idle], [truncated], [unwind error], ... */
+};
+
+struct profile_mapping {
+	uint64_t start, limit, offset;
+	uint32_t file;     /* string id */
+	uint32_t build_id; /* string id, lowercase hex, or 0 */
+};
+
+struct profile_function {
+	uint32_t name;        /* string id: display name (demangled) */
+	uint32_t system_name; /* string id: mangled name, or same as name */
+	uint32_t filename;    /* string id, or 0 */
+	int64_t start_line;
+	uint8_t kind;         /* enum frame_kind */
+};
+
+struct profile_location {
+	uint64_t address; /* absolute in the process, 0 if unknown */
+	uint32_t mapping; /* mapping id or 0 */
+	uint32_t function; /* function id or 0 (unsymbolized) */
+	int64_t line;
+};
+
+struct profile_label {
+	uint32_t key; /* string id */
+	uint32_t str; /* string id, or 0 for a numeric label */
+	int64_t num;
+};
+
+struct profile_sample {
+	uint32_t locs_first; /* index into the location-id pool */
+	uint32_t nlocs;
+	uint32_t labels_first; /* index into the label pool */
+	uint32_t nlabels;
+	int64_t value;
+};
+
+struct profile {
+	struct strtab *strings;
+
+	struct profile_mapping *mappings; /* mappings[id - 1] */
+	size_t nmappings, mappings_cap;
+	struct profile_function *functions;
+	size_t nfunctions, functions_cap;
+	struct profile_location *locations;
+	size_t nlocations, locations_cap;
+	struct profile_sample *samples;
+	size_t nsamples, samples_cap;
+	uint32_t *loc_pool; /* location ids of all samples, leaf first */
+	size_t loc_pool_len, loc_pool_cap;
+	struct profile_label *label_pool;
+	size_t label_pool_len, label_pool_cap;
+
+	/* Sample and period type, as pprof's ValueType (string ids). Default cpu/nanoseconds. */
+	uint32_t sample_type, sample_unit;
+	uint32_t period_type, period_unit;
+	int64_t period;         /* e.g. 1e9/99 ns at 99 Hz */
+	int64_t time_nanos;     /* start, unix ns */
+	int64_t duration_nanos;
+
+	/* private: intern indexes */
+	void *priv;
+};
+
+struct profile *profile_new(void);
+void profile_free(struct profile *p);
+
+uint32_t profile_str(struct profile *p, const char *s);
+const char *profile_get_str(const struct profile *p, uint32_t id);
+
+/* Set the sample type, e.g. ("cpu", "nanoseconds"); the period type follows it. */
+void profile_set_type(struct profile *p, const char *type, const char *unit, int64_t period);
+
+/* Mappings are not interned (a process may map one file at several ranges). */
+uint32_t profile_add_mapping(struct profile *p, uint64_t start, uint64_t limit, uint64_t offset,
+			     const char *file, const char *build_id);
+uint32_t profile_intern_function(struct profile *p, enum frame_kind kind, const char *name,
+				 const char *system_name, const char *filename, int64_t start_line);
+uint32_t profile_intern_location(struct profile *p, uint32_t mapping, uint64_t address,
+				 uint32_t function, int64_t line);
+
+/* Add value to the sample with this stack (location ids, leaf first) and these labels,
+ * creating it if needed. Labels are compared in the order given. */
+void profile_add_sample(struct profile *p, const uint32_t *locs, size_t nlocs,
+			const struct profile_label *labels, size_t nlabels, int64_t value);
+
+static inline const uint32_t *profile_sample_locs(const struct profile *p,
+						  const struct profile_sample *s)
+{
+	return p->loc_pool + s->locs_first;
+}
+static inline const struct profile_label *profile_sample_labels(const struct profile *p,
+								 const struct profile_sample *s)
+{
+	return p->label_pool + s->labels_first;
+}
+/* The string value of label key (e.g. "comm") on sample s, or NULL. */
+const char *profile_sample_label_str(const struct profile *p, const struct profile_sample *s,
+				     const char *key);
+
+/* The frame name of location id as the folded format shows it:
+ *   native "symbol", kernel "symbol_[k]", python "qualname (file:line)", special "[idle]",
+ *   unsymbolized "module+0xOFFSET" (offset in the file) or "[unknown]".
+ * Written into out (always NUL-terminated, truncated to outlen). Returns the length written. */
+size_t profile_frame_name(const struct profile *p, uint32_t loc, char *out, size_t outlen);
+
+/* Sum of all sample values. */
+int64_t profile_total(const struct profile *p);
+
+/* Merge src into dst (strings, functions, locations, mappings re-interned). */
+void profile_merge(struct profile *dst, const struct profile *src);
+
+#endif
