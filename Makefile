@@ -131,7 +131,7 @@ $(B)/helpers/%: tests/helpers/%.c
 $(B)/helpers/fp_%: tests/helpers/fp_%.c
 	$(call say,HELPER,$<)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls $(WARN) -o $@ $< -ldl -lz -lpthread -lm
+	$(Q)$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline -fno-optimize-sibling-calls $(WARN) -o $@ $< -ldl -lz -lpthread -lm
 
 deps:
 	$(Q)sh scripts/install-deps.sh
@@ -152,6 +152,6 @@ clean:
 	rm -rf $(B) scorch
 
 .PHONY: all deps test test-build fuzz run clean
-.PRECIOUS: $(B)/bpf/%.bpf.o $(B)/bpf/vmlinux.h
+.PRECIOUS: $(B)/bpf/%.bpf.o $(B)/bpf/%.skel.h $(B)/bpf/vmlinux.h $(B)/web_assets.h
 
 -include $(OBJS:.o=.d) $(SAN_OBJS:.o=.d)

@@ -1,8 +1,232 @@
-/* cmd_record.c: `scorch record` (in progress). */
+/* cmd_record.c: `scorch record`: sample a command, some processes or the whole machine with
+ * the BPF sampler, then symbolize and write the profile in the format the output file's
+ * extension names. The event loop lives in agent/session.c, shared with the agent. */
+#include "agent/session.h"
 #include "cli/commands.h"
+#include "lib/alloc.h"
 #include "lib/log.h"
+#include "profile/output.h"
+#include "profile/profile.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char record_usage[] =
+	"usage: scorch record [-F HZ] [-d SECONDS] [-p PID[,PID...] | -a | -- COMMAND [ARGS...]] -o FILE\n"
+	"\n"
+	"Sample stacks (kernel, native, Python) with eBPF and write a profile.\n"
+	"\n"
+	"  -o, --output FILE     where to write; the format follows the extension:\n"
+	"                          .pb.gz .pprof  gzip pprof (go tool pprof, Pyroscope, ...)\n"
+	"                          .folded .txt   folded stacks, root first: comm;a;b;c COUNT\n"
+	"                          .json          speedscope\n"
+	"                          .html          standalone interactive flame graph\n"
+	"                          .svg           static flame graph\n"
+	"  -F, --freq HZ         samples per second per CPU (default 99)\n"
+	"  -d, --duration SECS   stop after SECS seconds (default: until the command exits,\n"
+	"                        the processes exit, or Ctrl-C)\n"
+	"  -p, --pid PID,...     profile these processes (all their threads)\n"
+	"  -a, --all             profile the whole machine, idle CPU included (the default)\n"
+	"      --no-idle         with -a, leave idle CPU out\n"
+	"  -q, --quiet           no status line\n"
+	"      --stats           print counters at the end (samples, lost, BPF run time)\n"
+	"  -- COMMAND [ARGS]     run COMMAND, profile it and every process it starts; exit with\n"
+	"                        its exit status\n"
+	"\n"
+	"Needs root (or CAP_BPF + CAP_PERFMON). Ctrl-C stops and still writes the profile.\n"
+	"\n"
+	"examples:\n"
+	"  scorch record -o out.html -- ./my-program --its-args\n"
+	"  scorch record -a -d 10 -o machine.pb.gz      # whole machine for 10 s, pprof\n"
+	"  scorch record -p 1234,5678 -d 30 -o app.folded\n"
+	"  go tool pprof -top machine.pb.gz\n";
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static int parse_pids(const char *arg, int **pids, size_t *npids)
+{
+	size_t cap = 0;
+	const char *p = arg;
+
+	while (*p) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || v <= 0 || v > 4194304 || (*end && *end != ','))
+			return error("invalid PID list '%s': expected numbers separated by commas", arg);
+		if (kill((pid_t)v, 0) < 0 && errno == ESRCH)
+			return error("no process with PID %ld", v);
+		ALLOC_GROW(*pids, *npids + 1, cap);
+		(*pids)[(*npids)++] = (int)v;
+		p = *end ? end + 1 : end;
+	}
+	if (!*npids)
+		return error("empty PID list");
+	return 0;
+}
+
+/* Refuse early an output we could not write, before profiling for minutes. */
+static int check_output(const char *path)
+{
+	char *copy, *dir;
+	int ret = 0;
+	struct stat st;
+
+	if (output_format_for(path) == OUTPUT_UNKNOWN)
+		return error("cannot tell the format of '%s' from its extension: use .pb.gz, .pprof, "
+			     ".folded, .txt, .json, .html or .svg", path);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return error("output '%s' is a directory", path);
+	copy = xstrdup(path);
+	dir = dirname(copy);
+	if (access(dir, W_OK) < 0)
+		ret = error("cannot write output '%s': directory '%s' is %s", path, dir,
+			    errno == ENOENT ? "missing" : "not writable");
+	else if (access(path, F_OK) == 0 && access(path, W_OK) < 0)
+		ret = error("cannot write output '%s': %s", path, strerror(errno));
+	xfree(copy);
+	return ret;
+}
 
 int cmd_record(int argc, char **argv)
 {
-	return error("record: not built yet");
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "no-idle", no_argument, NULL, 'I' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "stats", no_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct session_opts so;
+	struct session *s = NULL;
+	struct profile *prof = NULL;
+	const char *output = NULL;
+	int *pids = NULL, c, ret = 1, all = 0, status = 0, stats = 0;
+	size_t npids = 0;
+	double duration = 0;
+	struct sigaction sa;
+
+	memset(&so, 0, sizeof(so));
+	so.freq_hz = 99;
+	so.include_idle = 1;
+	so.status_line = isatty(STDERR_FILENO);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:F:d:p:aqh", longopts, NULL)) != -1) {
+		char *end;
+
+		switch (c) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'F':
+			so.freq_hz = (int)strtol(optarg, &end, 10);
+			if (*end || so.freq_hz < 1 || so.freq_hz > 10000) {
+				error("invalid frequency '%s': expected 1..10000 Hz", optarg);
+				goto out;
+			}
+			break;
+		case 'd':
+			duration = strtod(optarg, &end);
+			if (*end || !(duration > 0) || duration > 31536000) {
+				error("invalid duration '%s': expected seconds > 0", optarg);
+				goto out;
+			}
+			break;
+		case 'p':
+			if (parse_pids(optarg, &pids, &npids))
+				goto out;
+			break;
+		case 'a':
+			all = 1;
+			break;
+		case 'I':
+			so.include_idle = 0;
+			break;
+		case 'q':
+			so.status_line = 0;
+			break;
+		case 'S':
+			stats = 1;
+			break;
+		case 'h':
+			fputs(record_usage, stdout);
+			ret = 0;
+			goto out;
+		default:
+			fputs(record_usage, stderr);
+			ret = 2;
+			goto out;
+		}
+	}
+	if (!output) {
+		error("no output file: add -o FILE (e.g. -o profile.html)");
+		fputs(record_usage, stderr);
+		ret = 2;
+		goto out;
+	}
+	if ((all && npids) || (optind < argc && (all || npids))) {
+		error("-a, -p and -- COMMAND are exclusive: choose one");
+		ret = 2;
+		goto out;
+	}
+	if (check_output(output))
+		goto out;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	so.duration_s = duration;
+	so.stop_flag = &stop_signal;
+	so.pids = pids;
+	so.npids = npids;
+	so.command = optind < argc ? argv + optind : NULL;
+	c = session_start(&so, &s);
+	if (c) {
+		ret = c == -127 ? 127 : 1;
+		goto out;
+	}
+	status = session_run(s);
+	prof = session_profile(s);
+	if (!prof)
+		goto out;
+	if (session_samples(s) == 0)
+		log_warn("no samples were recorded%s", so.command ? " (did the command run long enough?)" : "");
+	ret = output_write_file(prof, output, so.command ? so.command[0] : "scorch record");
+	if (ret < 0) {
+		error("cannot write '%s': %s", output, strerror(-ret));
+		ret = 1;
+		goto out;
+	}
+	if (stats)
+		session_print_stats(s);
+	fprintf(stderr, "scorch: wrote %s (%llu samples, %zu stacks%s)\n", output,
+		(unsigned long long)session_samples(s), prof->nsamples, session_lost_note(s));
+	ret = so.command ? session_command_status(s) : (status < 0 ? 1 : 0);
+out:
+	profile_free(prof);
+	session_free(s);
+	xfree(pids);
+	return ret;
 }

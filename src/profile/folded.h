@@ -1,6 +1,7 @@
 /* folded.h: the folded ("collapsed") text format, one stack per line, root first:
  *     comm;frame;frame;leaf COUNT
- * The writer puts the sample's "comm" label (when present) as the root frame. */
+ * The writer puts the sample's "comm" label (when present) as the root frame.
+ * The grammar is in docs/formats.md ("folded"). */
 #ifndef SCORCH_FOLDED_H
 #define SCORCH_FOLDED_H
 
@@ -8,13 +9,28 @@
 #include "lib/log.h"
 #include "profile/profile.h"
 
-/* Append the folded form of p to out, lines sorted for stable output. */
+/* Frames per line the parser accepts. */
+#define FOLDED_MAX_DEPTH 65536
+
+/* Append the folded form of p to out, lines sorted (bytewise) for stable output; samples with
+ * the same line (e.g. same comm, other pid) are summed, samples with a value <= 0 are left out.
+ * Frame names come from profile_frame_name(); a ';' inside a name is written as ':' and line
+ * breaks as spaces, so every line parses back. A sample with neither frames nor comm is
+ * written as "[unknown]". Returns 0 or a negative errno (-E2BIG past out->max). */
 int folded_write(const struct profile *p, struct buf *out);
 
-/* Parse folded text into a new profile (frames become FRAME_NATIVE functions, or kernel ones
- * for a "_[k]" suffix). Rejects (returns -EINVAL, message in err naming the line) a line
- * without a count, a negative or overflowing count, or an empty stack; at most max_lines lines.
- * Blank lines are skipped. On success *out owns a new profile. */
+/* Parse folded text into a new profile (sample type "samples"/"count"). Rejects (returns
+ * -EINVAL, message in err naming the line) a line without a count, a negative or overflowing
+ * count, an empty stack or frame, or a NUL byte; -E2BIG past max_lines lines or
+ * FOLDED_MAX_DEPTH frames in a line. Blank lines are skipped; CRLF and trailing blanks are fine;
+ * the count is the last blank-separated token, so names may contain spaces.
+ * Frames become functions of kind (the inverse of profile_frame_name(), so that writing the
+ * profile back gives the same lines):
+ *   "name_[k]"                            kernel "name"
+ *   "qual (file.py:LINE)", "qual (<...>)" python "qual" in "file.py", location line LINE
+ *   "[anything]"                          special
+ *   anything else                         native
+ * The first frame is not taken for a comm label. On success *out owns a new profile. */
 int folded_parse(const char *text, size_t len, size_t max_lines, struct profile **out,
 		 struct errmsg *err);
 

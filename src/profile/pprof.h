@@ -1,8 +1,20 @@
 /* pprof.h: pprof (profile.proto) encoding and decoding with a small hand-written protobuf
- * codec. Encoded output is gzip-compressed; the decoder accepts gzip or raw protobuf.
+ * codec (protobuf.h). Encoded output is gzip-compressed; the decoder accepts gzip or raw protobuf.
  *
  * The decoder treats its input as hostile: every length is bounds-checked, sizes are capped,
- * and on error it returns a negative errno with a message in err and no profile. */
+ * and on error it returns a negative errno with a message in err and no profile.
+ *
+ * Frame kinds (enum frame_kind) have no field in profile.proto; they travel as conventions
+ * (docs/formats.md, "pprof"):
+ *   - the encoder gives a kernel, python or special frame whose location has no mapping a
+ *     zero-range marker mapping named PPROF_KERNEL_MAPPING, PPROF_PYTHON_MAPPING or
+ *     PPROF_SPECIAL_MAPPING; the decoder turns such a marker back into "no mapping";
+ *   - for foreign profiles the decoder infers: a mapping whose file starts with "[kernel" ->
+ *     kernel; a function file ending in ".py"/".pyw" (or "<frozen ...>" without a mapping) ->
+ *     python; a name "[...]" without mapping and file -> special; anything else native.
+ * A pprof location with several lines (inlined calls, innermost first) becomes that many
+ * consecutive locations of the model, leaf first. Ids written by the encoder (mapping, function,
+ * location = the model's ids; string indexes = the model's string ids) come back unchanged. */
 #ifndef SCORCH_PPROF_H
 #define SCORCH_PPROF_H
 
@@ -10,14 +22,32 @@
 #include "lib/log.h"
 #include "profile/profile.h"
 
-/* Append the gzip-compressed pprof encoding of p to out. Returns 0 or a negative errno. */
+#define PPROF_KERNEL_MAPPING  "[kernel.kallsyms]"
+#define PPROF_PYTHON_MAPPING  "[python]"
+#define PPROF_SPECIAL_MAPPING "[special]"
+
+/* Decoder limits (besides max_uncompressed): an input beyond them is rejected with -E2BIG. */
+#define PPROF_MAX_STRINGS      (1 << 24)
+#define PPROF_MAX_SAMPLE_TYPES 256
+#define PPROF_MAX_LINES        1024  /* line records (inlined frames) per location */
+#define PPROF_MAX_DEPTH        65536 /* frames per sample, after inline expansion */
+#define PPROF_MAX_LABELS       1024  /* labels per sample */
+
+/* Append the gzip-compressed pprof encoding of p to out. Returns 0 or a negative errno
+ * (-E2BIG past out->max); on error out is left as it was. */
 int pprof_encode(const struct profile *p, struct buf *out);
 /* Same, without compression. */
 int pprof_encode_raw(const struct profile *p, struct buf *out);
 
 /* Decode data (gzip or raw protobuf; at most max_uncompressed bytes after inflation) into a new
- * profile. Only the first sample value is kept unless sample_index >= 0 selects another.
- * On success *out owns a new profile (profile_free()). */
+ * profile. One sample value is kept:
+ *   sample_index >= 0   that index (-EINVAL if the profile has fewer sample types);
+ *   sample_index < 0    the profile's default_sample_type if it names one of its types, else
+ *                       the first type named "cpu", else the first named "samples", else 0.
+ * The profile's sample type/unit become the chosen one's; period type, period, time and
+ * duration are copied. Label num_unit is dropped. Stacks expand to at most 4 frames per input
+ * byte (plus 64 Ki) in total, a bound on memory for hostile inlining.
+ * On success *out owns a new profile (profile_free()); on error *out is NULL. */
 int pprof_decode(const void *data, size_t len, size_t max_uncompressed, int sample_index,
 		 struct profile **out, struct errmsg *err);
 

@@ -96,6 +96,12 @@ void profile_set_type(struct profile *p, const char *type, const char *unit, int
 	p->period = period;
 }
 
+void profile_set_period_type(struct profile *p, const char *type, const char *unit)
+{
+	p->period_type = profile_str(p, type);
+	p->period_unit = profile_str(p, unit);
+}
+
 uint32_t profile_add_mapping(struct profile *p, uint64_t start, uint64_t limit, uint64_t offset,
 			     const char *file, const char *build_id)
 {

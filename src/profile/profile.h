@@ -79,7 +79,11 @@ struct profile {
 	struct profile_label *label_pool;
 	size_t label_pool_len, label_pool_cap;
 
-	/* Sample and period type, as pprof's ValueType (string ids). Default cpu/nanoseconds. */
+	/* Sample and period type, as pprof's ValueType (string ids). Default cpu/nanoseconds.
+	 * CPU profiles from the sampler use sample type samples/count (value = number of samples)
+	 * with period type cpu/nanoseconds and period = 1e9 / frequency: the pprof encoder then
+	 * writes two sample values, samples/count and cpu/nanoseconds (= count * period), as Go's
+	 * own CPU profiles do; the decoder of such a profile keeps the count. */
 	uint32_t sample_type, sample_unit;
 	uint32_t period_type, period_unit;
 	int64_t period;         /* e.g. 1e9/99 ns at 99 Hz */
@@ -98,6 +102,8 @@ const char *profile_get_str(const struct profile *p, uint32_t id);
 
 /* Set the sample type, e.g. ("cpu", "nanoseconds"); the period type follows it. */
 void profile_set_type(struct profile *p, const char *type, const char *unit, int64_t period);
+/* Set the period type separately, e.g. ("cpu", "nanoseconds") for a samples/count profile. */
+void profile_set_period_type(struct profile *p, const char *type, const char *unit);
 
 /* Mappings are not interned (a process may map one file at several ranges). */
 uint32_t profile_add_mapping(struct profile *p, uint64_t start, uint64_t limit, uint64_t offset,

@@ -1,0 +1,299 @@
+/* aggregate.c: raw stack counting and symbolization into profiles (see aggregate.h).
+ * Stacks live in one arena of variable-size entries; a u64map from the stack hash to the first
+ * entry, with collision chains, finds them. */
+#include "agent/aggregate.h"
+#include "agent/symbolizer.h"
+#include "lib/alloc.h"
+#include "lib/hash.h"
+#include "profile/profile.h"
+
+#include <errno.h>
+#include <string.h>
+
+struct stack_entry {
+	uint64_t hash;
+	uint32_t next;   /* index + 1 of the next entry with the same hash slot */
+	uint32_t pid;
+	uint64_t count;
+	uint32_t flags;
+	uint16_t nkernel, nuser;
+	char comm[TASK_COMM_SIZE];
+	uint64_t *frames; /* nkernel kernel addresses then nuser user words, leaf first */
+};
+
+struct agg {
+	struct stack_entry *entries;
+	size_t nentries, cap;
+	size_t max_stacks;
+	struct u64map index;
+	uint64_t samples, dropped;
+};
+
+struct agg *agg_new(size_t max_stacks)
+{
+	struct agg *a = xcalloc(1, sizeof(*a));
+
+	a->max_stacks = max_stacks ? max_stacks : 1u << 20;
+	u64map_init(&a->index);
+	return a;
+}
+
+void agg_reset(struct agg *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->nentries; i++)
+		xfree(a->entries[i].frames);
+	a->nentries = 0;
+	a->samples = a->dropped = 0;
+	u64map_release(&a->index);
+	u64map_init(&a->index);
+}
+
+void agg_free(struct agg *a)
+{
+	if (!a)
+		return;
+	agg_reset(a);
+	xfree(a->entries);
+	u64map_release(&a->index);
+	xfree(a);
+}
+
+int agg_add_record(struct agg *a, const struct event_hdr *hdr, size_t size)
+{
+	const struct sample_body *body = (const void *)(hdr + 1);
+	const uint64_t *frames = (const void *)(body + 1);
+	size_t nframes, need;
+	uint64_t h, key, *first;
+	uint32_t idx;
+	struct stack_entry *e;
+
+	if (size < sizeof(*hdr) + sizeof(*body))
+		return -EINVAL;
+	nframes = (size_t)body->nkernel + body->nuser;
+	need = sizeof(*hdr) + sizeof(*body) + nframes * sizeof(uint64_t);
+	if (need > size || body->nkernel > MAX_KERNEL_FRAMES || body->nuser > MAX_USER_WORDS)
+		return -EINVAL;
+
+	/* Why hash here: the same few thousand stacks recur in every sample. */
+	h = hash_bytes(frames, nframes * sizeof(uint64_t),
+		       ((uint64_t)hdr->pid << 32) ^ ((uint64_t)body->nkernel << 16) ^ body->flags);
+	h = hash_bytes(body->comm, strnlen(body->comm, TASK_COMM_SIZE), h);
+	key = h == ~0ULL ? 2 : h | 1;
+	first = u64map_get(&a->index, key);
+	for (idx = first ? (uint32_t)*first : 0; idx; idx = a->entries[idx - 1].next) {
+		e = &a->entries[idx - 1];
+		if (e->hash == h && e->pid == hdr->pid && e->nkernel == body->nkernel &&
+		    e->nuser == body->nuser && e->flags == body->flags &&
+		    !strncmp(e->comm, body->comm, TASK_COMM_SIZE) &&
+		    !memcmp(e->frames, frames, nframes * sizeof(uint64_t))) {
+			e->count++;
+			a->samples++;
+			return 0;
+		}
+	}
+	if (a->nentries >= a->max_stacks) {
+		a->dropped++;
+		return -ENOSPC;
+	}
+	ALLOC_GROW(a->entries, a->nentries + 1, a->cap);
+	e = &a->entries[a->nentries++];
+	memset(e, 0, sizeof(*e));
+	e->hash = h;
+	e->next = first ? (uint32_t)*first : 0;
+	e->pid = hdr->pid;
+	e->count = 1;
+	e->flags = body->flags;
+	e->nkernel = body->nkernel;
+	e->nuser = body->nuser;
+	memcpy(e->comm, body->comm, TASK_COMM_SIZE);
+	e->comm[TASK_COMM_SIZE - 1] = '\0';
+	e->frames = xmalloc(nframes ? nframes * sizeof(uint64_t) : 1);
+	memcpy(e->frames, frames, nframes * sizeof(uint64_t));
+	u64map_put(&a->index, key, a->nentries);
+	a->samples++;
+	return 0;
+}
+
+uint64_t agg_samples(const struct agg *a)
+{
+	return a->samples;
+}
+
+uint64_t agg_dropped(const struct agg *a)
+{
+	return a->dropped;
+}
+
+size_t agg_stacks(const struct agg *a)
+{
+	return a->nentries;
+}
+
+/* Per-profile caches from (pid, address) to location id, so each distinct frame is
+ * symbolized and interned once per profile. */
+struct loc_cache {
+	struct profile *p;
+	struct u64map locs;     /* hash(pid, word, kind) -> location id */
+	struct u64map mappings; /* hash(module, start) -> mapping id */
+};
+
+static uint32_t special_location(struct profile *p, const char *name)
+{
+	uint32_t fn = profile_intern_function(p, FRAME_SPECIAL, name, NULL, NULL, 0);
+
+	return profile_intern_location(p, 0, 0, fn, 0);
+}
+
+static uint32_t mapping_for(struct loc_cache *c, const struct sym_result *r)
+{
+	uint64_t key, *v;
+	uint32_t id;
+
+	if (!r->module)
+		return 0;
+	key = hash_combine(hash_bytes(r->module, strlen(r->module), 7), r->map_start) | 1;
+	v = u64map_get(&c->mappings, key);
+	if (v)
+		return (uint32_t)*v;
+	id = profile_add_mapping(c->p, r->map_start, r->map_limit, r->map_offset, r->module,
+				 r->build_id);
+	u64map_put(&c->mappings, key, id);
+	return id;
+}
+
+static uint32_t kernel_location(struct loc_cache *c, struct symbolizer *sym, uint64_t addr)
+{
+	uint64_t key = hash_combine(0x6b65726e, addr) | 1, *v = u64map_get(&c->locs, key);
+	struct sym_result r;
+	uint32_t fn = 0, id;
+
+	if (v)
+		return (uint32_t)*v;
+	memset(&r, 0, sizeof(r));
+	if (symbolizer_kernel(sym, addr, &r) == 0 && r.name)
+		fn = profile_intern_function(c->p, FRAME_KERNEL, r.name, r.mangled, NULL, 0);
+	else
+		fn = profile_intern_function(c->p, FRAME_KERNEL, "[unknown]", NULL, NULL, 0);
+	id = profile_intern_location(c->p, 0, addr, fn, 0);
+	u64map_put(&c->locs, key, id);
+	return id;
+}
+
+/* is_return: the address is a return address, so the call is the instruction before it. */
+static uint32_t native_location(struct loc_cache *c, struct symbolizer *sym, uint32_t pid,
+				uint64_t addr, int is_return)
+{
+	uint64_t key = hash_combine(hash_combine(pid, addr), (uint64_t)is_return) | 1;
+	uint64_t *v = u64map_get(&c->locs, key);
+	struct sym_result r;
+	uint32_t fn = 0, map, id;
+
+	if (v)
+		return (uint32_t)*v;
+	memset(&r, 0, sizeof(r));
+	if (symbolizer_user(sym, (int)pid, is_return && addr ? addr - 1 : addr, &r) < 0)
+		memset(&r, 0, sizeof(r));
+	map = mapping_for(c, &r);
+	if (r.name)
+		fn = profile_intern_function(c->p, FRAME_NATIVE, r.name, r.mangled, r.source_file, 0);
+	id = profile_intern_location(c->p, map, addr, fn, r.line);
+	u64map_put(&c->locs, key, id);
+	return id;
+}
+
+static uint32_t marker_location(struct profile *p, uint64_t code)
+{
+	switch (code) {
+	case FW_MARKER_TRUNCATED:
+		return special_location(p, "[truncated]");
+	case FW_MARKER_UNWIND_ERROR:
+		return special_location(p, "[unwind error]");
+	case FW_MARKER_NO_USER:
+		return 0;
+	default:
+		return special_location(p, "[unknown marker]");
+	}
+}
+
+struct pick_slot {
+	struct profile *p;
+	struct loc_cache cache;
+};
+
+int agg_to_profile(struct agg *a, struct symbolizer *sym, struct profile *into, agg_pick_fn pick, void *pick_ctx)
+{
+	struct pick_slot *slots = NULL;
+	size_t nslots = 0, slots_cap = 0, i, j;
+	uint32_t *stack = NULL;
+	size_t stack_cap = 0;
+
+	for (i = 0; i < a->nentries; i++) {
+		struct stack_entry *e = &a->entries[i];
+		struct profile *p = pick ? pick(pick_ctx, e->pid, e->comm) : into;
+		struct loc_cache *c = NULL;
+		struct profile_label labels[2];
+		size_t n = 0;
+
+		if (!p)
+			continue;
+		for (j = 0; j < nslots; j++) {
+			if (slots[j].p == p) {
+				c = &slots[j].cache;
+				break;
+			}
+		}
+		if (!c) {
+			ALLOC_GROW(slots, nslots + 1, slots_cap);
+			memset(&slots[nslots], 0, sizeof(slots[nslots]));
+			slots[nslots].p = p;
+			c = &slots[nslots].cache;
+			c->p = p;
+			u64map_init(&c->locs);
+			u64map_init(&c->mappings);
+			nslots++;
+		}
+
+		ALLOC_GROW(stack, (size_t)e->nkernel + e->nuser + 1, stack_cap);
+		if (e->flags & SAMPLE_F_IDLE) {
+			stack[n++] = special_location(p, "[idle]");
+		} else {
+			for (j = 0; j < e->nkernel; j++)
+				stack[n++] = kernel_location(c, sym, e->frames[j]);
+			for (j = 0; j < e->nuser; j++) {
+				uint64_t w = e->frames[e->nkernel + j];
+				uint64_t tag = (w & FW_TAG_MASK) >> FW_TAG_SHIFT;
+				uint32_t loc = 0;
+
+				if (tag == FW_TAG_NATIVE)
+					/* Only the first user frame of a sample taken in user
+					 * mode is an exact PC; the rest are return addresses. */
+					loc = native_location(c, sym, e->pid, w,
+							      j > 0 || e->nkernel > 0);
+				else if (tag == FW_TAG_MARKER)
+					loc = marker_location(p, w & FW_DATA_MASK);
+				else
+					loc = special_location(p, "[unknown frame]");
+				if (loc)
+					stack[n++] = loc;
+			}
+			if (n == 0)
+				stack[n++] = special_location(p, "[no stack]");
+		}
+		labels[0].key = profile_str(p, "comm");
+		labels[0].str = profile_str(p, (e->flags & SAMPLE_F_IDLE) ? "swapper" : e->comm);
+		labels[0].num = 0;
+		labels[1].key = profile_str(p, "pid");
+		labels[1].str = 0;
+		labels[1].num = e->pid;
+		profile_add_sample(p, stack, n, labels, 2, (int64_t)e->count);
+	}
+	for (j = 0; j < nslots; j++) {
+		u64map_release(&slots[j].cache.locs);
+		u64map_release(&slots[j].cache.mappings);
+	}
+	xfree(slots);
+	xfree(stack);
+	return 0;
+}

@@ -1,0 +1,40 @@
+/* aggregate.h: counts raw samples from the ring buffer by (pid, comm, stack) without
+ * symbolizing them, so the drain loop stays cheap; agg_to_profile() then symbolizes each
+ * distinct stack once into the profile model.
+ *
+ * Memory is bounded by max_stacks distinct stacks; samples past the cap are counted in
+ * agg_dropped() and not stored. */
+#ifndef SCORCH_AGGREGATE_H
+#define SCORCH_AGGREGATE_H
+
+#include <linux/types.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/sampler.h"
+
+struct agg;
+struct profile;
+struct symbolizer;
+
+struct agg *agg_new(size_t max_stacks);
+void agg_free(struct agg *a);
+/* Forget every stack (keeps the allocation for reuse). */
+void agg_reset(struct agg *a);
+
+/* Count one EVENT_SAMPLE record of size bytes (as read from the ring buffer). Returns 0,
+ * -EINVAL for a malformed record, -ENOSPC when the stack cap was hit. */
+int agg_add_record(struct agg *a, const struct event_hdr *hdr, size_t size);
+
+uint64_t agg_samples(const struct agg *a);  /* samples counted */
+uint64_t agg_dropped(const struct agg *a);  /* samples dropped at the cap */
+size_t agg_stacks(const struct agg *a);     /* distinct stacks */
+
+/* For each process, which profile its stacks go to (NULL: skip them). */
+typedef struct profile *(*agg_pick_fn)(void *ctx, uint32_t pid, const char *comm);
+
+/* Symbolize every stack and add it to the profile chosen by pick (or to `into` when pick is
+ * NULL), with labels comm (string) and pid (number), value = number of samples. */
+int agg_to_profile(struct agg *a, struct symbolizer *sym, struct profile *into, agg_pick_fn pick, void *pick_ctx);
+
+#endif

@@ -1,0 +1,1059 @@
+/* elf.c: the bounds-checked ELF64 reader (see elf.h). Every read goes through elf_read(), which
+ * checks the range against the file size and treats a short pread (file truncated under us) as
+ * -EIO. Every size taken from the file is checked against the file size before it is used to
+ * allocate, so a lying header cannot make us allocate more than the file holds. */
+#include "agent/elf.h"
+#include "lib/alloc.h"
+#include "lib/hash.h"
+#include "lib/log.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#ifndef ELFCOMPRESS_ZSTD
+#define ELFCOMPRESS_ZSTD 2
+#endif
+
+#define ELF_MAX_MEM_IMAGE (1ull << 30)
+#define ELF_MAX_SHSTRTAB (16u << 20)
+#define ELF_MAX_NAME_LEN (64u << 10)
+#define ELF_MAX_NAME_POOL (1u << 30)
+/* A decompressed section may not exceed this ratio to its compressed bytes (zlib's best ratio
+ * is about 1032:1); stops decompression bombs early. */
+#define ELF_MAX_COMPRESS_RATIO 1100u
+
+struct elf_file {
+	int fd;          /* -1 for memory images */
+	uint8_t *mem;    /* memory image copy, or NULL */
+	uint64_t size;   /* bytes in the file at open */
+	char *name;      /* for messages */
+	Elf64_Ehdr eh;
+
+	Elf64_Shdr *shdrs;
+	size_t nshdrs;
+	char *shstrtab; /* NUL-terminated copy, or NULL */
+	size_t shstrtab_len;
+	void **sec_data;  /* per-section cache for elf_section() */
+	size_t *sec_len;
+
+	struct elf_segment *segs;
+	size_t nsegs;
+
+	uint8_t build_id[64];
+	size_t build_id_len;
+	char build_id_hex[129];
+
+	char *debuglink;
+	uint32_t debuglink_crc;
+
+	int syms_loaded; /* 0 not yet, 1 done, <0 the error */
+	struct elf_symbol *syms;
+	size_t nsyms;
+	char *names;
+	size_t names_len;
+};
+
+static int range_ok(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+int elf_read(struct elf_file *e, uint64_t off, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	if (!range_ok(off, len, e->size) || (e->fd < 0 && !e->mem))
+		return -EIO;
+	if (e->mem) {
+		memcpy(buf, e->mem + off, len);
+		return 0;
+	}
+	while (len) {
+		ssize_t n = pread(e->fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -EIO;
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Read [off, off+len) into a new buffer with one extra NUL byte; NULL on failure (*rc set). */
+static void *read_alloc(struct elf_file *e, uint64_t off, uint64_t len, uint64_t cap, int *rc)
+{
+	uint8_t *p;
+
+	if (len > cap) {
+		*rc = -E2BIG;
+		return NULL;
+	}
+	if (!range_ok(off, len, e->size)) {
+		*rc = -EIO;
+		return NULL;
+	}
+	p = try_malloc((size_t)len + 1);
+	if (!p) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	*rc = elf_read(e, off, p, (size_t)len);
+	if (*rc < 0) {
+		xfree(p);
+		return NULL;
+	}
+	p[len] = 0;
+	return p;
+}
+
+static const char *section_name(const struct elf_file *e, const Elf64_Shdr *sh)
+{
+	if (!e->shstrtab || sh->sh_name >= e->shstrtab_len)
+		return "";
+	return e->shstrtab + sh->sh_name;
+}
+
+static int find_section(const struct elf_file *e, const char *name)
+{
+	size_t i;
+
+	for (i = 1; i < e->nshdrs; i++) {
+		if (!strcmp(section_name(e, &e->shdrs[i]), name))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Parse a note area; records NT_GNU_BUILD_ID. Returns 1 if found. */
+static int parse_notes(struct elf_file *e, const uint8_t *p, size_t len, uint64_t align)
+{
+	size_t off = 0;
+
+	if (align != 8)
+		align = 4;
+	while (len - off >= sizeof(Elf64_Nhdr)) {
+		Elf64_Nhdr nh;
+		size_t name_off, desc_off, namesz, descsz;
+
+		memcpy(&nh, p + off, sizeof(nh));
+		namesz = nh.n_namesz;
+		descsz = nh.n_descsz;
+		name_off = off + sizeof(nh);
+		if (namesz > len - name_off)
+			return 0;
+		desc_off = name_off + ((namesz + align - 1) & ~(align - 1));
+		if (desc_off > len || descsz > len - desc_off)
+			return 0;
+		if (nh.n_type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(p + name_off, "GNU", 4) &&
+		    descsz > 0 && descsz <= sizeof(e->build_id)) {
+			size_t i;
+
+			memcpy(e->build_id, p + desc_off, descsz);
+			e->build_id_len = descsz;
+			for (i = 0; i < descsz; i++) {
+				static const char hex[] = "0123456789abcdef";
+
+				e->build_id_hex[2 * i] = hex[e->build_id[i] >> 4];
+				e->build_id_hex[2 * i + 1] = hex[e->build_id[i] & 15];
+			}
+			e->build_id_hex[2 * descsz] = 0;
+			return 1;
+		}
+		off = desc_off + ((descsz + align - 1) & ~(align - 1));
+		if (off > len)
+			return 0;
+	}
+	return 0;
+}
+
+static void read_note_area(struct elf_file *e, uint64_t off, uint64_t len, uint64_t align,
+			   int *found)
+{
+	uint8_t *p;
+	int rc;
+
+	if (*found || len == 0 || len > ELF_MAX_NOTE_BYTES)
+		return;
+	p = read_alloc(e, off, len, ELF_MAX_NOTE_BYTES, &rc);
+	if (!p)
+		return;
+	*found = parse_notes(e, p, (size_t)len, align);
+	xfree(p);
+}
+
+static int read_phdrs(struct elf_file *e, size_t phnum, struct errmsg *err)
+{
+	size_t i, cap = 0;
+	int found = 0;
+
+	if (!phnum)
+		return 0;
+	if (e->eh.e_phentsize < sizeof(Elf64_Phdr) || phnum > ELF_MAX_SEGMENTS ||
+	    !range_ok(e->eh.e_phoff, (uint64_t)phnum * e->eh.e_phentsize, e->size))
+		return errmsg_set(err, -ENOEXEC, "bad program headers in '%s'", e->name);
+	for (i = 0; i < phnum; i++) {
+		Elf64_Phdr ph;
+		struct elf_segment *s;
+
+		if (elf_read(e, e->eh.e_phoff + i * e->eh.e_phentsize, &ph, sizeof(ph)) < 0)
+			return errmsg_set(err, -EIO, "cannot read program headers of '%s'", e->name);
+		if (ph.p_type == PT_NOTE)
+			read_note_area(e, ph.p_offset, ph.p_filesz, ph.p_align, &found);
+		if (ph.p_type != PT_LOAD)
+			continue;
+		ALLOC_GROW(e->segs, e->nsegs + 1, cap);
+		s = &e->segs[e->nsegs++];
+		s->vaddr = ph.p_vaddr;
+		s->memsz = ph.p_memsz;
+		s->offset = ph.p_offset;
+		s->filesz = ph.p_filesz;
+		s->flags = ph.p_flags;
+	}
+	return 0;
+}
+
+/* Section headers are optional for loading, so a file whose section headers are out of range
+ * is kept with no sections (like sstrip'ed binaries) instead of rejected. */
+static void read_shdrs(struct elf_file *e)
+{
+	Elf64_Shdr sh0;
+	uint64_t shnum = e->eh.e_shnum;
+	size_t shstrndx = e->eh.e_shstrndx;
+	size_t i;
+	int rc;
+
+	if (!e->eh.e_shoff || e->eh.e_shentsize < sizeof(Elf64_Shdr))
+		return;
+	if (elf_read(e, e->eh.e_shoff, &sh0, sizeof(sh0)) < 0)
+		return;
+	if (shnum == 0)
+		shnum = sh0.sh_size;
+	if (shstrndx == SHN_XINDEX)
+		shstrndx = sh0.sh_link;
+	if (shnum == 0 || shnum > ELF_MAX_SECTIONS ||
+	    !range_ok(e->eh.e_shoff, shnum * e->eh.e_shentsize, e->size))
+		return;
+	e->shdrs = try_malloc((size_t)shnum * sizeof(Elf64_Shdr));
+	if (!e->shdrs)
+		return;
+	for (i = 0; i < shnum; i++) {
+		if (elf_read(e, e->eh.e_shoff + i * e->eh.e_shentsize, &e->shdrs[i],
+			     sizeof(Elf64_Shdr)) < 0) {
+			xfree(e->shdrs);
+			e->shdrs = NULL;
+			return;
+		}
+	}
+	e->nshdrs = (size_t)shnum;
+	e->sec_data = xcalloc(e->nshdrs, sizeof(void *));
+	e->sec_len = xcalloc(e->nshdrs, sizeof(size_t));
+	if (shstrndx > 0 && shstrndx < e->nshdrs && e->shdrs[shstrndx].sh_type != SHT_NOBITS) {
+		const Elf64_Shdr *s = &e->shdrs[shstrndx];
+
+		e->shstrtab = read_alloc(e, s->sh_offset, s->sh_size, ELF_MAX_SHSTRTAB, &rc);
+		if (e->shstrtab)
+			e->shstrtab_len = (size_t)s->sh_size;
+	}
+}
+
+/* .gnu_debuglink: a NUL-terminated file name, padding to 4 bytes, then the CRC32. */
+static void read_debuglink(struct elf_file *e)
+{
+	int i = find_section(e, ".gnu_debuglink");
+	const Elf64_Shdr *s;
+	char *data;
+	size_t n, crc_off;
+	int rc;
+
+	if (i < 0 || e->shdrs[i].sh_type == SHT_NOBITS || e->shdrs[i].sh_size > 4096)
+		return;
+	s = &e->shdrs[i];
+	data = read_alloc(e, s->sh_offset, s->sh_size, 4096, &rc);
+	if (!data)
+		return;
+	n = strnlen(data, (size_t)s->sh_size);
+	crc_off = (n + 4) & ~(size_t)3;
+	if (n > 0 && n < s->sh_size && crc_off + 4 <= s->sh_size && !memchr(data, '/', n)) {
+		e->debuglink = xstrndup(data, n);
+		memcpy(&e->debuglink_crc, data + crc_off, 4);
+	}
+	xfree(data);
+}
+
+static int elf_open_common(struct elf_file *e, struct elf_file **out, struct errmsg *err)
+{
+	size_t phnum;
+	int rc;
+
+	*out = NULL;
+	if (e->size < sizeof(Elf64_Ehdr)) {
+		rc = errmsg_set(err, -ENOEXEC, "'%s' is too small for an ELF file", e->name);
+		goto fail;
+	}
+	rc = elf_read(e, 0, &e->eh, sizeof(e->eh));
+	if (rc < 0) {
+		errmsg_set(err, rc, "cannot read ELF header of '%s'", e->name);
+		goto fail;
+	}
+	if (memcmp(e->eh.e_ident, ELFMAG, SELFMAG)) {
+		rc = errmsg_set(err, -ENOEXEC, "'%s' is not an ELF file", e->name);
+		goto fail;
+	}
+	if (e->eh.e_ident[EI_CLASS] != ELFCLASS64 || e->eh.e_ident[EI_DATA] != ELFDATA2LSB) {
+		rc = errmsg_set(err, -ENOEXEC, "'%s' is not a 64-bit little-endian ELF file", e->name);
+		goto fail;
+	}
+	read_shdrs(e);
+	phnum = e->eh.e_phnum;
+	if (phnum == PN_XNUM && e->nshdrs > 0)
+		phnum = e->shdrs[0].sh_info;
+	rc = read_phdrs(e, phnum, err);
+	if (rc < 0)
+		goto fail;
+	if (!e->build_id_len) {
+		int found = 0;
+		size_t i;
+
+		for (i = 1; i < e->nshdrs && !found; i++) {
+			if (e->shdrs[i].sh_type == SHT_NOTE)
+				read_note_area(e, e->shdrs[i].sh_offset, e->shdrs[i].sh_size,
+					       e->shdrs[i].sh_addralign, &found);
+		}
+	}
+	read_debuglink(e);
+	*out = e;
+	return 0;
+fail:
+	elf_close(e);
+	return rc;
+}
+
+int elf_open_fd(int fd, const char *name, struct elf_file **out, struct errmsg *err)
+{
+	struct elf_file *e;
+	struct stat st;
+
+	*out = NULL;
+	if (fstat(fd, &st) < 0) {
+		int rc = -errno;
+
+		close(fd);
+		return errmsg_set(err, rc, "cannot stat '%s': %s", name ? name : "?", strerror(-rc));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return errmsg_set(err, -ENOEXEC, "'%s' is not a regular file", name ? name : "?");
+	}
+	e = xcalloc(1, sizeof(*e));
+	e->fd = fd;
+	e->size = (uint64_t)st.st_size;
+	e->name = xstrdup(name ? name : "?");
+	return elf_open_common(e, out, err);
+}
+
+int elf_open(const char *path, struct elf_file **out, struct errmsg *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	*out = NULL;
+	if (fd < 0)
+		return errmsg_set(err, -errno, "cannot open '%s': %s", path, strerror(errno));
+	return elf_open_fd(fd, path, out, err);
+}
+
+int elf_open_mem(const void *data, size_t len, struct elf_file **out, struct errmsg *err)
+{
+	struct elf_file *e;
+
+	*out = NULL;
+	if (len > ELF_MAX_MEM_IMAGE)
+		return errmsg_set(err, -E2BIG, "ELF image of %zu bytes is too large", len);
+	e = xcalloc(1, sizeof(*e));
+	e->fd = -1;
+	e->mem = try_malloc(len);
+	if (!e->mem) {
+		xfree(e);
+		return errmsg_set(err, -ENOMEM, "out of memory for an ELF image of %zu bytes", len);
+	}
+	memcpy(e->mem, data, len);
+	e->size = len;
+	e->name = xstrdup("<memory>");
+	return elf_open_common(e, out, err);
+}
+
+void elf_close(struct elf_file *e)
+{
+	size_t i;
+
+	if (!e)
+		return;
+	if (e->fd >= 0)
+		close(e->fd);
+	for (i = 0; i < e->nshdrs; i++)
+		xfree(e->sec_data[i]);
+	xfree(e->sec_data);
+	xfree(e->sec_len);
+	xfree(e->shdrs);
+	xfree(e->shstrtab);
+	xfree(e->segs);
+	xfree(e->debuglink);
+	xfree(e->syms);
+	xfree(e->names);
+	xfree(e->mem);
+	xfree(e->name);
+	xfree(e);
+}
+
+void elf_detach_file(struct elf_file *e)
+{
+	if (e->fd >= 0)
+		close(e->fd);
+	e->fd = -1;
+	xfree(e->mem);
+	e->mem = NULL;
+}
+
+uint16_t elf_type(const struct elf_file *e)
+{
+	return e->eh.e_type;
+}
+
+uint16_t elf_machine(const struct elf_file *e)
+{
+	return e->eh.e_machine;
+}
+
+uint64_t elf_entry(const struct elf_file *e)
+{
+	return e->eh.e_entry;
+}
+
+uint64_t elf_size(const struct elf_file *e)
+{
+	return e->size;
+}
+
+const char *elf_build_id(const struct elf_file *e)
+{
+	return e->build_id_len ? e->build_id_hex : NULL;
+}
+
+const uint8_t *elf_build_id_raw(const struct elf_file *e, size_t *len)
+{
+	*len = e->build_id_len;
+	return e->build_id_len ? e->build_id : NULL;
+}
+
+int elf_section_info(const struct elf_file *e, const char *name, struct elf_section_info *out)
+{
+	int i = find_section(e, name);
+	const Elf64_Shdr *s;
+
+	if (i < 0)
+		return -ENOENT;
+	s = &e->shdrs[i];
+	out->addr = s->sh_addr;
+	out->offset = s->sh_offset;
+	out->size = s->sh_size;
+	out->flags = s->sh_flags;
+	out->type = s->sh_type;
+	return 0;
+}
+
+/* Decompress a SHF_COMPRESSED section held in raw[0..len). */
+static int decompress(const uint8_t *raw, size_t len, void **data, size_t *size)
+{
+	Elf64_Chdr ch;
+	uint8_t *out;
+	uint64_t max;
+
+	if (len < sizeof(ch))
+		return -EIO;
+	memcpy(&ch, raw, sizeof(ch));
+	max = (uint64_t)(len - sizeof(ch)) * ELF_MAX_COMPRESS_RATIO + 4096;
+	if (ch.ch_size > ELF_MAX_SECTION_BYTES || ch.ch_size > max)
+		return -E2BIG;
+	out = try_malloc((size_t)ch.ch_size + 1);
+	if (!out)
+		return -ENOMEM;
+	if (ch.ch_type == ELFCOMPRESS_ZLIB) {
+		uLongf n = (uLongf)ch.ch_size;
+
+		if (uncompress(out, &n, raw + sizeof(ch), (uLong)(len - sizeof(ch))) != Z_OK ||
+		    n != ch.ch_size)
+			goto bad;
+	} else if (ch.ch_type == ELFCOMPRESS_ZSTD) {
+		size_t n = ZSTD_decompress(out, (size_t)ch.ch_size, raw + sizeof(ch), len - sizeof(ch));
+
+		if (ZSTD_isError(n) || n != ch.ch_size)
+			goto bad;
+	} else {
+		goto bad;
+	}
+	out[ch.ch_size] = 0;
+	*data = out;
+	*size = (size_t)ch.ch_size;
+	return 0;
+bad:
+	xfree(out);
+	return -EIO;
+}
+
+int elf_section(struct elf_file *e, const char *name, const void **data, size_t *size,
+		uint64_t *vaddr)
+{
+	int i = find_section(e, name);
+	const Elf64_Shdr *s;
+	void *raw;
+	int rc;
+
+	if (i < 0 || e->shdrs[i].sh_type == SHT_NOBITS)
+		return -ENOENT;
+	s = &e->shdrs[i];
+	if (!e->sec_data[i]) {
+		raw = read_alloc(e, s->sh_offset, s->sh_size, ELF_MAX_SECTION_BYTES, &rc);
+		if (!raw)
+			return rc;
+		if (s->sh_flags & SHF_COMPRESSED) {
+			void *plain = NULL;
+			size_t n = 0;
+
+			rc = decompress(raw, (size_t)s->sh_size, &plain, &n);
+			xfree(raw);
+			if (rc < 0)
+				return rc;
+			e->sec_data[i] = plain;
+			e->sec_len[i] = n;
+		} else {
+			e->sec_data[i] = raw;
+			e->sec_len[i] = (size_t)s->sh_size;
+		}
+	}
+	*data = e->sec_data[i];
+	*size = e->sec_len[i];
+	if (vaddr)
+		*vaddr = s->sh_addr;
+	return 0;
+}
+
+const char *elf_debuglink(const struct elf_file *e, uint32_t *crc)
+{
+	if (crc)
+		*crc = e->debuglink_crc;
+	return e->debuglink;
+}
+
+const struct elf_segment *elf_segments(const struct elf_file *e, size_t *count)
+{
+	*count = e->nsegs;
+	return e->segs;
+}
+
+int elf_vaddr_of_offset(const struct elf_file *e, uint64_t off, uint64_t *vaddr)
+{
+	size_t i;
+
+	for (i = 0; i < e->nsegs; i++) {
+		const struct elf_segment *s = &e->segs[i];
+
+		if (off >= s->offset && off - s->offset < s->filesz) {
+			*vaddr = s->vaddr + (off - s->offset);
+			return 0;
+		}
+	}
+	/* A mapping starts at the page boundary below its segment's offset. */
+	for (i = 0; i < e->nsegs; i++) {
+		const struct elf_segment *s = &e->segs[i];
+
+		if ((s->offset & ~0xfffULL) == off && s->offset >= off) {
+			*vaddr = s->vaddr - (s->offset - off);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int elf_offset_of_vaddr(const struct elf_file *e, uint64_t vaddr, uint64_t *off)
+{
+	size_t i;
+
+	for (i = 0; i < e->nsegs; i++) {
+		const struct elf_segment *s = &e->segs[i];
+
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz) {
+			*off = s->offset + (vaddr - s->vaddr);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+uint64_t elf_load_bias(const struct elf_file *e, uint64_t map_start, uint64_t map_offset)
+{
+	uint64_t vaddr;
+
+	if (elf_vaddr_of_offset(e, map_offset, &vaddr) == 0)
+		return map_start - vaddr;
+	return map_start - map_offset;
+}
+
+/* --- symbols */
+
+struct sym_tmp {
+	struct elf_symbol s;
+	uint64_t sec_end; /* end of the containing section, bounds an inferred size */
+	uint32_t rank;    /* lower is a better name for an address */
+};
+
+static uint32_t sym_rank(const Elf64_Sym *sym, const char *name)
+{
+	uint32_t r = 0, us = 0;
+	size_t len = strlen(name);
+
+	if (ELF64_ST_TYPE(sym->st_info) == STT_OBJECT)
+		r += 1u << 28;
+	if (sym->st_size == 0)
+		r += 1u << 27;
+	if (ELF64_ST_BIND(sym->st_info) == STB_WEAK)
+		r += 1u << 24;
+	else if (ELF64_ST_BIND(sym->st_info) != STB_GLOBAL)
+		r += 2u << 24;
+	while (name[us] == '_' && us < 15)
+		us++;
+	r += us << 20;
+	r += len < 0xfffff ? (uint32_t)len : 0xfffff;
+	return r;
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym_tmp *x = a, *y = b;
+
+	if (x->s.addr != y->s.addr)
+		return x->s.addr < y->s.addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return 0;
+}
+
+struct name_pool {
+	char *data;
+	size_t len, cap;
+};
+
+static int pool_add(struct name_pool *p, const char *s, size_t n, uint32_t *off)
+{
+	if (p->len + n + 1 > ELF_MAX_NAME_POOL)
+		return -E2BIG;
+	if (p->len + n + 1 > p->cap) {
+		size_t ncap = p->cap ? p->cap * 2 : 4096;
+		char *q;
+
+		while (ncap < p->len + n + 1)
+			ncap *= 2;
+		q = try_realloc(p->data, ncap);
+		if (!q)
+			return -ENOMEM;
+		p->data = q;
+		p->cap = ncap;
+	}
+	memcpy(p->data + p->len, s, n);
+	p->data[p->len + n] = 0;
+	*off = (uint32_t)p->len;
+	p->len += n + 1;
+	return 0;
+}
+
+/* Read a symbol table section and its string table (temporary copies, freed by the caller). */
+static int read_symtab(struct elf_file *e, size_t idx, Elf64_Sym **syms, size_t *nsyms,
+		       char **strs, size_t *strs_len)
+{
+	const Elf64_Shdr *s = &e->shdrs[idx], *str;
+	int rc;
+
+	*syms = NULL;
+	*strs = NULL;
+	if (s->sh_entsize && s->sh_entsize != sizeof(Elf64_Sym))
+		return -EINVAL;
+	if (s->sh_link == 0 || s->sh_link >= e->nshdrs)
+		return -EINVAL;
+	str = &e->shdrs[s->sh_link];
+	if (str->sh_type != SHT_STRTAB)
+		return -EINVAL;
+	*syms = read_alloc(e, s->sh_offset, s->sh_size, ELF_MAX_SECTION_BYTES, &rc);
+	if (!*syms)
+		return rc;
+	*nsyms = (size_t)(s->sh_size / sizeof(Elf64_Sym));
+	*strs = read_alloc(e, str->sh_offset, str->sh_size, ELF_MAX_SECTION_BYTES, &rc);
+	if (!*strs) {
+		xfree(*syms);
+		*syms = NULL;
+		return rc;
+	}
+	*strs_len = (size_t)str->sh_size;
+	return 0;
+}
+
+static int keep_symbol(const struct elf_file *e, const Elf64_Sym *sym)
+{
+	int type = ELF64_ST_TYPE(sym->st_info);
+
+	if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT)
+		return 0;
+	if (sym->st_shndx == SHN_UNDEF || sym->st_value == 0 || sym->st_name == 0)
+		return 0;
+	if (sym->st_shndx >= SHN_LORESERVE && sym->st_shndx != SHN_ABS)
+		return 0;
+	return 1;
+}
+
+static int collect_symbols(struct elf_file *e, size_t idx, struct sym_tmp **tmp, size_t *n,
+			   size_t *cap, struct name_pool *pool)
+{
+	Elf64_Sym *syms;
+	char *strs;
+	size_t nsyms, strs_len, i;
+	int rc;
+
+	rc = read_symtab(e, idx, &syms, &nsyms, &strs, &strs_len);
+	if (rc == -EINVAL)
+		return 0; /* a malformed table is ignored, not fatal */
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < nsyms; i++) {
+		const Elf64_Sym *sym = &syms[i];
+		const char *name;
+		struct sym_tmp *t;
+		size_t len;
+
+		if (!keep_symbol(e, sym) || sym->st_name >= strs_len)
+			continue;
+		name = strs + sym->st_name;
+		len = strlen(name);
+		if (len == 0 || len > ELF_MAX_NAME_LEN)
+			continue;
+		if (*n >= ELF_MAX_SYMBOLS)
+			break;
+		if (*n >= *cap) {
+			size_t ncap = *cap ? *cap * 2 : 256;
+			struct sym_tmp *q = try_realloc(*tmp, ncap * sizeof(**tmp));
+
+			if (!q) {
+				rc = -ENOMEM;
+				goto cleanup;
+			}
+			*tmp = q;
+			*cap = ncap;
+		}
+		t = &(*tmp)[*n];
+		memset(t, 0, sizeof(*t));
+		rc = pool_add(pool, name, len, &t->s.name);
+		if (rc < 0)
+			goto cleanup;
+		t->s.addr = sym->st_value;
+		t->s.size = sym->st_size;
+		t->s.type = ELF64_ST_TYPE(sym->st_info);
+		t->s.bind = ELF64_ST_BIND(sym->st_info);
+		t->rank = sym_rank(sym, name);
+		t->sec_end = UINT64_MAX;
+		if (sym->st_shndx < e->nshdrs) {
+			const Elf64_Shdr *sh = &e->shdrs[sym->st_shndx];
+
+			if (sh->sh_addr <= sym->st_value && sh->sh_size <= UINT64_MAX - sh->sh_addr)
+				t->sec_end = sh->sh_addr + sh->sh_size;
+		}
+		(*n)++;
+	}
+	rc = 0;
+cleanup:
+	xfree(syms);
+	xfree(strs);
+	return rc;
+}
+
+/* Sort, drop aliases (keep the best-ranked name per address), infer missing sizes and pack the
+ * names of the kept symbols into a fresh pool. */
+static int finish_symbols(struct elf_file *e, struct sym_tmp *tmp, size_t n, struct name_pool *pool)
+{
+	struct name_pool packed = { 0 };
+	size_t i, out = 0;
+	int rc = 0;
+
+	if (n)
+		qsort(tmp, n, sizeof(*tmp), sym_cmp);
+	for (i = 0; i < n; i++) {
+		if (out && tmp[out - 1].s.addr == tmp[i].s.addr) {
+			if (!tmp[out - 1].s.size)
+				tmp[out - 1].s.size = tmp[i].s.size;
+			continue;
+		}
+		tmp[out++] = tmp[i];
+	}
+	e->syms = try_malloc((out ? out : 1) * sizeof(*e->syms));
+	if (!e->syms)
+		return -ENOMEM;
+	for (i = 0; i < out; i++) {
+		struct elf_symbol *s = &e->syms[i];
+		const char *name = pool->data + tmp[i].s.name;
+
+		*s = tmp[i].s;
+		if (!s->size) {
+			uint64_t end = i + 1 < out ? tmp[i + 1].s.addr : UINT64_MAX;
+
+			if (tmp[i].sec_end < end)
+				end = tmp[i].sec_end;
+			if (end == UINT64_MAX || end <= s->addr)
+				end = s->addr + 1;
+			s->size = end - s->addr;
+			s->inferred = 1;
+		}
+		rc = pool_add(&packed, name, strlen(name), &s->name);
+		if (rc < 0) {
+			xfree(packed.data);
+			xfree(e->syms);
+			e->syms = NULL;
+			return rc;
+		}
+	}
+	e->nsyms = out;
+	e->names = packed.data;
+	e->names_len = packed.len;
+	return 0;
+}
+
+int elf_symbols_load(struct elf_file *e, struct errmsg *err)
+{
+	struct sym_tmp *tmp = NULL;
+	struct name_pool pool = { 0 };
+	size_t n = 0, cap = 0, i;
+	int rc = 0;
+
+	if (e->syms_loaded)
+		return e->syms_loaded < 0 ? e->syms_loaded : 0;
+	for (i = 1; i < e->nshdrs && rc == 0; i++) {
+		if (e->shdrs[i].sh_type == SHT_SYMTAB || e->shdrs[i].sh_type == SHT_DYNSYM)
+			rc = collect_symbols(e, i, &tmp, &n, &cap, &pool);
+	}
+	if (rc == 0)
+		rc = finish_symbols(e, tmp, n, &pool);
+	xfree(tmp);
+	xfree(pool.data);
+	e->syms_loaded = rc < 0 ? rc : 1;
+	if (rc < 0)
+		return errmsg_set(err, rc, "cannot read symbols of '%s': %s", e->name, strerror(-rc));
+	return 0;
+}
+
+int elf_has_symtab(const struct elf_file *e)
+{
+	size_t i;
+
+	for (i = 1; i < e->nshdrs; i++) {
+		if (e->shdrs[i].sh_type == SHT_SYMTAB)
+			return 1;
+	}
+	return 0;
+}
+
+const struct elf_symbol *elf_symbols(const struct elf_file *e, size_t *count)
+{
+	*count = e->nsyms;
+	return e->syms;
+}
+
+const char *elf_symbol_name(const struct elf_file *e, const struct elf_symbol *s)
+{
+	return s->name < e->names_len ? e->names + s->name : "";
+}
+
+const struct elf_symbol *elf_symbol_lookup(struct elf_file *e, uint64_t addr)
+{
+	size_t lo = 0, hi, i, steps;
+
+	if (!e->syms_loaded)
+		elf_symbols_load(e, NULL);
+	hi = e->nsyms;
+	/* Find the last symbol with s.addr <= addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* An enclosing symbol may start before a smaller one that ends before addr; look back a
+	 * bounded number of entries. */
+	for (i = lo, steps = 0; i > 0 && steps < 16; i--, steps++) {
+		const struct elf_symbol *s = &e->syms[i - 1];
+
+		if (addr - s->addr < s->size)
+			return s;
+	}
+	return NULL;
+}
+
+int elf_find_symbol(struct elf_file *e, const char *name, uint64_t *value, uint64_t *size)
+{
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		size_t i;
+
+		for (i = 1; i < e->nshdrs; i++) {
+			Elf64_Sym *syms;
+			char *strs;
+			size_t nsyms, strs_len, j;
+			int found = 0;
+
+			if (e->shdrs[i].sh_type != (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM))
+				continue;
+			if (read_symtab(e, i, &syms, &nsyms, &strs, &strs_len) < 0)
+				continue;
+			for (j = 0; j < nsyms; j++) {
+				if (syms[j].st_shndx == SHN_UNDEF || syms[j].st_name >= strs_len ||
+				    strcmp(strs + syms[j].st_name, name))
+					continue;
+				*value = syms[j].st_value;
+				if (size)
+					*size = syms[j].st_size;
+				found = 1;
+				break;
+			}
+			xfree(syms);
+			xfree(strs);
+			if (found)
+				return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* --- identity and debug files */
+
+int elf_file_id(struct elf_file *e, uint64_t *id)
+{
+	uint8_t buf[4096];
+	size_t n = e->size < sizeof(buf) ? (size_t)e->size : sizeof(buf);
+	uint64_t h = hash_u64(e->size ^ 0x5c0dc0de);
+	int rc;
+
+	rc = elf_read(e, 0, buf, n);
+	if (rc < 0)
+		return rc;
+	h = hash_bytes(buf, n, h);
+	rc = elf_read(e, e->size - n, buf, n);
+	if (rc < 0)
+		return rc;
+	h = hash_bytes(buf, n, h);
+	*id = h ? h : 1;
+	return 0;
+}
+
+int elf_crc32_file(int fd, uint32_t *crc)
+{
+	uint8_t *buf = xmalloc(1 << 16);
+	uLong c = crc32(0, NULL, 0);
+	off_t off = 0;
+	int rc = 0;
+
+	for (;;) {
+		ssize_t n = pread(fd, buf, 1 << 16, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		c = crc32(c, buf, (uInt)n);
+		off += n;
+	}
+	xfree(buf);
+	*crc = (uint32_t)c;
+	return rc;
+}
+
+static int try_debug_candidate(const struct elf_file *e, const char *path, int check_crc,
+			       uint32_t crc, struct elf_file **out)
+{
+	struct elf_file *d;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	uint32_t c;
+	int rc;
+
+	if (fd < 0)
+		return -ENOENT;
+	if (check_crc && (elf_crc32_file(fd, &c) < 0 || c != crc)) {
+		close(fd);
+		return -ENOENT;
+	}
+	rc = elf_open_fd(fd, path, &d, NULL);
+	if (rc < 0)
+		return -ENOENT;
+	if (e->build_id_len && d->build_id_len &&
+	    (e->build_id_len != d->build_id_len || memcmp(e->build_id, d->build_id, e->build_id_len))) {
+		elf_close(d);
+		return -ENOENT;
+	}
+	if (!check_crc && (!d->build_id_len || d->build_id_len != e->build_id_len)) {
+		elf_close(d);
+		return -ENOENT;
+	}
+	*out = d;
+	return 0;
+}
+
+int elf_open_debug_file(const struct elf_file *e, const char *path, const char *root,
+			const char *debug_dir, struct elf_file **out)
+{
+	char cand[PATH_MAX], dir[PATH_MAX];
+	const char *link, *slash;
+	uint32_t crc = 0;
+	int n;
+
+	*out = NULL;
+	if (!root)
+		root = "";
+	if (!debug_dir)
+		debug_dir = "/usr/lib/debug";
+	if (e->build_id_len >= 2) {
+		n = snprintf(cand, sizeof(cand), "%s%s/.build-id/%.2s/%s.debug", root, debug_dir,
+			     e->build_id_hex, e->build_id_hex + 2);
+		if (n > 0 && (size_t)n < sizeof(cand) && try_debug_candidate(e, cand, 0, 0, out) == 0)
+			return 0;
+	}
+	link = elf_debuglink(e, &crc);
+	if (!link || !path || !(slash = strrchr(path, '/')))
+		return -ENOENT;
+	n = snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (n < 0 || (size_t)n >= sizeof(dir))
+		return -ENOENT;
+	/* A debuglink naming the file itself would just reopen it. */
+	if (strcmp(slash + 1, link)) {
+		n = snprintf(cand, sizeof(cand), "%s%s/%s", root, dir, link);
+		if (n > 0 && (size_t)n < sizeof(cand) && try_debug_candidate(e, cand, 1, crc, out) == 0)
+			return 0;
+	}
+	n = snprintf(cand, sizeof(cand), "%s%s/.debug/%s", root, dir, link);
+	if (n > 0 && (size_t)n < sizeof(cand) && try_debug_candidate(e, cand, 1, crc, out) == 0)
+		return 0;
+	n = snprintf(cand, sizeof(cand), "%s%s%s/%s", root, debug_dir, dir, link);
+	if (n > 0 && (size_t)n < sizeof(cand) && try_debug_candidate(e, cand, 1, crc, out) == 0)
+		return 0;
+	return -ENOENT;
+}

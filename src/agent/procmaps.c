@@ -1,0 +1,293 @@
+/* procmaps.c: the /proc/PID/maps parser and mapping opener (see procmaps.h). The parser is
+ * hand-written (no sscanf) so every field is checked for range and form. */
+#include "agent/procmaps.h"
+#include "lib/alloc.h"
+#include "lib/buf.h"
+#include "lib/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Parse hex digits at *p (up to end); at least one digit, no overflow. */
+static int parse_hex(const char **p, const char *end, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	int digits = 0;
+
+	while (s < end) {
+		int d;
+
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if (*s >= 'a' && *s <= 'f')
+			d = *s - 'a' + 10;
+		else if (*s >= 'A' && *s <= 'F')
+			d = *s - 'A' + 10;
+		else
+			break;
+		if (v >> 60)
+			return -1;
+		v = v << 4 | (uint64_t)d;
+		digits++;
+		s++;
+	}
+	if (!digits)
+		return -1;
+	*p = s;
+	*out = v;
+	return 0;
+}
+
+static int parse_dec(const char **p, const char *end, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	int digits = 0;
+
+	while (s < end && *s >= '0' && *s <= '9') {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+		digits++;
+		s++;
+	}
+	if (!digits)
+		return -1;
+	*p = s;
+	*out = v;
+	return 0;
+}
+
+static int expect(const char **p, const char *end, char c)
+{
+	if (*p >= end || **p != c)
+		return -1;
+	(*p)++;
+	return 0;
+}
+
+static void skip_spaces(const char **p, const char *end)
+{
+	while (*p < end && **p == ' ')
+		(*p)++;
+}
+
+static int classify(const char *path, size_t len)
+{
+	if (len == 0)
+		return PROCMAPS_ANON;
+	if (path[0] != '[')
+		return PROCMAPS_FILE;
+	if (len == 6 && !memcmp(path, "[vdso]", 6))
+		return PROCMAPS_VDSO;
+	if (len == 6 && !memcmp(path, "[heap]", 6))
+		return PROCMAPS_HEAP;
+	if (len >= 6 && !memcmp(path, "[stack", 6))
+		return PROCMAPS_STACK;
+	return PROCMAPS_SPECIAL;
+}
+
+/* Parse one line [s, end) into e; the path goes into pool at e->path offset (kept in
+ * path_off until the pool stops moving). */
+static int parse_line(const char *s, const char *end, struct procmaps_entry *e, struct buf *pool,
+		      size_t *path_off)
+{
+	static const char deleted[] = " (deleted)";
+	const size_t dlen = sizeof(deleted) - 1;
+	uint64_t major, minor;
+	const char *path;
+	size_t plen;
+
+	memset(e, 0, sizeof(*e));
+	if (parse_hex(&s, end, &e->start) || expect(&s, end, '-') || parse_hex(&s, end, &e->end) ||
+	    expect(&s, end, ' '))
+		return -1;
+	if (e->end < e->start || end - s < 4)
+		return -1;
+	if ((s[0] != 'r' && s[0] != '-') || (s[1] != 'w' && s[1] != '-') ||
+	    (s[2] != 'x' && s[2] != '-') || (s[3] != 's' && s[3] != 'p'))
+		return -1;
+	e->perms = (s[0] == 'r' ? PROCMAPS_R : 0) | (s[1] == 'w' ? PROCMAPS_W : 0) |
+		   (s[2] == 'x' ? PROCMAPS_X : 0) | (s[3] == 's' ? PROCMAPS_SHARED : 0);
+	s += 4;
+	if (expect(&s, end, ' ') || parse_hex(&s, end, &e->offset) || expect(&s, end, ' ') ||
+	    parse_hex(&s, end, &major) || expect(&s, end, ':') || parse_hex(&s, end, &minor) ||
+	    expect(&s, end, ' ') || parse_dec(&s, end, &e->inode))
+		return -1;
+	if (major > UINT32_MAX || minor > UINT32_MAX)
+		return -1;
+	e->dev_major = (uint32_t)major;
+	e->dev_minor = (uint32_t)minor;
+	if (s < end && *s != ' ')
+		return -1;
+	skip_spaces(&s, end);
+	path = s;
+	plen = (size_t)(end - s);
+	if (plen > 4096)
+		return -1;
+	if (plen > dlen && !memcmp(path + plen - dlen, deleted, dlen)) {
+		plen -= dlen;
+		e->deleted = 1;
+	}
+	if (memchr(path, 0, plen))
+		return -1;
+	e->kind = (uint8_t)classify(path, plen);
+	*path_off = pool->len;
+	if (buf_append(pool, path, plen) < 0 || buf_putc(pool, 0) < 0)
+		return -2;
+	return 0;
+}
+
+int procmaps_parse(const char *text, size_t len, struct procmaps *out, struct errmsg *err)
+{
+	struct buf pool = BUF_INIT(PROCMAPS_MAX_BYTES + PROCMAPS_MAX_ENTRIES);
+	size_t *offs = NULL, cap = 0, offs_cap = 0, i;
+	const char *p = text, *end = text + len;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *line_end = nl ? nl : end;
+		struct procmaps_entry e;
+		size_t off = 0;
+		int r;
+
+		if (line_end > p) {
+			r = parse_line(p, line_end, &e, &pool, &off);
+			if (r == -2) {
+				rc = errmsg_set(err, -ENOMEM, "out of memory parsing maps");
+				goto cleanup;
+			}
+			if (r < 0) {
+				out->bad_lines++;
+			} else {
+				if (out->n >= PROCMAPS_MAX_ENTRIES) {
+					rc = errmsg_set(err, -E2BIG, "more than %u mappings", PROCMAPS_MAX_ENTRIES);
+					goto cleanup;
+				}
+				ALLOC_GROW(out->v, out->n + 1, cap);
+				ALLOC_GROW(offs, out->n + 1, offs_cap);
+				offs[out->n] = off;
+				out->v[out->n++] = e;
+			}
+		}
+		p = nl ? nl + 1 : end;
+	}
+	out->pool = buf_detach(&pool, NULL);
+	for (i = 0; i < out->n; i++)
+		out->v[i].path = out->pool + offs[i];
+cleanup:
+	buf_release(&pool);
+	xfree(offs);
+	if (rc < 0)
+		procmaps_release(out);
+	return rc;
+}
+
+int procmaps_read(int pid, struct procmaps *out, struct errmsg *err)
+{
+	struct buf text = BUF_INIT(PROCMAPS_MAX_BYTES);
+	char path[64];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/maps");
+	rc = buf_read_file(&text, path);
+	if (rc == -ENOENT)
+		rc = -ESRCH;
+	if (rc < 0)
+		errmsg_set(err, rc, "cannot read '%s': %s", path, strerror(-rc));
+	else
+		rc = procmaps_parse(text.data ? text.data : "", text.len, out, err);
+	buf_release(&text);
+	return rc;
+}
+
+void procmaps_release(struct procmaps *m)
+{
+	xfree(m->v);
+	xfree(m->pool);
+	memset(m, 0, sizeof(*m));
+}
+
+const struct procmaps_entry *procmaps_find(const struct procmaps *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && addr < m->v[lo - 1].end)
+		return &m->v[lo - 1];
+	return NULL;
+}
+
+static int open_regular(const char *path, const struct procmaps_entry *e, int check_inode)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	if (check_inode && e->inode && (uint64_t)st.st_ino != e->inode) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+int procmaps_open(int pid, const struct procmaps_entry *e, struct errmsg *err)
+{
+	char path[4200];
+	const char *proc = pid ? NULL : "self";
+	int fd, rc;
+
+	if (e->kind != PROCMAPS_FILE)
+		return errmsg_set(err, -EINVAL, "mapping at 0x%llx is not file-backed",
+				  (unsigned long long)e->start);
+	if (proc)
+		snprintf(path, sizeof(path), "/proc/self/map_files/%llx-%llx",
+			 (unsigned long long)e->start, (unsigned long long)e->end);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
+			 (unsigned long long)e->start, (unsigned long long)e->end);
+	fd = open_regular(path, e, 0);
+	if (fd >= 0)
+		return fd;
+	if (fd == -ENOENT && pid && kill(pid, 0) < 0 && errno == ESRCH)
+		return errmsg_set(err, -ESRCH, "process %d is gone", pid);
+	if (e->path[0] == '/') {
+		if (pid) {
+			snprintf(path, sizeof(path), "/proc/%d/root%s", pid, e->path);
+			fd = open_regular(path, e, 1);
+			if (fd >= 0)
+				return fd;
+		}
+		rc = open_regular(e->path, e, 1);
+		if (rc >= 0)
+			return rc;
+		if (fd == -ESTALE || rc == -ESTALE)
+			return errmsg_set(err, -ESTALE, "'%s' was replaced since it was mapped", e->path);
+		fd = rc;
+	}
+	return errmsg_set(err, fd, "cannot open mapped file '%s': %s", e->path, strerror(-fd));
+}

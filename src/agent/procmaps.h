@@ -1,0 +1,74 @@
+/* procmaps.h: /proc/PID/maps, parsed and bounded, and opening the file behind a mapping.
+ *
+ * Each line is "start-end perms offset major:minor inode [path]". The path may contain spaces;
+ * a " (deleted)" suffix is removed and flagged; "[vdso]", "[heap]", "[stack]" and other
+ * bracketed names are kinds of their own; no path means anonymous memory. Malformed lines are
+ * skipped (and counted), never fatal: the text comes from the kernel, but also from fuzzers and
+ * from tests.
+ *
+ * Ownership: struct procmaps owns its entries and their path strings; procmaps_release() frees
+ * them. Entry pointers and paths stay valid until then. */
+#ifndef SCORCH_AGENT_PROCMAPS_H
+#define SCORCH_AGENT_PROCMAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct errmsg;
+
+#define PROCMAPS_MAX_BYTES (64u << 20) /* of maps text read from /proc */
+#define PROCMAPS_MAX_ENTRIES (1u << 20)
+
+enum procmaps_perm {
+	PROCMAPS_R = 1,
+	PROCMAPS_W = 2,
+	PROCMAPS_X = 4,
+	PROCMAPS_SHARED = 8, /* 's' (else 'p', private) */
+};
+
+enum procmaps_kind {
+	PROCMAPS_ANON = 0,  /* no path */
+	PROCMAPS_FILE,      /* a path (possibly deleted, a memfd, ...) */
+	PROCMAPS_VDSO,      /* [vdso] */
+	PROCMAPS_HEAP,      /* [heap] */
+	PROCMAPS_STACK,     /* [stack] */
+	PROCMAPS_SPECIAL,   /* another [name]: [vvar], [vsyscall], [anon:...] */
+};
+
+struct procmaps_entry {
+	uint64_t start, end; /* [start, end) */
+	uint64_t offset;     /* file offset of start */
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	uint8_t perms;       /* enum procmaps_perm bits */
+	uint8_t kind;        /* enum procmaps_kind */
+	uint8_t deleted;     /* the path ended in " (deleted)" */
+	const char *path;    /* "" for anonymous; owned by the struct procmaps */
+};
+
+struct procmaps {
+	struct procmaps_entry *v;
+	size_t n;
+	size_t bad_lines; /* malformed lines skipped */
+	char *pool;       /* path strings */
+};
+
+/* Parse maps text (need not be NUL-terminated). Entries keep the order of the text (the
+ * kernel's is sorted by address). Returns 0 (malformed lines are skipped), or -E2BIG past
+ * PROCMAPS_MAX_ENTRIES / -ENOMEM. out is initialized by the call; release it in every case. */
+int procmaps_parse(const char *text, size_t len, struct procmaps *out, struct errmsg *err);
+/* Read and parse /proc/PID/maps (pid 0: this process). -ESRCH when the process is gone. */
+int procmaps_read(int pid, struct procmaps *out, struct errmsg *err);
+void procmaps_release(struct procmaps *m); /* fine on a zeroed or released struct */
+
+/* The entry holding addr (binary search; entries must be sorted, as the kernel writes them),
+ * or NULL. */
+const struct procmaps_entry *procmaps_find(const struct procmaps *m, uint64_t addr);
+
+/* Open the file behind a file-backed mapping, read-only, and return the descriptor (the caller
+ * closes it) or a negative errno. Tries /proc/PID/map_files/START-END (works for deleted files
+ * and other mount namespaces), then /proc/PID/root/PATH, then PATH itself; a file reached by
+ * path must have the mapping's inode (-ESTALE if it was replaced). pid 0 means this process. */
+int procmaps_open(int pid, const struct procmaps_entry *e, struct errmsg *err);
+
+#endif

@@ -1,0 +1,272 @@
+/* push.c: the background sender of the agent (see push.h): a mutex-protected FIFO, one
+ * thread with one libcurl handle (connection reuse), exponential backoff. */
+#include "agent/push.h"
+#include "lib/alloc.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+struct request {
+	struct request *next;
+	char *path;
+	char *content_type;
+	char *body;
+	size_t len;
+};
+
+struct pusher {
+	struct pusher_opts opts;
+	char *server;
+	char *auth_header;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct request *head, *tail;
+	int stopping;
+	struct timespec deadline; /* when stopping: give up after this */
+	struct pusher_stats st;
+};
+
+static void request_free(struct request *r)
+{
+	if (!r)
+		return;
+	xfree(r->path);
+	xfree(r->content_type);
+	xfree(r->body);
+	xfree(r);
+}
+
+static size_t discard(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+	return size * nmemb;
+}
+
+/* Returns the HTTP status, or -1 on a transport error (message in err). */
+static long send_one(struct pusher *p, CURL *c, struct request *r, char *err, size_t errlen)
+{
+	struct curl_slist *hdrs = NULL;
+	char *url = xasprintf("%s%s", p->server, r->path);
+	char ct[256];
+	long status = -1;
+	CURLcode rc;
+
+	snprintf(ct, sizeof(ct), "Content-Type: %s",
+		 r->content_type ? r->content_type : "application/octet-stream");
+	hdrs = curl_slist_append(hdrs, ct);
+	if (p->auth_header)
+		hdrs = curl_slist_append(hdrs, p->auth_header);
+	curl_easy_reset(c);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)p->opts.timeout_ms);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "scorch-agent");
+	rc = curl_easy_perform(c);
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	else
+		snprintf(err, errlen, "%s", curl_easy_strerror(rc));
+	curl_slist_free_all(hdrs);
+	xfree(url);
+	return status;
+}
+
+static int past(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
+}
+
+static void *push_thread(void *arg)
+{
+	struct pusher *p = arg;
+	CURL *c = curl_easy_init();
+	int backoff_ms = 0;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		struct request *r;
+		char err[160] = "";
+		long status;
+
+		while (!p->head && !p->stopping)
+			pthread_cond_wait(&p->cond, &p->lock);
+		if (!p->head || (p->stopping && past(&p->deadline)))
+			break;
+		/* Take r out of the queue while it is in flight, so that a full queue can
+		 * never free it under us; put it back at the front if it must be retried. */
+		r = p->head;
+		p->head = r->next;
+		if (!p->head)
+			p->tail = NULL;
+		r->next = NULL;
+		pthread_mutex_unlock(&p->lock);
+		status = c ? send_one(p, c, r, err, sizeof(err)) : -1;
+		pthread_mutex_lock(&p->lock);
+
+		if (status >= 200 && status < 300) {
+			p->st.sent++;
+			p->st.sent_bytes += r->len;
+			backoff_ms = 0;
+		} else if (status >= 400 && status < 500 && status != 408 && status != 429) {
+			p->st.rejected++;
+			snprintf(p->st.last_error, sizeof(p->st.last_error),
+				 "server rejected a profile with HTTP %ld", status);
+			backoff_ms = 0;
+		} else {
+			struct timespec until;
+
+			p->st.retries++;
+			if (status > 0)
+				snprintf(p->st.last_error, sizeof(p->st.last_error),
+					 "server answered HTTP %ld", status);
+			else
+				snprintf(p->st.last_error, sizeof(p->st.last_error), "%s",
+					 c ? err : "cannot initialize libcurl");
+			backoff_ms = backoff_ms ? backoff_ms * 2 : 1000;
+			if (backoff_ms > 30000)
+				backoff_ms = 30000;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += backoff_ms / 1000;
+			until.tv_nsec += (long)(backoff_ms % 1000) * 1000000L;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			r->next = p->head;
+			p->head = r;
+			if (!p->tail)
+				p->tail = r;
+			if (p->stopping && past(&p->deadline))
+				break;
+			if (p->stopping)
+				until = p->deadline;
+			while (pthread_cond_timedwait(&p->cond, &p->lock, &until) != ETIMEDOUT &&
+			       !(p->stopping && past(&p->deadline)))
+				;
+			continue;
+		}
+		p->st.queued--;
+		p->st.queued_bytes -= r->len;
+		request_free(r);
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (c)
+		curl_easy_cleanup(c);
+	return NULL;
+}
+
+int pusher_start(const struct pusher_opts *opts, struct pusher **out, struct errmsg *err)
+{
+	struct pusher *p;
+	size_t n;
+
+	if (strncmp(opts->server_url, "http://", 7) && strncmp(opts->server_url, "https://", 8))
+		return errmsg_set(err, -EINVAL, "server URL '%s' must start with http:// or https://",
+				  opts->server_url);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT))
+		return errmsg_set(err, -ENOMEM, "cannot initialize libcurl");
+	p = xcalloc(1, sizeof(*p));
+	p->opts = *opts;
+	if (!p->opts.max_queue_bytes)
+		p->opts.max_queue_bytes = 64u << 20;
+	if (p->opts.timeout_ms <= 0)
+		p->opts.timeout_ms = 10000;
+	p->server = xstrdup(opts->server_url);
+	n = strlen(p->server);
+	while (n && p->server[n - 1] == '/')
+		p->server[--n] = '\0';
+	if (opts->auth_token)
+		p->auth_header = xasprintf("Authorization: Bearer %s", opts->auth_token);
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	if (pthread_create(&p->thread, NULL, push_thread, p)) {
+		xfree(p->server);
+		xfree(p->auth_header);
+		xfree(p);
+		return errmsg_set(err, -EAGAIN, "cannot start the push thread");
+	}
+	*out = p;
+	return 0;
+}
+
+void pusher_enqueue(struct pusher *p, char *path_and_query, const char *content_type,
+		    char *body, size_t len)
+{
+	struct request *r = xcalloc(1, sizeof(*r));
+
+	r->path = path_and_query;
+	r->content_type = content_type ? xstrdup(content_type) : NULL;
+	r->body = body;
+	r->len = len;
+	pthread_mutex_lock(&p->lock);
+	/* Drop the oldest queued requests to make room (the one in flight is not queued). */
+	while (p->head && p->st.queued_bytes + len > p->opts.max_queue_bytes) {
+		struct request *old = p->head;
+
+		p->head = old->next;
+		if (!p->head)
+			p->tail = NULL;
+		p->st.queued--;
+		p->st.queued_bytes -= old->len;
+		p->st.dropped++;
+		request_free(old);
+	}
+	if (p->tail)
+		p->tail->next = r;
+	else
+		p->head = r;
+	p->tail = r;
+	p->st.queued++;
+	p->st.queued_bytes += len;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void pusher_get_stats(struct pusher *p, struct pusher_stats *st)
+{
+	pthread_mutex_lock(&p->lock);
+	*st = p->st;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void pusher_stop(struct pusher *p, int flush_ms)
+{
+	struct request *r;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stopping = 1;
+	clock_gettime(CLOCK_REALTIME, &p->deadline);
+	p->deadline.tv_sec += flush_ms / 1000;
+	p->deadline.tv_nsec += (long)(flush_ms % 1000) * 1000000L;
+	if (p->deadline.tv_nsec >= 1000000000L) {
+		p->deadline.tv_sec++;
+		p->deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	while ((r = p->head)) {
+		p->head = r->next;
+		request_free(r);
+	}
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cond);
+	xfree(p->server);
+	xfree(p->auth_header);
+	xfree(p);
+}

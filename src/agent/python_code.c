@@ -1,0 +1,480 @@
+/* python_code.c: code objects, strings and line tables read from CPython process memory, and
+ * the per-(pid, address) cache of decoded code objects (python_code.h). */
+#include "agent/python_code.h"
+#include "agent/python_mem.h"
+#include "lib/alloc.h"
+#include "lib/hash.h"
+#include "lib/log.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* --- line tables */
+
+int python_line_lnotab(const uint8_t *tab, size_t len, int firstlineno, uint32_t off)
+{
+	uint64_t addr = 0;
+	int line = firstlineno;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2) {
+		addr += tab[i];
+		if (addr > off)
+			break;
+		line += (int8_t)tab[i + 1];
+	}
+	return line;
+}
+
+int python_line_310(const uint8_t *tab, size_t len, int firstlineno, uint32_t off)
+{
+	uint64_t start = 0, end;
+	int line = firstlineno;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2) {
+		int8_t ld = (int8_t)tab[i + 1];
+
+		if (ld != -128)
+			line += ld;
+		end = start + tab[i];
+		if (off >= start && off < end)
+			return ld == -128 ? -1 : line;
+		start = end;
+	}
+	return -1;
+}
+
+/* A varint of the 3.11+ location table: 6-bit chunks, bit 6 says another chunk follows. */
+static int read_varint(const uint8_t *tab, size_t len, size_t *pos, uint32_t *out)
+{
+	uint32_t v = 0;
+	unsigned shift = 0;
+	uint8_t b;
+
+	do {
+		if (*pos >= len || shift > 30)
+			return -1;
+		b = tab[(*pos)++];
+		v |= (uint32_t)(b & 63) << shift;
+		shift += 6;
+	} while (b & 64);
+	*out = v;
+	return 0;
+}
+
+static int read_svarint(const uint8_t *tab, size_t len, size_t *pos, int *out)
+{
+	uint32_t v;
+
+	if (read_varint(tab, len, pos, &v) < 0)
+		return -1;
+	*out = (v & 1) ? -(int)(v >> 1) : (int)(v >> 1);
+	return 0;
+}
+
+int python_line_311(const uint8_t *tab, size_t len, int firstlineno, uint32_t off)
+{
+	uint64_t addr = 0, target = off / 2;
+	int line = firstlineno, has_line;
+	size_t pos = 0;
+
+	while (pos < len) {
+		uint8_t b = tab[pos++];
+		unsigned code = (b >> 3) & 15, units = (b & 7) + 1;
+		uint32_t skip;
+		int delta;
+
+		if (!(b & 0x80))
+			return -1; /* not at the start of an entry: corrupt table */
+		has_line = 1;
+		if (code == 15) {
+			has_line = 0;
+		} else if (code == 14) {
+			if (read_svarint(tab, len, &pos, &delta) < 0 ||
+			    read_varint(tab, len, &pos, &skip) < 0 ||
+			    read_varint(tab, len, &pos, &skip) < 0 ||
+			    read_varint(tab, len, &pos, &skip) < 0)
+				return -1;
+			line += delta;
+		} else if (code == 13) {
+			if (read_svarint(tab, len, &pos, &delta) < 0)
+				return -1;
+			line += delta;
+		} else if (code >= 10) {
+			line += (int)code - 10;
+			pos += 2;
+		} else {
+			pos += 1;
+		}
+		if (target >= addr && target < addr + units)
+			return has_line ? line : -1;
+		addr += units;
+	}
+	return -1;
+}
+
+int python_code_line(const struct python_code *c, uint32_t off)
+{
+	unsigned minor = c->version & 0xff;
+
+	if (off == PY_INSTR_UNKNOWN || !c->linetable)
+		return c->firstlineno;
+	if (minor <= 9)
+		return python_line_lnotab(c->linetable, c->linetable_len, c->firstlineno, off);
+	if (minor == 10)
+		return python_line_310(c->linetable, c->linetable_len, c->firstlineno, off);
+	return python_line_311(c->linetable, c->linetable_len, c->firstlineno, off);
+}
+
+/* --- objects */
+
+static int check_type(struct python_mem *m, const struct py_offsets *off, uint64_t addr,
+		      uint64_t want)
+{
+	uint64_t type;
+	int err;
+
+	if (!want)
+		return 0;
+	err = python_mem_u64(m, addr + off->ob_type, &type);
+	if (err)
+		return err;
+	return type == want ? 0 : -EINVAL;
+}
+
+/* Append code point cp to out as UTF-8 if it fits (keeping room for the NUL). */
+static size_t put_utf8(char *out, size_t outlen, size_t n, uint32_t cp)
+{
+	char tmp[4];
+	size_t k;
+
+	if (cp >= 0xd800 && cp < 0xe000)
+		cp = '?';
+	if (cp < 0x80) {
+		tmp[0] = (char)cp;
+		k = 1;
+	} else if (cp < 0x800) {
+		tmp[0] = (char)(0xc0 | (cp >> 6));
+		tmp[1] = (char)(0x80 | (cp & 63));
+		k = 2;
+	} else if (cp < 0x10000) {
+		tmp[0] = (char)(0xe0 | (cp >> 12));
+		tmp[1] = (char)(0x80 | ((cp >> 6) & 63));
+		tmp[2] = (char)(0x80 | (cp & 63));
+		k = 3;
+	} else if (cp < 0x110000) {
+		tmp[0] = (char)(0xf0 | (cp >> 18));
+		tmp[1] = (char)(0x80 | ((cp >> 12) & 63));
+		tmp[2] = (char)(0x80 | ((cp >> 6) & 63));
+		tmp[3] = (char)(0x80 | (cp & 63));
+		k = 4;
+	} else {
+		tmp[0] = '?';
+		k = 1;
+	}
+	if (n + k >= outlen)
+		return 0;
+	memcpy(out + n, tmp, k);
+	return k;
+}
+
+int python_read_str(struct python_mem *m, const struct py_offsets *off,
+		    const struct python_types *types, uint64_t addr, char *out, size_t outlen)
+{
+	uint8_t raw[PYTHON_FILE_MAX * 4];
+	int64_t length;
+	uint32_t state, kind;
+	uint64_t data;
+	size_t nchars, i, n = 0, k;
+	int err;
+
+	if (!outlen)
+		return -EINVAL;
+	out[0] = 0;
+	if (!addr)
+		return -EFAULT;
+	err = check_type(m, off, addr, types ? types->str_type : 0);
+	if (err)
+		return err;
+	if ((err = python_mem_read(m, addr + off->str_length, &length, sizeof(length))) ||
+	    (err = python_mem_u32(m, addr + off->str_state, &state)))
+		return err;
+	if (length < 0 || length > (1 << 24))
+		return -EINVAL;
+	kind = (state >> 2) & 7;
+	if (!(state & (1u << 5))) /* not compact: names and file names always are */
+		return -EINVAL;
+	nchars = (size_t)length;
+	if (nchars > outlen - 1)
+		nchars = outlen - 1;
+	if (state & (1u << 6)) { /* compact ASCII */
+		if (kind != 1)
+			return -EINVAL;
+		data = addr + off->str_ascii_size;
+	} else {
+		if (kind != 1 && kind != 2 && kind != 4)
+			return -EINVAL;
+		data = addr + off->str_ascii_size + ((off->version & 0xff) >= 12 ? 16 : 24);
+	}
+	if (nchars * kind > sizeof(raw))
+		nchars = sizeof(raw) / kind;
+	err = python_mem_read(m, data, raw, nchars * kind);
+	if (err)
+		return err;
+	for (i = 0; i < nchars; i++) {
+		uint32_t cp;
+
+		if (kind == 1) {
+			cp = raw[i];
+			if ((state & (1u << 6)) && cp >= 0x80)
+				cp = '?';
+		} else if (kind == 2) {
+			uint16_t v;
+
+			memcpy(&v, raw + 2 * i, 2);
+			cp = v;
+		} else {
+			memcpy(&cp, raw + 4 * i, 4);
+		}
+		if (cp == 0)
+			cp = '?';
+		k = put_utf8(out, outlen, n, cp);
+		if (!k)
+			break;
+		n += k;
+	}
+	out[n] = 0;
+	return 0;
+}
+
+static int read_bytes(struct python_mem *m, const struct py_offsets *off,
+		      const struct python_types *types, uint64_t addr, uint8_t **out, size_t *len)
+{
+	int64_t size;
+	uint8_t *data;
+	int err;
+
+	*out = NULL;
+	*len = 0;
+	if (!addr)
+		return -EFAULT;
+	err = check_type(m, off, addr, types ? types->bytes_type : 0);
+	if (err)
+		return err;
+	err = python_mem_read(m, addr + off->bytes_size, &size, sizeof(size));
+	if (err)
+		return err;
+	if (size < 0 || (uint64_t)size > PYTHON_LINETABLE_MAX)
+		return -E2BIG;
+	if (size == 0)
+		return 0;
+	data = try_malloc((size_t)size);
+	if (!data)
+		return -ENOMEM;
+	err = python_mem_read(m, addr + off->bytes_sval, data, (size_t)size);
+	if (err) {
+		xfree(data);
+		return err;
+	}
+	*out = data;
+	*len = (size_t)size;
+	return 0;
+}
+
+int python_code_checksum(struct python_mem *m, const struct py_offsets *off, uint64_t addr,
+			 uint32_t *checksum)
+{
+	uint32_t firstlineno;
+	uint64_t name;
+	int err;
+
+	if ((err = python_mem_u32(m, addr + off->co_firstlineno, &firstlineno)) ||
+	    (err = python_mem_u64(m, addr + off->co_name, &name)))
+		return err;
+	*checksum = py_code_checksum(firstlineno, name);
+	return 0;
+}
+
+void python_code_release(struct python_code *c)
+{
+	if (!c)
+		return;
+	xfree(c->qualname);
+	xfree(c->filename);
+	xfree(c->linetable);
+	memset(c, 0, sizeof(*c));
+}
+
+int python_code_read(struct python_mem *m, const struct py_offsets *off,
+		     const struct python_types *types, uint64_t addr, struct python_code *out,
+		     struct errmsg *err)
+{
+	char name[PYTHON_NAME_MAX], file[PYTHON_FILE_MAX];
+	uint64_t name_ptr, qual_ptr = 0, file_ptr, tab_ptr;
+	int32_t firstlineno;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!addr)
+		return errmsg_set(err, -EFAULT, "null code object");
+	rc = check_type(m, off, addr, types ? types->code_type : 0);
+	if (rc)
+		return errmsg_set(err, rc, "0x%llx is not a code object", (unsigned long long)addr);
+	if ((rc = python_mem_read(m, addr + off->co_firstlineno, &firstlineno, 4)) ||
+	    (rc = python_mem_u64(m, addr + off->co_name, &name_ptr)) ||
+	    (rc = python_mem_u64(m, addr + off->co_filename, &file_ptr)) ||
+	    (rc = python_mem_u64(m, addr + off->co_linetable, &tab_ptr)) ||
+	    (off->co_qualname != PY_NO_OFFSET &&
+	     (rc = python_mem_u64(m, addr + off->co_qualname, &qual_ptr))))
+		return errmsg_set(err, rc, "cannot read code object at 0x%llx",
+				  (unsigned long long)addr);
+	if (firstlineno < 0 || firstlineno > (1 << 24))
+		return errmsg_set(err, -EINVAL, "code object at 0x%llx: bad co_firstlineno %d",
+				  (unsigned long long)addr, firstlineno);
+	rc = python_read_str(m, off, types, qual_ptr ? qual_ptr : name_ptr, name, sizeof(name));
+	if (rc)
+		return errmsg_set(err, rc, "code object at 0x%llx: unreadable name",
+				  (unsigned long long)addr);
+	rc = python_read_str(m, off, types, file_ptr, file, sizeof(file));
+	if (rc)
+		return errmsg_set(err, rc, "code object at 0x%llx: unreadable file name",
+				  (unsigned long long)addr);
+	rc = read_bytes(m, off, types, tab_ptr, &out->linetable, &out->linetable_len);
+	if (rc)
+		return errmsg_set(err, rc, "code object at 0x%llx: unreadable line table",
+				  (unsigned long long)addr);
+	out->qualname = xstrdup(name);
+	out->filename = xstrdup(file);
+	out->firstlineno = firstlineno;
+	out->checksum = py_code_checksum((uint32_t)firstlineno, name_ptr);
+	out->version = off->version;
+	return 0;
+}
+
+/* --- cache */
+
+struct cache_entry {
+	uint32_t pid;
+	uint64_t addr;
+	struct python_code code;
+};
+
+struct python_code_cache {
+	struct u64map index; /* key(pid, addr) -> entry index + 1 */
+	struct cache_entry *entries;
+	size_t n, cap, max;
+	struct python_code_cache_stats st;
+};
+
+static uint64_t cache_key(uint32_t pid, uint64_t addr)
+{
+	uint64_t k = hash_combine(hash_u64(pid + 1), addr);
+
+	return (k == 0 || k == ~0ULL) ? 1 : k;
+}
+
+struct python_code_cache *python_code_cache_new(size_t max_entries)
+{
+	struct python_code_cache *cc = xcalloc(1, sizeof(*cc));
+
+	u64map_init(&cc->index);
+	cc->max = max_entries ? max_entries : 65536;
+	return cc;
+}
+
+static void cache_clear(struct python_code_cache *cc)
+{
+	size_t i;
+
+	for (i = 0; i < cc->n; i++)
+		python_code_release(&cc->entries[i].code);
+	cc->n = 0;
+	u64map_release(&cc->index);
+	u64map_init(&cc->index);
+}
+
+void python_code_cache_free(struct python_code_cache *cc)
+{
+	if (!cc)
+		return;
+	cache_clear(cc);
+	xfree(cc->entries);
+	xfree(cc);
+}
+
+const struct python_code *python_code_cache_get(struct python_code_cache *cc, uint32_t pid,
+						uint64_t addr, uint32_t checksum,
+						struct python_mem *m,
+						const struct py_offsets *off,
+						const struct python_types *types)
+{
+	uint64_t key = cache_key(pid, addr), *slot;
+	struct cache_entry *e = NULL;
+	struct python_code code;
+
+	cc->st.lookups++;
+	slot = u64map_get(&cc->index, key);
+	if (slot) {
+		e = &cc->entries[*slot - 1];
+		if (e->pid == pid && e->addr == addr && e->code.checksum == checksum) {
+			cc->st.hits++;
+			return &e->code;
+		}
+		if (e->pid == pid && e->addr == addr)
+			cc->st.checksum_mismatches++;
+	}
+	if (!m || !off)
+		return NULL;
+	cc->st.reads++;
+	if (python_code_read(m, off, types, addr, &code, NULL) < 0) {
+		cc->st.read_errors++;
+		return NULL;
+	}
+	if (code.checksum != checksum) {
+		/* The address holds another code object now: the sample's is gone. */
+		cc->st.checksum_mismatches++;
+		python_code_release(&code);
+		return NULL;
+	}
+	if (slot) {
+		/* Same key (same pid and address, or a hash collision): replace in place. */
+		python_code_release(&e->code);
+	} else {
+		if (cc->n >= cc->max) {
+			cc->st.evictions += cc->n;
+			cache_clear(cc);
+		}
+		ALLOC_GROW(cc->entries, cc->n + 1, cc->cap);
+		e = &cc->entries[cc->n++];
+		u64map_put(&cc->index, key, cc->n);
+	}
+	e->pid = pid;
+	e->addr = addr;
+	e->code = code;
+	return &e->code;
+}
+
+void python_code_cache_forget_pid(struct python_code_cache *cc, uint32_t pid)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < cc->n; i++) {
+		if (cc->entries[i].pid == pid)
+			python_code_release(&cc->entries[i].code);
+		else
+			cc->entries[j++] = cc->entries[i];
+	}
+	cc->n = j;
+	u64map_release(&cc->index);
+	u64map_init(&cc->index);
+	for (i = 0; i < cc->n; i++)
+		u64map_put(&cc->index, cache_key(cc->entries[i].pid, cc->entries[i].addr), i + 1);
+}
+
+void python_code_cache_stats(const struct python_code_cache *cc,
+			     struct python_code_cache_stats *st)
+{
+	*st = cc->st;
+	st->entries = cc->n;
+}

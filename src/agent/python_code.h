@@ -1,0 +1,102 @@
+/* python_code.h: reading CPython code objects out of another process (or a memory image) and
+ * turning (code object, instruction offset) into qualname, file name and line.
+ *
+ * Process memory is hostile: the target runs on while we read, addresses get reused, a lying
+ * or corrupted object must give an error and never a crash, a hang or an unbounded allocation.
+ * Every read is bounded (PYTHON_NAME_MAX, PYTHON_FILE_MAX, PYTHON_LINETABLE_MAX), objects are
+ * checked against their type when the type's address is known, and line tables are decoded
+ * with every index checked.
+ *
+ * The line-table decoders are plain functions on bytes (unit-tested with tables dumped by the
+ * real interpreters):
+ *   3.8/3.9  co_lnotab      python_line_lnotab(), offset in bytes
+ *   3.10     co_linetable   python_line_310(), offset in bytes
+ *   3.11+    co_linetable   python_line_311(), offset in bytes (code units * 2)
+ * Each returns the line, or -1 when the instruction has no line.
+ *
+ * The cache (struct python_code_cache) keeps decoded code objects per (pid, address) with the
+ * checksum of the code object seen at that address, so a reused address is caught and re-read;
+ * entries stay after the process exits. Strings returned by the cache are owned by it and valid
+ * until the next python_code_cache_get() (which may evict) or python_code_cache_free(). */
+#ifndef SCORCH_AGENT_PYTHON_CODE_H
+#define SCORCH_AGENT_PYTHON_CODE_H
+
+#include <linux/types.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/python.h"
+
+struct errmsg;
+struct python_mem;
+
+#define PYTHON_NAME_MAX 512          /* bytes of UTF-8 kept of a (qual)name */
+#define PYTHON_FILE_MAX 4096         /* bytes of UTF-8 kept of a file name */
+#define PYTHON_LINETABLE_MAX (256u << 10)
+
+/* Addresses of type objects, to check what a pointer points to (0 = unknown, not checked). */
+struct python_types {
+	uint64_t code_type;
+	uint64_t str_type;
+	uint64_t bytes_type;
+};
+
+struct python_code {
+	char *qualname;       /* co_qualname (3.11+) or co_name; xmalloc'ed */
+	char *filename;       /* co_filename; xmalloc'ed */
+	uint8_t *linetable;   /* raw co_lnotab / co_linetable bytes; xmalloc'ed, may be NULL */
+	size_t linetable_len;
+	int32_t firstlineno;
+	uint32_t checksum;    /* py_code_checksum() of this object */
+	uint32_t version;     /* (major << 8) | minor: which decoder applies */
+};
+
+/* Read the code object at addr. 0, or a negative errno with a message in err (may be NULL).
+ * On success the caller releases out with python_code_release(). */
+int python_code_read(struct python_mem *m, const struct py_offsets *off,
+		     const struct python_types *types, uint64_t addr, struct python_code *out,
+		     struct errmsg *err);
+void python_code_release(struct python_code *c);
+
+/* Only the checksum of the code object at addr (two small reads): 0 or negative errno. */
+int python_code_checksum(struct python_mem *m, const struct py_offsets *off, uint64_t addr,
+			 uint32_t *checksum);
+
+/* The line of the instruction at byte offset off in the bytecode, or -1. off ==
+ * PY_INSTR_UNKNOWN gives firstlineno. */
+int python_code_line(const struct python_code *c, uint32_t off);
+
+int python_line_lnotab(const uint8_t *tab, size_t len, int firstlineno, uint32_t off);
+int python_line_310(const uint8_t *tab, size_t len, int firstlineno, uint32_t off);
+int python_line_311(const uint8_t *tab, size_t len, int firstlineno, uint32_t off);
+
+/* Read a str object into out as UTF-8 (NUL-terminated, at most outlen - 1 bytes; longer
+ * strings are cut at a character boundary). 0 or negative errno. */
+int python_read_str(struct python_mem *m, const struct py_offsets *off,
+		    const struct python_types *types, uint64_t addr, char *out, size_t outlen);
+
+/* --- cache */
+struct python_code_cache;
+
+struct python_code_cache *python_code_cache_new(size_t max_entries);
+void python_code_cache_free(struct python_code_cache *cc); /* NULL ok */
+
+/* The decoded code object for (pid, addr) whose checksum is checksum. On a miss (or a checksum
+ * mismatch) it is read through m (when m is not NULL) and cached. Returns NULL when it cannot
+ * be had (process gone and never seen, unreadable, checksum differs from what is in memory). */
+const struct python_code *python_code_cache_get(struct python_code_cache *cc, uint32_t pid,
+						uint64_t addr, uint32_t checksum,
+						struct python_mem *m,
+						const struct py_offsets *off,
+						const struct python_types *types);
+/* Drop every entry of pid (e.g. when the pid is reused by a new process). */
+void python_code_cache_forget_pid(struct python_code_cache *cc, uint32_t pid);
+
+struct python_code_cache_stats {
+	uint64_t lookups, hits, reads, read_errors, checksum_mismatches, evictions;
+	size_t entries;
+};
+void python_code_cache_stats(const struct python_code_cache *cc,
+			     struct python_code_cache_stats *st);
+
+#endif

@@ -1,0 +1,303 @@
+/* sampler.c: loads sampler.bpf.c, opens the perf events, drains the ring buffer (sampler.h).
+ * The drain callback runs for every sample, so it does no allocation: the caller's callback
+ * gets a pointer straight into the ring buffer. */
+#include "agent/sampler.h"
+#include "lib/alloc.h"
+#include "lib/buf.h"
+
+#include "sampler.skel.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct sampler {
+	struct sampler_bpf *skel;
+	struct ring_buffer *rb;
+	struct sampler_opts opts;
+	int *perf_fds;
+	struct bpf_link **links;
+	int ncpus;
+	int *cpus;
+	sampler_record_fn fn;
+	void *fn_ctx;
+	int fn_ret;
+	uint64_t bad_records;
+};
+
+/* Parse a CPU list like "0-3,5" into a new array. */
+static int parse_cpu_list(const char *s, int **cpus_out, int *n_out)
+{
+	int *cpus = NULL, n = 0;
+	size_t cap = 0;
+
+	while (*s && *s != '\n') {
+		char *end;
+		long a = strtol(s, &end, 10), b;
+
+		if (end == s || a < 0 || a > 65535)
+			goto bad;
+		b = a;
+		if (*end == '-') {
+			s = end + 1;
+			b = strtol(s, &end, 10);
+			if (end == s || b < a || b > 65535)
+				goto bad;
+		}
+		for (; a <= b; a++) {
+			ALLOC_GROW(cpus, (size_t)n + 1, cap);
+			cpus[n++] = (int)a;
+		}
+		s = end;
+		if (*s == ',')
+			s++;
+	}
+	if (!n)
+		goto bad;
+	*cpus_out = cpus;
+	*n_out = n;
+	return 0;
+bad:
+	xfree(cpus);
+	return -EINVAL;
+}
+
+static int online_cpus(int **cpus, int *n)
+{
+	struct buf b = BUF_INIT(4096);
+	int err = buf_read_file(&b, "/sys/devices/system/cpu/online");
+
+	if (!err)
+		err = parse_cpu_list(b.data, cpus, n);
+	buf_release(&b);
+	return err;
+}
+
+static int explain_load_error(int err, struct errmsg *msg)
+{
+	if (err == -EPERM || err == -EACCES) {
+		if (geteuid() != 0)
+			return errmsg_set(msg, err, "loading the BPF sampler needs root (or CAP_BPF, "
+					  "CAP_PERFMON and CAP_SYS_RESOURCE): run with sudo");
+		return errmsg_set(msg, err, "the kernel refused to load the BPF sampler (%s): "
+				  "check kernel.unprivileged_bpf_disabled, lockdown mode and "
+				  "seccomp/container restrictions", strerror(-err));
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+		return errmsg_set(msg, err, "this kernel has no BTF (/sys/kernel/btf/vmlinux is "
+				  "missing): scorch needs a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+	if (err == -ENOSYS || err == -EOPNOTSUPP)
+		return errmsg_set(msg, err, "BPF is not available in this kernel (%s): it needs "
+				  "CONFIG_BPF_SYSCALL and a 5.17 or newer kernel", strerror(-err));
+	return errmsg_set(msg, err, "cannot load the BPF sampler: %s (run with -v -v to see "
+			  "the verifier's log)", strerror(-err));
+}
+
+int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct errmsg *err)
+{
+	struct sampler *s = xcalloc(1, sizeof(*s));
+	size_t rb = opts->ringbuf_bytes ? opts->ringbuf_bytes : (8u << 20);
+	int ret;
+
+	s->opts = *opts;
+	if (s->opts.freq_hz <= 0)
+		s->opts.freq_hz = 99;
+	if (rb & (rb - 1)) {
+		ret = errmsg_set(err, -EINVAL, "ring buffer size %zu is not a power of two", rb);
+		goto fail;
+	}
+	ret = online_cpus(&s->cpus, &s->ncpus);
+	if (ret) {
+		ret = errmsg_set(err, ret, "cannot read the online CPUs from "
+				 "/sys/devices/system/cpu/online");
+		goto fail;
+	}
+	log_route_libbpf();
+	s->skel = sampler_bpf__open();
+	if (!s->skel) {
+		ret = explain_load_error(-errno, err);
+		goto fail;
+	}
+	s->skel->rodata->filter_pids = opts->filter_pids ? 1 : 0;
+	s->skel->rodata->follow_children = opts->follow_children ? 1 : 0;
+	s->skel->rodata->include_idle = opts->include_idle ? 1 : 0;
+	s->skel->rodata->python_mode = (uint32_t)opts->python_mode;
+	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)rb);
+	ret = sampler_bpf__load(s->skel);
+	if (ret) {
+		ret = explain_load_error(ret < 0 ? ret : -errno, err);
+		goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	sampler_close(s);
+	return ret;
+}
+
+int sampler_add_pid(struct sampler *s, int pid)
+{
+	__u32 key = (__u32)pid;
+	__u8 one = 1;
+
+	if (bpf_map__update_elem(s->skel->maps.target_pids, &key, sizeof(key), &one, sizeof(one),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static int open_perf_event(int cpu, int freq)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.freq = 1;
+	attr.sample_freq = (uint64_t)freq;
+	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int on_ring_record(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+	const struct event_hdr *hdr = data;
+
+	if (size < sizeof(*hdr) || hdr->version != SCORCH_EVENT_VERSION || hdr->size > size) {
+		s->bad_records++;
+		return 0;
+	}
+	s->fn_ret = s->fn(s->fn_ctx, hdr, size);
+	return s->fn_ret;
+}
+
+int sampler_attach(struct sampler *s, struct errmsg *err)
+{
+	int i, ret;
+
+	s->perf_fds = xcalloc((size_t)s->ncpus, sizeof(int));
+	s->links = xcalloc((size_t)s->ncpus, sizeof(*s->links));
+	for (i = 0; i < s->ncpus; i++)
+		s->perf_fds[i] = -1;
+	for (i = 0; i < s->ncpus; i++) {
+		s->perf_fds[i] = open_perf_event(s->cpus[i], s->opts.freq_hz);
+		if (s->perf_fds[i] < 0) {
+			ret = -errno;
+			if (ret == -EACCES || ret == -EPERM)
+				return errmsg_set(err, ret, "perf_event_open on CPU %d was refused: "
+						  "run as root or with CAP_PERFMON (kernel.perf_event_paranoid "
+						  "is checked for unprivileged users)", s->cpus[i]);
+			if (ret == -ENODEV)
+				continue; /* offline since we read the list */
+			return errmsg_set(err, ret, "perf_event_open (cpu-clock) on CPU %d: %s",
+					  s->cpus[i], strerror(-ret));
+		}
+		s->links[i] = bpf_program__attach_perf_event(s->skel->progs.on_sample, s->perf_fds[i]);
+		if (!s->links[i]) {
+			ret = -errno;
+			return errmsg_set(err, ret, "cannot attach the sampler to CPU %d: %s",
+					  s->cpus[i], strerror(-ret));
+		}
+	}
+	ret = sampler_bpf__attach(s->skel);
+	if (ret)
+		return errmsg_set(err, ret, "cannot attach the fork/exec/exit tracepoints: %s",
+				  strerror(-ret));
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ring_record, s, NULL);
+	if (!s->rb) {
+		ret = -errno;
+		return errmsg_set(err, ret, "cannot open the BPF ring buffer: %s", strerror(-ret));
+	}
+	return 0;
+}
+
+int sampler_poll(struct sampler *s, int timeout_ms, sampler_record_fn fn, void *ctx)
+{
+	int n;
+
+	s->fn = fn;
+	s->fn_ctx = ctx;
+	s->fn_ret = 0;
+	n = ring_buffer__poll(s->rb, timeout_ms);
+	if (s->fn_ret)
+		return s->fn_ret;
+	return n;
+}
+
+int sampler_stats(struct sampler *s, uint64_t out[STAT__COUNT])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *vals;
+	__u32 key;
+	int i;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	vals = xcalloc((size_t)ncpu, sizeof(uint64_t));
+	for (key = 0; key < STAT__COUNT; key++) {
+		out[key] = 0;
+		if (bpf_map__lookup_elem(s->skel->maps.stats, &key, sizeof(key), vals,
+					 (size_t)ncpu * sizeof(uint64_t), 0))
+			continue;
+		for (i = 0; i < ncpu; i++)
+			out[key] += vals[i];
+	}
+	xfree(vals);
+	return 0;
+}
+
+int sampler_prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_cnt)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.on_sample), &info, &len))
+		return -errno;
+	*run_time_ns = info.run_time_ns;
+	*run_cnt = info.run_cnt;
+	return info.run_cnt ? 0 : -ENODATA;
+}
+
+struct sampler_bpf *sampler_skel(struct sampler *s)
+{
+	return s->skel;
+}
+
+int sampler_ncpus(const struct sampler *s)
+{
+	return s->ncpus;
+}
+
+uint64_t sampler_bad_records(const struct sampler *s)
+{
+	return s->bad_records;
+}
+
+void sampler_close(struct sampler *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	ring_buffer__free(s->rb);
+	for (i = 0; s->links && i < s->ncpus; i++)
+		bpf_link__destroy(s->links[i]);
+	for (i = 0; s->perf_fds && i < s->ncpus; i++) {
+		if (s->perf_fds[i] >= 0)
+			close(s->perf_fds[i]);
+	}
+	sampler_bpf__destroy(s->skel);
+	xfree(s->links);
+	xfree(s->perf_fds);
+	xfree(s->cpus);
+	xfree(s);
+}

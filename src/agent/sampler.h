@@ -1,0 +1,59 @@
+/* sampler.h: user-space side of the BPF sampler (src/bpf/sampler.bpf.c). Opens and loads the
+ * BPF object, opens one cpu-clock perf event per online CPU in frequency mode, attaches the
+ * sampling program and the fork/exec/exit tracepoints, and drains the ring buffer.
+ *
+ * Lifecycle: sampler_open() -> [sampler_add_pid()...] -> sampler_attach() -> sampler_poll()...
+ * -> sampler_close(). Records handed to the poll callback live only during the call. */
+#ifndef SCORCH_SAMPLER_H
+#define SCORCH_SAMPLER_H
+
+#include <linux/types.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/sampler.h"
+#include "lib/log.h"
+
+struct sampler;
+struct sampler_bpf;
+
+struct sampler_opts {
+	int freq_hz;          /* samples per second per CPU (default 99) */
+	int filter_pids;      /* profile only pids added with sampler_add_pid() (and, with
+				 follow_children, their descendants) */
+	int follow_children;
+	int include_idle;     /* report idle CPU samples (pid 0) when not filtering */
+	size_t ringbuf_bytes; /* ring buffer size, power of two (default 8 MiB) */
+	int python_mode;      /* CPython stacks (sampler.bpf.c: python_mode): 0 off, 1 Python
+				 frames only from the thread state */
+};
+
+/* Open and load the BPF object. On failure returns a negative errno and explains the problem
+ * and its fix in err (not root, missing CAP_BPF/CAP_PERFMON, no BTF, ...). */
+int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct errmsg *err);
+/* Add a process (thread group id) to the profiled set. */
+int sampler_add_pid(struct sampler *s, int pid);
+/* Open the perf events on every online CPU and attach the programs. */
+int sampler_attach(struct sampler *s, struct errmsg *err);
+
+/* Called for each record: hdr->type says what follows the header (sampler.h).
+ * A non-zero return stops the current poll and is returned by sampler_poll(). */
+typedef int (*sampler_record_fn)(void *ctx, const struct event_hdr *hdr, size_t size);
+/* Wait up to timeout_ms for records and hand each to fn. Returns the number of records
+ * consumed, or a negative errno (-EINTR when a signal arrived). */
+int sampler_poll(struct sampler *s, int timeout_ms, sampler_record_fn fn, void *ctx);
+
+/* Sum over CPUs of each enum sampler_stat counter. */
+int sampler_stats(struct sampler *s, uint64_t out[STAT__COUNT]);
+/* The loaded skeleton, for modules that add their own maps (unwind tables, interpreters). */
+struct sampler_bpf *sampler_skel(struct sampler *s);
+int sampler_ncpus(const struct sampler *s);
+/* Records that failed validation in user space (bad version or size). */
+uint64_t sampler_bad_records(const struct sampler *s);
+void sampler_close(struct sampler *s);
+
+/* Run time (ns) and run count of the sampling program from kernel.bpf_stats_enabled, or
+ * -ENODATA when stats are off. */
+int sampler_prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_cnt);
+
+#endif

@@ -1,0 +1,70 @@
+/* session.h: one profiling session: the BPF sampler, the processes it follows, the raw-stack
+ * aggregate and the symbolizer, driven by one event loop. Shared by `scorch record`, `scorch
+ * top` and `scorch agent`.
+ *
+ *   session_start()  load BPF, start the command (if any), attach
+ *   session_run()    loop until the command exits, the pids exit, the duration passes or
+ *                    *stop_flag is set     -- or drive it yourself with session_poll()
+ *   session_profile() symbolize what was collected into a new profile and start afresh
+ *   session_free()
+ */
+#ifndef SCORCH_SESSION_H
+#define SCORCH_SESSION_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct session;
+struct profile;
+
+struct session_opts {
+	int freq_hz;              /* default 99 */
+	int include_idle;         /* whole-machine mode: count idle CPU as [idle] */
+	int status_line;          /* live status on stderr */
+	double duration_s;        /* 0: no limit */
+	volatile sig_atomic_t *stop_flag; /* set (by a signal handler) to stop */
+	const int *pids;          /* profile these processes ... */
+	size_t npids;
+	char *const *command;     /* ... or run and profile this command (argv, NULL-terminated) */
+	size_t max_stacks;        /* cap on distinct raw stacks held (default 1M) */
+};
+
+/* Start profiling. Prints what went wrong (and how to fix it) and returns -1 on failure, or
+ * -127 when the command could not be started (not found, not executable). */
+int session_start(const struct session_opts *opts, struct session **out);
+/* Wait up to timeout_ms for samples and consume them. Returns 1 while the session should go
+ * on, 0 when it is over (command/pids exited, duration passed, stop flag), negative on error. */
+int session_poll(struct session *s, int timeout_ms);
+/* session_poll() until over; returns 0 or a negative errno. */
+int session_run(struct session *s);
+
+/* Symbolize everything collected since the last call into a new profile (the caller frees it
+ * with profile_free()), and reset the aggregate. */
+struct profile *session_profile(struct session *s);
+
+/* The same, but each process's stacks go to the profile pick() returns for it (see
+ * aggregate.h; pick may return NULL to drop them). Profiles should come from
+ * session_new_profile(). Processes that exited are forgotten afterwards. */
+struct profile;
+typedef struct profile *(*session_pick_fn)(void *ctx, uint32_t pid, const char *comm);
+int session_collect(struct session *s, session_pick_fn pick, void *ctx);
+/* A new empty profile with this session's sample type, period and current interval. */
+struct profile *session_new_profile(struct session *s);
+
+/* What we know of a process seen in this interval (exe name, container), or NULL. */
+struct procinfo;
+const struct procinfo *session_procinfo(struct session *s, uint32_t pid);
+
+uint64_t session_samples(const struct session *s);
+/* Print machine-readable counters (samples, lost, BPF run time) on one line to stderr. */
+void session_print_stats(struct session *s);
+uint64_t session_lost(struct session *s);
+/* ", N lost" when samples were lost, else "". */
+const char *session_lost_note(struct session *s);
+/* The command's exit status as a shell reports it (128+signal when killed); 127 when it could
+ * not be started. */
+int session_command_status(const struct session *s);
+void session_free(struct session *s);
+
+#endif

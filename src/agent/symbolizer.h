@@ -1,0 +1,76 @@
+/* symbolizer.h: host-side symbolization of native user-space and kernel addresses.
+ *
+ * User space: symbolizer_track_pid() snapshots /proc/PID/maps and opens every file-backed
+ * executable mapping right away, so that a process's frames still resolve after it exits.
+ * Each file is opened and its symbols loaded ONCE however many processes map it (keyed by build
+ * id, else device + inode + size + mtime), with its separate debug file when it lacks .symtab
+ * (see elf_open_debug_file()). Results are cached per (file, address), since the same addresses
+ * recur in every sample. The [vdso] is read from our own vDSO (same kernel for every process).
+ * Kernel: /proc/kallsyms, loaded on first use (see kallsyms.h).
+ *
+ * Memory: the symbolizer owns everything it returns; strings in struct sym_result stay valid
+ * until symbolizer_free(), even after symbolizer_forget_pid(). Not thread-safe.
+ *
+ * Reads of /proc never block on a dying process: a process that exits between two reads just
+ * leaves fewer mappings. */
+#ifndef SCORCH_AGENT_SYMBOLIZER_H
+#define SCORCH_AGENT_SYMBOLIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct symbolizer;
+
+struct sym_result {           /* strings owned by the symbolizer, valid until symbolizer_free */
+	const char *name;         /* demangled function name, or NULL if unknown */
+	const char *mangled;      /* raw symbol name, or NULL */
+	const char *module;       /* path of the mapped file, or "[vdso]", NULL if no mapping */
+	const char *build_id;     /* hex or NULL */
+	uint64_t map_start, map_limit, map_offset; /* the mapping that holds the address */
+	uint64_t module_offset;   /* file offset of addr, for "module+0xOFF" */
+	const char *source_file;  /* from DWARF line info when enabled and available, else NULL */
+	int line;                 /* 0 when unknown */
+};
+
+struct symbolizer_options {
+	const char *debug_dir;    /* instead of /usr/lib/debug (tests); NULL for the default */
+	int no_debug_files;       /* 1: never look for separate debug files */
+	int line_info;            /* 1: fill source_file/line from DWARF (lazy, cached) */
+	size_t max_files;         /* files cached before unused ones are dropped; 0: 4096 */
+};
+
+struct symbolizer *symbolizer_new(void);
+/* Same with options (opts may be NULL; it is copied, strings too). */
+struct symbolizer *symbolizer_new_opts(const struct symbolizer_options *opts);
+void symbolizer_free(struct symbolizer *s); /* NULL ok */
+
+/* Snapshot /proc/PID/maps now and open/cache every file-backed executable mapping, so that
+ * frames can still be resolved after the process exits. Cheap if already tracked and the maps
+ * did not change; call again to refresh (e.g. after dlopen). Returns 0, or -ESRCH when the
+ * process is gone (nothing tracked), or another negative errno. */
+int symbolizer_track_pid(struct symbolizer *s, int pid);
+/* Drop the mappings of pid (the files stay cached for other processes and past results). */
+void symbolizer_forget_pid(struct symbolizer *s, int pid);
+
+/* Symbolize addr in process pid. An untracked pid is tracked first; an address outside every
+ * known mapping triggers one refresh of the maps (at most once per second per pid). Returns 0
+ * with out filled (out->name may still be NULL when the mapping is known but no symbol covers
+ * addr), or -ENOENT when no mapping holds addr (out->module NULL). */
+int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_result *out);
+/* Symbolize a kernel address via /proc/kallsyms: 0, or -ENOENT (unknown / kallsyms hidden). */
+int symbolizer_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out);
+
+/* Why kernel symbols are unavailable (e.g. kptr_restrict), or NULL when they are fine or not
+ * loaded yet. */
+const char *symbolizer_kernel_problem(struct symbolizer *s);
+
+struct symbolizer_stats {
+	size_t pids;        /* tracked processes */
+	size_t files;       /* cached files (incl. those that failed to open) */
+	size_t symbols;     /* symbols held */
+	size_t cached_addrs;
+	uint64_t lookups, cache_hits;
+};
+void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *st);
+
+#endif

@@ -1,0 +1,110 @@
+/* unwinder.h: user space of the table-driven native unwinder. It keeps, for every process the
+ * sampler profiles, the list of its executable mappings, builds one unwind table per file
+ * (unwind_table.h; keyed by GNU build id, else a content hash; shared by every process mapping
+ * the file; reference counted; evicted least recently used when the table space is full) and
+ * publishes both in the BPF maps the in-kernel unwinder reads (bpf/unwind.h).
+ *
+ * Samples of a process whose tables are not published yet (or whose pc falls in a mapping not
+ * yet known, e.g. right after dlopen) arrive as stack snapshots (bpf/unwind.h); the unwinder
+ * unwinds them here with the same step the BPF program runs (bpf/unwind_step.h).
+ *
+ * Use from the sampler's event loop:
+ *   u = unwinder_new(bpf_object of the sampler, &opts, &err)   after the object is loaded
+ *   unwinder_on_event(u, hdr, size)     for every EVENT_EXEC / EVENT_FORK / EVENT_EXIT /
+ *                                       EVENT_MMAP record (other records are ignored)
+ *   unwinder_fix_sample(u, hdr, size, &hdr2, &size2)
+ *                                       for every EVENT_SAMPLE, before using its frames: when
+ *                                       the record carries a snapshot, returns 1 and a rewritten
+ *                                       record (owned by u, valid until the next call)
+ *   unwinder_track_pid(u, pid)          a process to profile (e.g. -p PID) or refresh
+ *   unwinder_free(u)
+ * With obj NULL the unwinder works in user space alone (tests): tables live in heap arrays of
+ * the same layout and only unwinder_fix_sample() / unwinder_unwind() use them.
+ *
+ * Not thread-safe. */
+#ifndef SCORCH_AGENT_UNWINDER_H
+#define SCORCH_AGENT_UNWINDER_H
+
+#include <linux/types.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/sampler.h"
+#include "bpf/unwind.h"
+#include "agent/unwind_table.h"
+
+struct bpf_object;
+struct elf_file;
+struct errmsg;
+struct unwinder;
+
+/* Interpreter ranges of a file (e.g. CPython's eval loop): fill up to max ranges (link-time
+ * addresses) and return how many. path is the file's path as mapped (may be a /proc path). */
+typedef int (*unwinder_interp_fn)(void *ctx, struct elf_file *e, const char *path,
+				  struct unwind_range *out, int max);
+
+struct unwinder_opts {
+	/* user-space only mode: sizes of the heap tables (the BPF maps' sizes are set in the
+	 * BPF object) */
+	uint32_t max_entries;    /* default UNWINDER_DEFAULT_ENTRIES */
+	uint32_t max_mappings;   /* default UNWINDER_DEFAULT_MAPPINGS */
+	unwinder_interp_fn interp;
+	void *interp_ctx;
+	const char *debug_dir;   /* overrides /usr/lib/debug (tests); NULL: default */
+};
+
+#define UNWINDER_DEFAULT_ENTRIES  (2u << 20)  /* 16 MiB of unwind entries */
+#define UNWINDER_DEFAULT_MAPPINGS (64u << 10) /* 2.5 MiB of process mappings */
+#define UNWINDER_DEFAULT_PIDS     16384u
+
+/* Create the unwinder. obj: the loaded sampler BPF object (its maps unw_entries, unw_maps,
+ * unw_pids, unw_stats), or NULL for user space only. opts may be NULL. Returns NULL with a
+ * message in err on failure (e.g. the maps are missing or cannot be mapped). */
+struct unwinder *unwinder_new(struct bpf_object *obj, const struct unwinder_opts *opts,
+			      struct errmsg *err);
+void unwinder_free(struct unwinder *u); /* NULL ok */
+
+/* Read /proc/PID/maps, build or reuse the tables of every executable mapping, publish.
+ * Cheap when nothing changed. 0, -ESRCH when the process is gone, other negative errno. */
+int unwinder_track_pid(struct unwinder *u, int pid);
+/* Drop a process: its mappings are unpublished and its files' references released. */
+void unwinder_forget_pid(struct unwinder *u, int pid);
+/* React to a lifecycle record of the sampler (exec: re-read; fork: read the child; exit:
+ * forget; mmap of executable memory: re-read). */
+void unwinder_on_event(struct unwinder *u, const struct event_hdr *hdr, size_t size);
+
+/* For an EVENT_SAMPLE record: if its user words are a stack snapshot, unwind it and return 1
+ * with *out/*out_size a rewritten record (frame words in place of the snapshot; memory owned by
+ * u, valid until the next call). Returns 0 when the record needs nothing, negative errno when
+ * the record is malformed. */
+int unwinder_fix_sample(struct unwinder *u, const struct event_hdr *hdr, size_t size,
+			const struct event_hdr **out, size_t *out_size);
+
+/* Unwind registers + a copy of stack memory (stack holds len bytes from address sp) of pid in
+ * user space. Writes frame words (sampler.h), leaf first, ending with a marker word when the
+ * unwind did not complete. Returns the number of words (<= max) and, in *result (may be NULL),
+ * the enum unwind_stat saying how it ended. */
+size_t unwinder_unwind(struct unwinder *u, int pid, uint64_t pc, uint64_t sp, uint64_t bp,
+		       const void *stack, size_t len, uint64_t *words, size_t max, uint32_t *result);
+
+struct unwinder_stats {
+	uint64_t pids;             /* processes published */
+	uint64_t files;            /* files with a table cached */
+	uint64_t files_loaded;     /* ... of which loaded in the table space */
+	uint64_t entries_used;     /* entries of the table space in use */
+	uint64_t entries_cap;
+	uint64_t mappings_used, mappings_cap;
+	uint64_t table_builds;     /* tables built */
+	uint64_t table_build_ns;   /* time spent building them */
+	uint64_t table_errors;     /* files without a usable table */
+	uint64_t evictions;        /* files evicted (LRU) to make room */
+	uint64_t cap_hits;         /* a table or process did not fit even after eviction */
+	uint64_t map_reads;        /* /proc/PID/maps reads */
+	uint64_t snapshots;        /* snapshots unwound in user space */
+	uint64_t snapshots_complete;
+	uint64_t kernel_bytes;     /* memory of the BPF maps for tables (bytes) */
+	uint64_t bpf[USTAT__COUNT]; /* unw_stats summed over CPUs (0 without BPF) */
+};
+void unwinder_stats(struct unwinder *u, struct unwinder_stats *out);
+
+#endif

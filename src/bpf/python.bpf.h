@@ -1,0 +1,273 @@
+/* python.bpf.h: the CPython stack walker in BPF. Included by sampler.bpf.c after sampler.h and
+ * python.h; the call contract for the native unwinder is at the top of python.h.
+ *
+ * Per sample: find the sampled thread's PyThreadState (a per-thread cache, checked, else a walk
+ * of the thread-state lists comparing tstate->thread_id with the thread's fsbase, which is
+ * pthread_self() on x86-64), then follow the frame chain from the thread's current frame. Each
+ * Python frame becomes two words (code object, instruction offset + checksum). Entry frames
+ * (3.11 is_entry, 3.12+ owner >= 3 shims) delimit the Python frames of one C-level
+ * _PyEval_EvalFrameDefault call, which is what lets the native unwinder put them in place of
+ * that native frame.
+ *
+ * Every read can fail (the target runs on, the process is hostile): a failed read ends the walk
+ * with a PY_MARK_BAD_FRAME word; loops are bounded (PY_MAX_FRAMES frames per sample,
+ * PY_MAX_THREADS thread states, PY_MAX_INTERPS interpreters). */
+#ifndef SCORCH_PYTHON_BPF_H
+#define SCORCH_PYTHON_BPF_H
+
+#include "python.h"
+
+#define PY_MAX_FRAMES  192 /* Python frames per sample */
+#define PY_MAX_THREADS 128 /* thread states searched per interpreter */
+#define PY_MAX_INTERPS 4
+#define PY_OUT_LIMIT   (MAX_KERNEL_FRAMES + MAX_USER_WORDS)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32); /* tgid */
+	__type(value, struct py_proc);
+} py_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);   /* tid */
+	__type(value, __u64); /* PyThreadState address */
+} py_tstates SEC(".maps");
+
+/* Walker state for one sample. */
+struct py_walk {
+	struct py_proc p;  /* copy of the process's map value */
+	__u64 frame;       /* next frame to read (0: the chain is done) */
+	__u64 fsbase;
+	__u32 tid;
+	__u32 nframes;     /* Python frames emitted so far */
+	__u32 error;       /* a read failed: the walk stopped */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_walk);
+} py_scratch SEC(".maps");
+
+/* Per-call context of the frame loop (bpf_loop callback). */
+struct py_loop_ctx {
+	struct py_walk *w;
+	struct sample_record *rec;
+	__u32 pos;      /* next index in rec->frames */
+	__u32 limit;    /* do not write at or past this index */
+	__u32 segment;  /* 1: stop at the end of one C-level eval call */
+	__u32 stop;
+};
+
+/* bpf_loop callback for the thread-state search. */
+struct py_ts_ctx {
+	struct py_walk *w;
+	__u64 ts;
+	__u64 found;
+};
+
+static __always_inline int py_read(void *dst, __u32 size, __u64 addr)
+{
+	return bpf_probe_read_user(dst, size, (const void *)addr);
+}
+
+static long py_ts_step(__u32 i, void *data)
+{
+	struct py_ts_ctx *c = data;
+	struct py_walk *w = c->w;
+	__u64 id = 0;
+
+	if (!c->ts)
+		return 1;
+	if (py_read(&id, sizeof(id), c->ts + w->p.off.ts_thread_id))
+		return 1;
+	if (id == w->fsbase) {
+		c->found = c->ts;
+		return 1;
+	}
+	if (py_read(&c->ts, sizeof(c->ts), c->ts + w->p.off.ts_next))
+		return 1;
+	return 0;
+}
+
+static __always_inline __u64 py_find_tstate(struct py_walk *w)
+{
+	struct py_ts_ctx c = { .w = w };
+	__u64 *cached, interp = 0, id = 0;
+	int i;
+
+	cached = bpf_map_lookup_elem(&py_tstates, &w->tid);
+	if (cached && *cached &&
+	    !py_read(&id, sizeof(id), *cached + w->p.off.ts_thread_id) && id == w->fsbase)
+		return *cached;
+	if (py_read(&interp, sizeof(interp), w->p.runtime + w->p.off.rt_interp_head))
+		return 0;
+	for (i = 0; i < PY_MAX_INTERPS && interp; i++) {
+		c.ts = 0;
+		if (py_read(&c.ts, sizeof(c.ts), interp + w->p.off.interp_threads_head))
+			return 0;
+		bpf_loop(PY_MAX_THREADS, py_ts_step, &c, 0);
+		if (c.found) {
+			bpf_map_update_elem(&py_tstates, &w->tid, &c.found, BPF_ANY);
+			return c.found;
+		}
+		if (py_read(&interp, sizeof(interp), interp + w->p.off.interp_next))
+			return 0;
+	}
+	return 0;
+}
+
+/* Start a walk for the current task of process tgid. Returns 1 when the process is a known
+ * CPython and the thread has a thread state (w->frame may still be 0: no Python frames). */
+static __always_inline int py_walk_begin(struct py_walk *w, __u32 tgid)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct py_proc *p = bpf_map_lookup_elem(&py_procs, &tgid);
+	__u64 ts;
+
+	if (!p)
+		return 0;
+	__builtin_memcpy(&w->p, p, sizeof(w->p));
+	w->frame = 0;
+	w->nframes = 0;
+	w->error = 0;
+	w->tid = (__u32)bpf_get_current_pid_tgid();
+	w->fsbase = BPF_CORE_READ(task, thread.fsbase);
+	if (w->p.off.flags & PY_F_FREE_THREADED)
+		return 0;
+	ts = py_find_tstate(w);
+	if (!ts)
+		return 0;
+	if (py_read(&w->frame, sizeof(w->frame), ts + w->p.off.ts_frame)) {
+		w->frame = 0;
+		return 1;
+	}
+	if ((w->p.off.flags & PY_F_CFRAME) && w->frame &&
+	    py_read(&w->frame, sizeof(w->frame), w->frame + w->p.off.ts_cframe_frame))
+		w->frame = 0;
+	return 1;
+}
+
+/* 1 when pc is inside the eval loop of the walked process. */
+static __always_inline int py_pc_in_eval(const struct py_walk *w, __u64 pc)
+{
+	return (pc >= w->p.eval_lo[0] && pc < w->p.eval_hi[0]) ||
+	       (pc >= w->p.eval_lo[1] && pc < w->p.eval_hi[1]);
+}
+
+static __always_inline void py_emit(struct py_loop_ctx *c, __u64 word)
+{
+	__u32 i = c->pos;
+
+	if (i >= c->limit || i >= PY_OUT_LIMIT)
+		return;
+	c->rec->frames[i] = word;
+	c->pos = i + 1;
+}
+
+/* One frame of the chain: emit it (or skip a shim), advance w->frame. */
+static long py_frame_step(__u32 i, void *data)
+{
+	struct py_loop_ctx *c = data;
+	struct py_walk *w = c->w;
+	const struct py_offsets *o = &w->p.off;
+	__u64 frame = w->frame, code = 0, next = 0, ptr = 0, name = 0;
+	__u32 instr = (__u32)PY_INSTR_UNKNOWN, firstlineno = 0;
+	__u8 owner = 0;
+	int entry = 0;
+
+	if (!frame || c->stop)
+		return 1;
+	if (c->pos + 2 > c->limit || w->nframes >= PY_MAX_FRAMES) {
+		py_emit(c, (FW_TAG_PYTHON_MARK << FW_TAG_SHIFT) | PY_MARK_TRUNCATED);
+		w->frame = 0;
+		return 1;
+	}
+	if (py_read(&code, sizeof(code), frame + o->fr_code) ||
+	    py_read(&next, sizeof(next), frame + o->fr_previous))
+		goto bad;
+	if (o->flags & PY_F_TAGGED_CODE)
+		code &= ~3ULL;
+	if (o->fr_owner != PY_NO_OFFSET && py_read(&owner, 1, frame + o->fr_owner))
+		goto bad;
+	w->frame = next;
+	if ((o->flags & PY_F_OWNER_SHIM) && owner >= 3) {
+		/* The entry frame of a C-level eval call: the end of its segment. */
+		if (c->segment)
+			return 1;
+		return 0;
+	}
+	if (o->flags & PY_F_FRAME_OBJECTS) {
+		__s32 lasti = -1;
+
+		entry = 1;
+		if (!py_read(&lasti, sizeof(lasti), frame + o->fr_instr) && lasti >= 0)
+			instr = (o->flags & PY_F_LASTI_UNITS) ? (__u32)lasti * 2 : (__u32)lasti;
+	} else {
+		__u64 base = code + o->co_code_adaptive;
+
+		entry = (o->flags & PY_F_IS_ENTRY) && owner;
+		if (!py_read(&ptr, sizeof(ptr), frame + o->fr_instr) && ptr >= base &&
+		    ptr - base < (1u << 24))
+			instr = (__u32)(ptr - base);
+	}
+	if (py_read(&firstlineno, sizeof(firstlineno), code + o->co_firstlineno) ||
+	    py_read(&name, sizeof(name), code + o->co_name))
+		goto bad;
+	py_emit(c, (FW_TAG_PYTHON << FW_TAG_SHIFT) | (code & FW_DATA_MASK));
+	py_emit(c, (FW_TAG_PYTHON_INSTR << FW_TAG_SHIFT) |
+			   ((__u64)py_code_checksum(firstlineno, name) << 32) | instr);
+	w->nframes++;
+	if (c->segment && entry)
+		return 1;
+	return 0;
+bad:
+	py_emit(c, (FW_TAG_PYTHON_MARK << FW_TAG_SHIFT) | PY_MARK_BAD_FRAME);
+	w->frame = 0;
+	w->error = 1;
+	return 1;
+}
+
+/* Emit the Python frames of the C-level eval call the native unwinder is at, into
+ * rec->frames[pos..limit). Returns the new pos. */
+static __always_inline __u32 py_walk_eval_frame(struct py_walk *w, struct sample_record *rec,
+						__u32 pos, __u32 limit)
+{
+	struct py_loop_ctx c = { .w = w, .rec = rec, .pos = pos, .limit = limit, .segment = 1 };
+
+	if (w->frame)
+		bpf_loop(PY_MAX_FRAMES, py_frame_step, &c, 0);
+	return c.pos;
+}
+
+/* Emit every Python frame of the thread into rec->frames[pos..limit). Returns the new pos. */
+static __always_inline __u32 py_walk_all(struct py_walk *w, struct sample_record *rec,
+					 __u32 pos, __u32 limit)
+{
+	struct py_loop_ctx c = { .w = w, .rec = rec, .pos = pos, .limit = limit, .segment = 0 };
+
+	if (w->frame)
+		bpf_loop(PY_MAX_FRAMES + 64, py_frame_step, &c, 0);
+	return c.pos;
+}
+
+/* The "Python only" mode: when tgid is a known CPython and the thread has a thread state,
+ * replace the user words at rec->frames[start..start+nuser) with every Python frame of the
+ * thread (no native frames; a thread without Python frames keeps its native stack). Returns the new number of user words. */
+static __always_inline __u32 py_python_only(struct sample_record *rec, __u32 tgid, __u32 start,
+					    __u32 nuser)
+{
+	__u32 zero = 0, end;
+	struct py_walk *w = bpf_map_lookup_elem(&py_scratch, &zero);
+
+	if (!w || start > MAX_KERNEL_FRAMES || !py_walk_begin(w, tgid))
+		return nuser;
+	end = py_walk_all(w, rec, start, start + MAX_USER_WORDS);
+	return end > start ? end - start : nuser; /* no Python frames: keep the native ones */
+}
+
+#endif

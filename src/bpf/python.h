@@ -1,0 +1,124 @@
+/* python.h: the contract between the CPython stack walker in BPF (python.bpf.h) and user space
+ * (src/agent/python*.c). Only fixed-size types; included by both sides.
+ *
+ * User space finds CPython in a process (src/agent/python.c), fills one struct py_proc per
+ * process into the `py_procs` map (key: tgid), and the walker reads the interpreter's thread
+ * states and frames with those offsets.
+ *
+ * FRAME WORDS (see sampler.h) for one Python frame, leaf first, always as a pair:
+ *   word 1: tag FW_TAG_PYTHON,       data = address of the code object
+ *   word 2: tag FW_TAG_PYTHON_INSTR, data bits 0-31  = byte offset of the current instruction
+ *                                                       in the bytecode (PY_INSTR_UNKNOWN if
+ *                                                       not known)
+ *                                    data bits 32-55 = py_code_checksum() of the code object
+ * A word with tag FW_TAG_PYTHON_MARK (data = enum py_mark) reports a walker problem in place of
+ * frames it could not read.
+ *
+ * THE CALL SITE FOR THE NATIVE UNWINDER (python.bpf.h):
+ *   1. Once per sample: py_walk_begin(&walk, tgid) fills a struct py_walk (per-CPU scratch is
+ *      fine; about 120 bytes) from the py_procs map and the current task; it returns 0 when the
+ *      process is not a known CPython (then never call the rest).
+ *   2. For each native frame with pc: if py_pc_in_eval(&walk, pc) (pc inside
+ *      _PyEval_EvalFrameDefault or its .cold part), call
+ *          n = py_walk_eval_frame(&walk, out, max_words);
+ *      which writes the Python frames this C-level eval call runs (leaf first, 2 words each)
+ *      into out[0..n) and returns n. Emit them INSTEAD of the native frame (or after it when
+ *      the user asked to keep interpreter frames), then continue native unwinding.
+ *      The walker remembers where it stopped (walk.frame), so the next eval frame further
+ *      down the native stack continues from there. out must be a pointer the verifier can
+ *      bound: py_walk_eval_frame never writes past out[max_words - 1].
+ *   3. Without native interleaving: py_walk_all(&walk, out, max_words) emits every Python frame
+ *      of the thread (the "python only" mode of the sampler).
+ */
+#ifndef SCORCH_BPF_PYTHON_H
+#define SCORCH_BPF_PYTHON_H
+
+#include "sampler.h"
+
+#define FW_TAG_PYTHON       0x02ULL
+#define FW_TAG_PYTHON_INSTR 0x03ULL
+#define FW_TAG_PYTHON_MARK  0x04ULL
+
+#define PY_INSTR_UNKNOWN 0xffffffffULL
+
+enum py_mark {
+	PY_MARK_NO_THREAD = 1, /* no thread state matches the sampled thread */
+	PY_MARK_BAD_FRAME = 2, /* a frame or code pointer could not be read */
+	PY_MARK_TRUNCATED = 3, /* more Python frames than the walker reads per sample */
+};
+
+/* struct py_offsets.flags */
+#define PY_F_FRAME_OBJECTS (1u << 0) /* <= 3.10: PyFrameObject chain, instr = f_lasti int */
+#define PY_F_LASTI_UNITS   (1u << 1) /* 3.10: f_lasti counts 2-byte code units */
+#define PY_F_IS_ENTRY      (1u << 2) /* 3.11: fr_owner is the is_entry byte */
+#define PY_F_OWNER_SHIM    (1u << 3) /* 3.12+: owner >= 3 marks a C-stack/entry frame */
+#define PY_F_INSTR_PTR     (1u << 4) /* 3.11+: fr_instr is a pointer into co_code_adaptive */
+#define PY_F_TAGGED_CODE   (1u << 5) /* 3.14+: f_executable is a tagged _PyStackRef */
+#define PY_F_CFRAME        (1u << 6) /* 3.11/3.12: ts_frame is tstate->cframe, then
+					  ts_cframe_frame gives current_frame */
+#define PY_F_FREE_THREADED (1u << 7) /* 3.13t+: not supported by the walker */
+
+#define PY_NO_OFFSET 0xffffffffu
+
+/* Field offsets of one interpreter build. All in bytes; PY_NO_OFFSET when the field does not
+ * exist in that version. */
+struct py_offsets {
+	__u32 version; /* (major << 8) | minor, e.g. 0x030b for 3.11 */
+	__u32 flags;   /* PY_F_* */
+	/* _PyRuntimeState */
+	__u32 rt_interp_head;
+	/* PyInterpreterState */
+	__u32 interp_next;
+	__u32 interp_threads_head;
+	/* PyThreadState */
+	__u32 ts_next;
+	__u32 ts_interp;
+	__u32 ts_frame;        /* frame (<= 3.10), cframe (3.11/3.12), current_frame (3.13+) */
+	__u32 ts_cframe_frame; /* _PyCFrame.current_frame (3.11/3.12) */
+	__u32 ts_thread_id;    /* pthread_self() == fsbase on x86-64 */
+	__u32 ts_native_thread_id;
+	/* frame (PyFrameObject or _PyInterpreterFrame) */
+	__u32 fr_previous;
+	__u32 fr_code;
+	__u32 fr_instr;       /* f_lasti (int) or prev_instr / instr_ptr (pointer) */
+	__u32 fr_owner;       /* owner / is_entry byte */
+	__u32 fr_localsplus;
+	/* PyCodeObject */
+	__u32 co_argcount;
+	__u32 co_flags;
+	__u32 co_firstlineno;
+	__u32 co_filename;
+	__u32 co_name;
+	__u32 co_qualname;
+	__u32 co_linetable;   /* co_lnotab (3.8/3.9) or co_linetable */
+	__u32 co_code_adaptive;
+	/* objects */
+	__u32 ob_type;        /* PyObject.ob_type */
+	__u32 str_length;     /* PyASCIIObject.length */
+	__u32 str_state;      /* PyASCIIObject.state */
+	__u32 str_ascii_size; /* sizeof(PyASCIIObject) */
+	__u32 bytes_size;     /* PyVarObject.ob_size of a bytes object */
+	__u32 bytes_sval;     /* PyBytesObject.ob_sval */
+};
+
+/* The per-process map value (key: tgid). */
+struct py_proc {
+	__u64 runtime;      /* address of _PyRuntime in the process */
+	__u64 eval_lo[2];   /* [lo, hi) of _PyEval_EvalFrameDefault and of its .cold part */
+	__u64 eval_hi[2];
+	struct py_offsets off;
+};
+
+/* The checksum that ties a code object address to the code object that was there when the
+ * sample was taken: 24 bits from co_firstlineno and the co_name pointer. Computed the same way
+ * in BPF and in user space. */
+static inline __u32 py_code_checksum(__u32 firstlineno, __u64 name_ptr)
+{
+	__u32 h = firstlineno * 0x9e3779b1u;
+
+	h ^= (__u32)(name_ptr >> 3) * 0x85ebca6bu;
+	h ^= h >> 15;
+	return h & 0xffffff;
+}
+
+#endif

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0
+/* sampler.bpf.c: the CPU sampler. A perf_event program (cpu-clock, one event per online CPU)
+ * records pid, tid, cpu, time, comm, the kernel stack and the user stack of the interrupted
+ * task into the ring buffer (layout: sampler.h). Tracepoints on fork/exec/exit keep user space
+ * informed and let `scorch record -- CMD` follow the command's children.
+ * User-stack unwinding lives in unwind_user.bpf.h. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "sampler.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by user space before load. */
+const volatile __u32 filter_pids = 0;      /* 1: only pids in target_pids */
+const volatile __u32 follow_children = 0;  /* 1: children of targets become targets */
+const volatile __u32 include_idle = 1;     /* 1: report samples of the idle task */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20); /* resized by user space */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sample_record);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STAT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);  /* pid (tgid) */
+	__type(value, __u8);
+} target_pids SEC(".maps");
+
+static __always_inline void stat_inc(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &which);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline int wanted(__u32 pid)
+{
+	if (!filter_pids)
+		return 1;
+	return bpf_map_lookup_elem(&target_pids, &pid) != NULL;
+}
+
+#include "unwind_user.bpf.h"
+#include "python.bpf.h"
+
+/* CPython stacks: 0 off, 1 Python frames only (walked from the thread state, in place of the
+ * native stack). */
+const volatile __u32 python_mode = 0;
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	__u32 zero = 0, nk = 0, nu = 0, size;
+	struct sample_record *rec;
+	long n;
+
+	stat_inc(STAT_SAMPLES);
+	if (pid == 0 ? !include_idle || filter_pids : !wanted(pid)) {
+		stat_inc(STAT_FILTERED);
+		return 0;
+	}
+	rec = bpf_map_lookup_elem(&scratch, &zero);
+	if (!rec)
+		return 0;
+	rec->hdr.type = EVENT_SAMPLE;
+	rec->hdr.version = SCORCH_EVENT_VERSION;
+	rec->hdr.cpu = bpf_get_smp_processor_id();
+	rec->hdr.pid = pid;
+	rec->hdr.tid = tid;
+	rec->hdr.time_ns = bpf_ktime_get_ns();
+	rec->body.flags = 0;
+	bpf_get_current_comm(rec->body.comm, sizeof(rec->body.comm));
+
+	if (pid == 0) {
+		/* The idle task: its kernel stack is the idle loop, which says nothing. */
+		rec->body.flags |= SAMPLE_F_IDLE;
+	} else {
+		n = bpf_get_stack(ctx, rec->frames, MAX_KERNEL_FRAMES * sizeof(__u64), 0);
+		if (n < 0) {
+			stat_inc(STAT_KSTACK_ERRORS);
+			rec->body.flags |= SAMPLE_F_KERNEL_ERROR;
+		} else {
+			nk = (__u32)n / sizeof(__u64);
+		}
+		if (nk > MAX_KERNEL_FRAMES)
+			nk = MAX_KERNEL_FRAMES;
+		/* Kernel threads have no user stack. */
+		if (BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm))
+			nu = unwind_user(ctx, rec, nk);
+		if (nu && python_mode == 1)
+			nu = py_python_only(rec, pid, nk, nu);
+	}
+	if (nu > MAX_USER_WORDS)
+		nu = MAX_USER_WORDS;
+	rec->body.nkernel = nk;
+	rec->body.nuser = nu;
+	size = sizeof(rec->hdr) + sizeof(rec->body) + (nk + nu) * sizeof(__u64);
+	if (size > sizeof(*rec))
+		size = sizeof(*rec);
+	rec->hdr.size = size > 0xffff ? 0xffff : size;
+	if (bpf_ringbuf_output(&events, rec, size, 0))
+		stat_inc(STAT_LOST_RINGBUF);
+	return 0;
+}
+
+static __always_inline void emit_simple(__u8 type, __u32 pid, __u32 tid, __u32 parent)
+{
+	struct {
+		struct event_hdr hdr;
+		struct fork_body body;
+	} ev = {};
+
+	ev.hdr.type = type;
+	ev.hdr.version = SCORCH_EVENT_VERSION;
+	ev.hdr.size = sizeof(ev);
+	ev.hdr.cpu = bpf_get_smp_processor_id();
+	ev.hdr.pid = pid;
+	ev.hdr.tid = tid;
+	ev.hdr.time_ns = bpf_ktime_get_ns();
+	ev.body.parent_pid = parent;
+	ev.body.child_pid = pid;
+	if (bpf_ringbuf_output(&events, &ev, sizeof(ev), 0))
+		stat_inc(STAT_EVENTS_LOST);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ppid = BPF_CORE_READ(parent, tgid);
+	__u32 cpid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (cpid == ppid) /* a new thread, not a new process */
+		return 0;
+	if (filter_pids) {
+		if (!follow_children || !bpf_map_lookup_elem(&target_pids, &ppid))
+			return 0;
+		bpf_map_update_elem(&target_pids, &cpid, &one, BPF_ANY);
+	}
+	emit_simple(EVENT_FORK, cpid, cpid, ppid);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 pid = BPF_CORE_READ(p, tgid);
+
+	if (!wanted(pid))
+		return 0;
+	emit_simple(EVENT_EXEC, pid, BPF_CORE_READ(p, pid), 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	__u32 pid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
+
+	if (pid != tid || !wanted(pid)) /* only the thread group leader */
+		return 0;
+	emit_simple(EVENT_EXIT, pid, tid, 0);
+	if (filter_pids)
+		bpf_map_delete_elem(&target_pids, &pid);
+	return 0;
+}

@@ -1,0 +1,93 @@
+/* sampler.h: the contract between the sampling BPF program (sampler.bpf.c) and user space
+ * (src/agent/sampler.c). Only fixed-size types; included by both sides.
+ *
+ * Records cross the ring buffer as a struct event_hdr followed by a type-specific body. Every
+ * record carries SCORCH_EVENT_VERSION; user space rejects other versions.
+ *
+ * A sample record (EVENT_SAMPLE):
+ *   offset  size              field
+ *   0       sizeof(hdr)       struct event_hdr  (type, version, pid, tid, cpu, time)
+ *   ..      sizeof(sample)    struct sample_body (comm, nkernel, nuser, flags)
+ *   ..      8 * nkernel       kernel return addresses, leaf first
+ *   ..      8 * nuser         user frame words, leaf first (see FRAME WORDS)
+ *
+ * FRAME WORDS. A user frame word's top byte is a tag; the rest is data:
+ *   tag 0            native frame: the absolute instruction address (a return address for
+ *                    every frame but the leaf; user space subtracts 1 before symbolizing it)
+ *   FW_TAG_MARKER    a marker frame; data = enum fw_marker ([truncated], [unwind error] ...)
+ *   Other tags are reserved for interpreter frames (e.g. CPython code object + instruction).
+ */
+#ifndef SCORCH_BPF_SAMPLER_H
+#define SCORCH_BPF_SAMPLER_H
+
+#define SCORCH_EVENT_VERSION 1
+
+#define MAX_KERNEL_FRAMES 127
+#define MAX_USER_WORDS    2048
+#define TASK_COMM_SIZE    16
+
+enum event_type {
+	EVENT_SAMPLE = 1,
+	EVENT_EXEC = 2, /* a process called exec: user space refreshes what it knows of it */
+	EVENT_EXIT = 3, /* a process (thread group leader) exited */
+	EVENT_FORK = 4, /* a new process (not thread) of a tracked parent */
+};
+
+#define FW_TAG_SHIFT  56
+#define FW_TAG_MASK   0xff00000000000000ULL
+#define FW_DATA_MASK  0x00ffffffffffffffULL
+#define FW_TAG_NATIVE 0x00ULL
+#define FW_TAG_MARKER 0x01ULL
+
+enum fw_marker {
+	FW_MARKER_TRUNCATED = 1,    /* the stack had more frames than we keep */
+	FW_MARKER_UNWIND_ERROR = 2, /* the unwinder could not continue (no rule, bad read) */
+	FW_MARKER_NO_USER = 3,      /* a kernel thread: no user stack */
+};
+
+/* sample_body.flags */
+#define SAMPLE_F_KERNEL_ERROR (1u << 0) /* bpf_get_stack failed for the kernel stack */
+#define SAMPLE_F_IDLE         (1u << 1) /* the CPU was idle (pid 0) */
+
+struct event_hdr {
+	__u8 type;    /* enum event_type */
+	__u8 version; /* SCORCH_EVENT_VERSION */
+	__u16 size;   /* total record size in bytes (header included) */
+	__u32 cpu;
+	__u32 pid;    /* thread group id as seen from the root pid namespace */
+	__u32 tid;
+	__u64 time_ns; /* bpf_ktime_get_ns() (CLOCK_MONOTONIC) */
+};
+
+struct sample_body {
+	char comm[TASK_COMM_SIZE];
+	__u16 nkernel;
+	__u16 nuser;
+	__u32 flags;
+};
+
+struct fork_body {
+	__u32 parent_pid;
+	__u32 child_pid;
+};
+
+/* The largest sample record: the per-CPU scratch buffer that builds it. */
+struct sample_record {
+	struct event_hdr hdr;
+	struct sample_body body;
+	__u64 frames[MAX_KERNEL_FRAMES + MAX_USER_WORDS];
+};
+
+/* Counters kept per CPU in the `stats` map, index = enum sampler_stat. */
+enum sampler_stat {
+	STAT_SAMPLES = 0,      /* perf events seen by the program */
+	STAT_FILTERED,         /* samples of processes we do not profile */
+	STAT_LOST_RINGBUF,     /* records dropped: ring buffer full */
+	STAT_KSTACK_ERRORS,    /* bpf_get_stack() failures for the kernel stack */
+	STAT_USTACK_ERRORS,    /* user stack unwind errors */
+	STAT_USTACK_TRUNCATED, /* user stacks cut at MAX_USER_WORDS */
+	STAT_EVENTS_LOST,      /* exec/exit/fork events dropped: ring buffer full */
+	STAT__COUNT,
+};
+
+#endif

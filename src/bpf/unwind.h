@@ -1,0 +1,114 @@
+/* unwind.h: the contract between the table-driven user-stack unwinder in BPF
+ * (unwind_user.bpf.h, unwind_step.h) and the user space that fills its maps
+ * (src/agent/unwind_table.c builds per-file tables, src/agent/unwinder.c loads them).
+ * Only fixed-size types; included by BPF and by user space.
+ *
+ * MAPS (all sizes set by user space before load; see docs/unwinding.md)
+ *   unw_entries  ARRAY  u32 -> struct unwind_entry     every file's table, one slice per file
+ *   unw_maps     ARRAY  u32 -> struct unwind_mapping   every process's executable mappings,
+ *                                                      one slice per process, sorted by start
+ *   unw_pids     HASH   u32 pid -> struct unwind_pid   where a process's slice is
+ *   unw_stats    PERCPU_ARRAY enum unwind_stat -> u64
+ *
+ * struct unwind_entry (8 bytes). A file's table is a slice of unw_entries sorted by pc; entry i
+ * holds for link-time addresses [base + pc_i, base + pc_{i+1}); the last entry of a slice is
+ * UNW_INVALID. For an address a in the process, the entry is the last one with
+ * pc <= a - mapping.bias (bias = load bias + table base).
+ *   offset size field
+ *   0      4    pc     address relative to the table base
+ *   4      2    off    UNW_CFA_RSP / UNW_CFA_RBP: CFA = reg + off (unsigned)
+ *                      UNW_PLT: low byte = base, high byte = threshold:
+ *                               CFA = rsp + base + ((pc & 15) >= threshold ? 8 : 0)
+ *                      UNW_DEREF_RBP: CFA = *(rbp + (s16)off)
+ *   6      1    kind   low 4 bits enum unwind_kind, high bits UNW_F_*
+ *   7      1    rbp    s8: 0 = RBP unchanged in the caller; else the caller's RBP is saved at
+ *                      CFA + 8 * rbp (for UNW_DEREF_RBP, always: at old RBP + 8 * rbp)
+ * The return address is always at CFA - 8 (x86-64); rows whose CFI says otherwise are
+ * UNW_INVALID.
+ */
+#ifndef SCORCH_BPF_UNWIND_H
+#define SCORCH_BPF_UNWIND_H
+
+#include "bpf/sampler.h"
+
+enum unwind_kind {
+	UNW_INVALID = 0,   /* no rule: the unwind stops with an error marker */
+	UNW_CFA_RSP = 1,
+	UNW_CFA_RBP = 2,
+	UNW_PLT = 3,
+	UNW_DEREF_RBP = 4,
+	UNW_SIGNAL = 5,    /* a signal trampoline: registers come from the rt_sigframe */
+	UNW_STOP = 6,      /* the outermost frame (_start, thread entry): the stack is complete */
+};
+
+#define UNW_KIND_MASK 0x0f
+#define UNW_F_INTERP  0x80 /* the address is inside an interpreter's eval loop (see
+                            * unwind_user.bpf.h: unwind_interp_hook) */
+
+struct unwind_entry {
+	__u32 pc;
+	__u16 off;
+	__u8 kind;
+	__s8 rbp;
+};
+
+/* struct unwind_mapping.flags */
+#define UNW_MAP_FP       (1u << 0) /* no table: frame-pointer rule (CFA = rbp + 16) */
+#define UNW_MAP_NO_TABLE (1u << 1) /* the table is not loaded (too big, no space, unreadable) */
+#define UNW_MAP_VDSO     (1u << 2)
+#define UNW_MAP_INTERP   (1u << 3) /* the file has UNW_F_INTERP entries */
+
+/* One executable mapping of a process (40 bytes). */
+struct unwind_mapping {
+	__u64 start, end;   /* [start, end) in the process */
+	__u64 bias;         /* process address - bias = table-relative pc */
+	__u32 table_first;  /* index in unw_entries of the file's first entry */
+	__u32 table_count;
+	__u32 flags;        /* UNW_MAP_* */
+	__u32 file_id;      /* user space's id of the file (for interpreter hooks) */
+};
+
+struct unwind_pid {
+	__u32 first;  /* index in unw_maps */
+	__u32 count;  /* number of mappings, sorted by start, not overlapping */
+};
+
+#define UNW_MAX_PID_MAPPINGS 4096   /* mappings per process (16 lookup steps) */
+#define UNW_MAX_FILE_ENTRIES (1u << 24) /* entries per file (24 lookup steps) */
+
+/* Counters in unw_stats. */
+enum unwind_stat {
+	USTAT_UNWINDS = 0,     /* user stacks unwound from tables */
+	USTAT_FRAMES,          /* native frames produced */
+	USTAT_COMPLETE,        /* stacks that reached the outermost frame (UNW_STOP or pc 0) */
+	USTAT_TRUNCATED,       /* stacks cut at MAX_USER_WORDS */
+	USTAT_ERR_NO_PID,      /* the process has no tables yet (a snapshot is sent instead) */
+	USTAT_ERR_NO_MAPPING,  /* a pc outside every known mapping */
+	USTAT_ERR_NO_TABLE,    /* the mapping's table is not loaded */
+	USTAT_ERR_INVALID,     /* the pc has no rule */
+	USTAT_ERR_READ,        /* reading the stack failed */
+	USTAT_ERR_LOOP,        /* the CFA did not move up the stack */
+	USTAT_SIGNAL_FRAMES,   /* signal frames crossed */
+	USTAT_SNAPSHOTS,       /* stack snapshots sent for user-space unwinding */
+	USTAT_SNAPSHOT_ERRORS, /* snapshot copy failed */
+	USTAT_FROM_KERNEL,     /* samples in kernel mode (user registers from pt_regs) */
+	USTAT__COUNT,
+};
+
+/* A stack snapshot, sent when the process has no tables yet: the user frame words are
+ *   word 0   (FW_TAG_SNAPSHOT << FW_TAG_SHIFT) | number of stack bytes copied
+ *   word 1   pc, word 2 sp, word 3 rbp (user registers at the sample)
+ *   word 4.. the stack bytes from sp upwards
+ * User space unwinds it with the same step (unwinder_resolve_sample()). */
+#define FW_TAG_SNAPSHOT 0x7fULL
+#define UNW_SNAPSHOT_WORDS 4
+#define UNW_SNAPSHOT_MAX_BYTES (8u * (MAX_USER_WORDS - UNW_SNAPSHOT_WORDS))
+
+/* rt_sigframe on x86-64: after the handler returns, sp points just past the return address
+ * (pretcode); the ucontext follows and its mcontext (struct sigcontext) starts 40 bytes in. */
+#define UNW_SIGFRAME_MCONTEXT 40
+#define UNW_SIGCTX_RBP (10 * 8)
+#define UNW_SIGCTX_RSP (15 * 8)
+#define UNW_SIGCTX_RIP (16 * 8)
+
+#endif

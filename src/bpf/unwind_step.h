@@ -1,0 +1,219 @@
+/* unwind_step.h: one step of the table-driven x86-64 user-stack unwinder, shared by the BPF
+ * program (unwind_user.bpf.h) and user space (src/agent/unwinder.c, which unwinds stack
+ * snapshots, and the unit tests, which replay recorded stacks). Tables: bpf/unwind.h.
+ *
+ * The includer defines, before including this file:
+ *   UNW_INLINE                      function attribute (__always_inline in BPF)
+ *   UNW_READ_U64(st, addr, dstp)    read 8 bytes of the unwound process at addr; 0 on success
+ *   UNW_MAPPING(st, idx)            const struct unwind_mapping * at index idx, or NULL
+ *   UNW_ENTRY(st, idx)              const struct unwind_entry * at index idx, or NULL
+ *   UNW_EMIT(st, word)              append a frame word; 0 on success, non-zero when full
+ *   UNW_INTERP_HOOK(st, m, e)       (optional) called when the pc is in an UNW_F_INTERP range,
+ *                                   before the native rule is applied. It may emit frames of
+ *                                   its own and may change st->pc/sp/bp (e.g. to skip frames);
+ *                                   it returns 0 to go on with the native rule for st->pc,
+ *                                   1 to stop the unwind (st->result set by the hook).
+ *
+ * The state below is all an unwinder of another kind (an interpreter walker) needs to read and
+ * update: registers of the current frame, where the process's mappings are, and the result. */
+#ifndef SCORCH_BPF_UNWIND_STEP_H
+#define SCORCH_BPF_UNWIND_STEP_H
+
+#include "bpf/unwind.h"
+
+#define UNW_S_RETADDR (1u << 0) /* pc is a return address: look up pc - 1 */
+
+struct unwind_state {
+	__u64 pc, sp, bp;     /* registers of the frame being unwound */
+	__u32 map_first;      /* the process's mappings: unw_maps[map_first .. +map_count) */
+	__u32 map_count;
+	__u32 n;              /* frame words emitted so far */
+	__u32 flags;          /* UNW_S_* */
+	__u32 result;         /* why the unwind stopped: enum unwind_stat (USTAT_COMPLETE, ...) */
+	__u32 signals;        /* signal frames crossed */
+	__u32 frames;         /* native frames emitted */
+	__u32 pad;
+	__u64 env;            /* user space: its reader's context (unused in BPF) */
+};
+
+#ifndef UNW_INTERP_HOOK
+#define UNW_INTERP_HOOK(st, m, e) 0
+#endif
+
+/* The mapping holding pc, or NULL. Mappings are sorted by start. */
+static UNW_INLINE const struct unwind_mapping *unwind_find_mapping(struct unwind_state *st,
+								   __u64 pc)
+{
+	const struct unwind_mapping *m;
+	__u32 lo = 0, hi = st->map_count, i;
+
+	if (hi == 0 || hi > UNW_MAX_PID_MAPPINGS)
+		return 0;
+	for (i = 0; i < 13; i++) { /* log2(UNW_MAX_PID_MAPPINGS) + 1 */
+		__u32 mid;
+
+		if (hi - lo <= 1)
+			break;
+		mid = lo + (hi - lo) / 2;
+		m = UNW_MAPPING(st, st->map_first + mid);
+		if (!m)
+			return 0;
+		if (m->start <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	m = UNW_MAPPING(st, st->map_first + lo);
+	if (!m || pc < m->start || pc >= m->end)
+		return 0;
+	return m;
+}
+
+/* The entry for table-relative address rel in the mapping's table, or NULL. */
+static UNW_INLINE const struct unwind_entry *unwind_find_entry(struct unwind_state *st,
+							       const struct unwind_mapping *m,
+							       __u64 rel)
+{
+	const struct unwind_entry *e;
+	__u32 lo = 0, hi = m->table_count, first = m->table_first, i;
+
+	if (hi == 0 || hi > UNW_MAX_FILE_ENTRIES || rel > 0xffffffffULL)
+		return 0;
+	for (i = 0; i < 25; i++) { /* log2(UNW_MAX_FILE_ENTRIES) + 1 */
+		__u32 mid;
+
+		if (hi - lo <= 1)
+			break;
+		mid = lo + (hi - lo) / 2;
+		e = UNW_ENTRY(st, first + mid);
+		if (!e)
+			return 0;
+		if (e->pc <= rel)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	e = UNW_ENTRY(st, first + lo);
+	if (!e || e->pc > rel)
+		return 0;
+	return e;
+}
+
+/* Emit the current frame and move to its caller. Returns 0 to go on, 1 when the unwind is
+ * over (st->result says why). */
+static UNW_INLINE int unwind_step(struct unwind_state *st)
+{
+	const struct unwind_mapping *m;
+	const struct unwind_entry *e;
+	struct unwind_entry fp_rule = { 0, 16, UNW_CFA_RBP, -2 };
+	__u64 lookup, cfa, ra, v, old_bp;
+	__u32 kind;
+
+	if (st->pc == 0 && st->n > 0) {
+		st->result = USTAT_COMPLETE; /* a zero return address ends some stacks */
+		return 1;
+	}
+	if (UNW_EMIT(st, st->pc)) {
+		st->result = USTAT_TRUNCATED;
+		return 1;
+	}
+	st->frames++;
+	lookup = st->pc - ((st->flags & UNW_S_RETADDR) ? 1 : 0);
+	m = unwind_find_mapping(st, lookup);
+	if (!m) {
+		st->result = USTAT_ERR_NO_MAPPING;
+		return 1;
+	}
+	if (m->flags & UNW_MAP_FP) {
+		e = &fp_rule;
+	} else if ((m->flags & UNW_MAP_NO_TABLE) || m->table_count == 0) {
+		st->result = USTAT_ERR_NO_TABLE;
+		return 1;
+	} else {
+		e = unwind_find_entry(st, m, lookup - m->bias);
+		if (!e) {
+			st->result = USTAT_ERR_INVALID;
+			return 1;
+		}
+		if ((e->kind & UNW_F_INTERP) && UNW_INTERP_HOOK(st, m, e))
+			return 1;
+	}
+	kind = e->kind & UNW_KIND_MASK;
+	old_bp = st->bp;
+	switch (kind) {
+	case UNW_CFA_RSP:
+		cfa = st->sp + e->off;
+		break;
+	case UNW_CFA_RBP:
+		if (st->bp == 0) {
+			st->result = USTAT_COMPLETE; /* the frame-pointer chain ends with rbp 0 */
+			return 1;
+		}
+		cfa = st->bp + e->off;
+		break;
+	case UNW_PLT:
+		cfa = st->sp + (e->off & 0xff) + ((st->pc & 15) >= (__u64)(e->off >> 8) ? 8 : 0);
+		break;
+	case UNW_DEREF_RBP:
+		if (UNW_READ_U64(st, st->bp + (__s64)(__s16)e->off, &cfa)) {
+			st->result = USTAT_ERR_READ;
+			return 1;
+		}
+		break;
+	case UNW_SIGNAL: {
+		/* The handler returned into the trampoline: sp is just past the return address,
+		 * the interrupted registers are in the ucontext's mcontext. */
+		__u64 mc = st->sp + UNW_SIGFRAME_MCONTEXT, rip, rsp, rbp;
+
+		if (UNW_READ_U64(st, mc + UNW_SIGCTX_RIP, &rip) ||
+		    UNW_READ_U64(st, mc + UNW_SIGCTX_RSP, &rsp) ||
+		    UNW_READ_U64(st, mc + UNW_SIGCTX_RBP, &rbp)) {
+			st->result = USTAT_ERR_READ;
+			return 1;
+		}
+		st->pc = rip;
+		st->sp = rsp;
+		st->bp = rbp;
+		st->flags &= ~UNW_S_RETADDR; /* the interrupted pc is exact */
+		st->signals++;
+		return 0;
+	}
+	case UNW_STOP:
+		st->result = USTAT_COMPLETE;
+		return 1;
+	default:
+		st->result = USTAT_ERR_INVALID;
+		return 1;
+	}
+	if (cfa <= st->sp || cfa - st->sp > (1ULL << 30)) {
+		st->result = USTAT_ERR_LOOP; /* the CFA must move up the stack */
+		return 1;
+	}
+	if (UNW_READ_U64(st, cfa - 8, &ra)) {
+		st->result = USTAT_ERR_READ;
+		return 1;
+	}
+	if (kind == UNW_DEREF_RBP) {
+		if (UNW_READ_U64(st, old_bp + (__s64)e->rbp * 8, &v)) {
+			st->result = USTAT_ERR_READ;
+			return 1;
+		}
+		st->bp = v;
+	} else if (e->rbp) {
+		if (UNW_READ_U64(st, cfa + (__s64)e->rbp * 8, &v)) {
+			st->result = USTAT_ERR_READ;
+			return 1;
+		}
+		st->bp = v;
+	}
+	st->sp = cfa;
+	st->pc = ra;
+	st->flags |= UNW_S_RETADDR;
+	if (ra == 0) {
+		st->result = USTAT_COMPLETE;
+		return 1;
+	}
+	return 0;
+}
+
+#endif

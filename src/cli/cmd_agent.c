@@ -1,0 +1,389 @@
+/* cmd_agent.c: `scorch agent`: whole-machine continuous profiling. Every interval the samples
+ * are symbolized into one profile per service and pushed as pprof to a server's /ingest
+ * (src/agent/push.c does the delivery, retries and bounded queueing). */
+#include "agent/procinfo.h"
+#include "agent/push.h"
+#include "agent/session.h"
+#include "cli/commands.h"
+#include "lib/alloc.h"
+#include "lib/buf.h"
+#include "lib/log.h"
+#include "profile/pprof.h"
+#include "profile/profile.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char agent_usage[] =
+	"usage: scorch agent --server URL [-F HZ] [--interval SECS] [--label K=V]...\n"
+	"\n"
+	"Profile the whole machine continuously and push one pprof profile per service to a\n"
+	"scorch server (or any server with Pyroscope's /ingest API) every interval.\n"
+	"\n"
+	"  -s, --server URL          where to push, e.g. http://127.0.0.1:4040 (required)\n"
+	"  -F, --freq HZ             samples per second per CPU (default 19)\n"
+	"  -i, --interval SECS       push period in seconds, suffix s/m allowed (default 10s)\n"
+	"  -l, --label K=V           add a label to every profile (repeatable)\n"
+	"      --auth-token-file F   send the bearer token in F\n"
+	"      --max-queue MB        data held while the server is unreachable (default 64);\n"
+	"                            the oldest is dropped first, and counted\n"
+	"      --no-idle             do not report idle CPU\n"
+	"  -d, --duration SECS       stop after SECS seconds (default: run until SIGTERM/Ctrl-C)\n"
+	"\n"
+	"Labels on each profile: service_name (Python script, else container, else executable),\n"
+	"process (executable), host, cpus (CPU count), container_id when there is one. Idle CPU\n"
+	"is sent as service_name=idle so servers can show absolute CPU usage.\n"
+	"\n"
+	"examples:\n"
+	"  scorch agent --server http://127.0.0.1:4040\n"
+	"  scorch agent --server http://profiles:4040 -F 49 --interval 15s --label env=prod\n";
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+struct service_profile {
+	char service[PROCINFO_NAME_MAX];
+	char process[PROCINFO_NAME_MAX];
+	char container[65];
+	struct profile *prof;
+};
+
+struct agent {
+	struct session *session;
+	struct pusher *pusher;
+	struct service_profile *svc;
+	size_t nsvc, svc_cap;
+	char host[256];
+	int ncpus;
+	int hz;
+	char **labels; /* "k=v" */
+	size_t nlabels;
+	int include_idle;
+};
+
+static struct profile *pick_profile(void *ctx, uint32_t pid, const char *comm)
+{
+	struct agent *a = ctx;
+	const struct procinfo *pi = pid ? session_procinfo(a->session, pid) : NULL;
+	const char *service, *process, *container = "";
+	char short_id[13];
+	size_t i;
+
+	if (pid == 0) {
+		service = process = "idle";
+	} else if (pi) {
+		process = pi->exe;
+		container = pi->container_id;
+		if (pi->script[0]) {
+			service = pi->script;
+		} else if (pi->container_id[0]) {
+			snprintf(short_id, sizeof(short_id), "%.12s", pi->container_id);
+			service = short_id;
+		} else {
+			service = pi->exe;
+		}
+	} else {
+		service = process = comm && *comm ? comm : "[unknown]";
+	}
+	for (i = 0; i < a->nsvc; i++) {
+		if (!strcmp(a->svc[i].service, service) && !strcmp(a->svc[i].process, process) &&
+		    !strcmp(a->svc[i].container, container))
+			return a->svc[i].prof;
+	}
+	ALLOC_GROW(a->svc, a->nsvc + 1, a->svc_cap);
+	memset(&a->svc[a->nsvc], 0, sizeof(a->svc[a->nsvc]));
+	snprintf(a->svc[a->nsvc].service, PROCINFO_NAME_MAX, "%s", service);
+	snprintf(a->svc[a->nsvc].process, PROCINFO_NAME_MAX, "%s", process);
+	snprintf(a->svc[a->nsvc].container, sizeof(a->svc[a->nsvc].container), "%s", container);
+	a->svc[a->nsvc].prof = session_new_profile(a->session);
+	return a->svc[a->nsvc++].prof;
+}
+
+/* Label values go inside name={...}: keep them to a safe character set. */
+static void put_label_value(struct buf *b, const char *v)
+{
+	for (; *v; v++) {
+		unsigned char c = (unsigned char)*v;
+
+		buf_putc(b, isalnum(c) || strchr("._-/:@+", c) ? (char)c : '_');
+	}
+}
+
+static void put_urlencoded(struct buf *out, const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (isalnum(c) || strchr("-._~", c))
+			buf_putc(out, (char)c);
+		else
+			buf_printf(out, "%%%02X", c);
+	}
+}
+
+static void push_interval(struct agent *a)
+{
+	size_t i, j;
+
+	session_collect(a->session, pick_profile, a);
+	for (i = 0; i < a->nsvc; i++) {
+		struct service_profile *sp = &a->svc[i];
+		struct buf body = BUF_INIT(BUF_UNLIMITED), name = BUF_INIT(16384);
+		struct buf path = BUF_INIT(65536);
+		int64_t from = sp->prof->time_nanos / 1000000000LL;
+		int64_t until = (sp->prof->time_nanos + sp->prof->duration_nanos) / 1000000000LL;
+		char *data;
+		size_t len;
+
+		if (until <= from)
+			until = from + 1;
+		if (pprof_encode(sp->prof, &body) < 0) {
+			log_warn("cannot encode the profile of '%s'", sp->service);
+			buf_release(&body);
+			goto next;
+		}
+		put_label_value(&name, sp->service);
+		buf_puts(&name, ".cpu{host=");
+		put_label_value(&name, a->host);
+		buf_puts(&name, ",process=");
+		put_label_value(&name, sp->process);
+		buf_printf(&name, ",cpus=%d", a->ncpus);
+		if (sp->container[0])
+			buf_printf(&name, ",container_id=%s", sp->container);
+		for (j = 0; j < a->nlabels; j++) {
+			const char *eq = strchr(a->labels[j], '=');
+
+			buf_putc(&name, ',');
+			buf_append(&name, a->labels[j], (size_t)(eq - a->labels[j]));
+			buf_putc(&name, '=');
+			put_label_value(&name, eq + 1);
+		}
+		buf_putc(&name, '}');
+		buf_puts(&path, "/ingest?name=");
+		put_urlencoded(&path, name.data, name.len);
+		buf_printf(&path, "&from=%lld&until=%lld&format=pprof&sampleRate=%d&spyName=scorch&units=samples",
+			   (long long)from, (long long)until, a->hz);
+		data = buf_detach(&body, &len);
+		pusher_enqueue(a->pusher, buf_detach(&path, NULL), "application/octet-stream", data, len);
+		buf_release(&name);
+next:
+		profile_free(sp->prof);
+	}
+	a->nsvc = 0;
+}
+
+static int read_token(const char *path, char **out)
+{
+	struct buf b = BUF_INIT(4096);
+	int ret = buf_read_file(&b, path);
+
+	if (ret < 0) {
+		buf_release(&b);
+		return error("cannot read auth token file '%s': %s", path, strerror(-ret));
+	}
+	while (b.len && isspace((unsigned char)b.data[b.len - 1]))
+		b.data[--b.len] = '\0';
+	if (!b.len) {
+		buf_release(&b);
+		return error("auth token file '%s' is empty", path);
+	}
+	*out = buf_detach(&b, NULL);
+	return 0;
+}
+
+static double parse_seconds(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || !(v > 0))
+		return -1;
+	if (!strcmp(end, "") || !strcmp(end, "s"))
+		return v;
+	if (!strcmp(end, "m"))
+		return v * 60;
+	if (!strcmp(end, "ms"))
+		return v / 1000;
+	return -1;
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "server", required_argument, NULL, 's' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "label", required_argument, NULL, 'l' },
+		{ "auth-token-file", required_argument, NULL, 'T' },
+		{ "max-queue", required_argument, NULL, 'Q' },
+		{ "no-idle", no_argument, NULL, 'I' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct agent a;
+	struct session_opts so;
+	struct pusher_opts po;
+	struct pusher_stats ps;
+	struct errmsg err = { "" };
+	struct sigaction sa;
+	char *token = NULL;
+	double interval = 10, duration = 0, next_push, start;
+	int c, ret = 1, r;
+	size_t cap = 0;
+	struct timespec ts;
+
+	memset(&a, 0, sizeof(a));
+	memset(&po, 0, sizeof(po));
+	a.hz = 19;
+	a.include_idle = 1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "s:F:i:l:d:h", longopts, NULL)) != -1) {
+		char *end;
+
+		switch (c) {
+		case 's':
+			po.server_url = optarg;
+			break;
+		case 'F':
+			a.hz = (int)strtol(optarg, &end, 10);
+			if (*end || a.hz < 1 || a.hz > 10000) {
+				error("invalid frequency '%s': expected 1..10000 Hz", optarg);
+				goto out;
+			}
+			break;
+		case 'i':
+			interval = parse_seconds(optarg);
+			if (interval < 1 || interval > 3600) {
+				error("invalid interval '%s': expected 1s..60m", optarg);
+				goto out;
+			}
+			break;
+		case 'd':
+			duration = parse_seconds(optarg);
+			if (duration <= 0) {
+				error("invalid duration '%s'", optarg);
+				goto out;
+			}
+			break;
+		case 'l': {
+			const char *eq = strchr(optarg, '=');
+			const char *k;
+
+			if (!eq || eq == optarg || !eq[1]) {
+				error("invalid label '%s': expected KEY=VALUE", optarg);
+				goto out;
+			}
+			for (k = optarg; k < eq; k++) {
+				if (!isalnum((unsigned char)*k) && *k != '_') {
+					error("invalid label name in '%s': use letters, digits and _", optarg);
+					goto out;
+				}
+			}
+			ALLOC_GROW(a.labels, a.nlabels + 1, cap);
+			a.labels[a.nlabels++] = optarg;
+			break;
+		}
+		case 'T':
+			if (read_token(optarg, &token))
+				goto out;
+			po.auth_token = token;
+			break;
+		case 'Q':
+			po.max_queue_bytes = (size_t)strtoull(optarg, &end, 10) << 20;
+			if (*end || !po.max_queue_bytes) {
+				error("invalid --max-queue '%s': expected megabytes", optarg);
+				goto out;
+			}
+			break;
+		case 'I':
+			a.include_idle = 0;
+			break;
+		case 'h':
+			fputs(agent_usage, stdout);
+			ret = 0;
+			goto out;
+		default:
+			fputs(agent_usage, stderr);
+			ret = 2;
+			goto out;
+		}
+	}
+	if (!po.server_url) {
+		error("no server: add --server URL (e.g. --server http://127.0.0.1:4040)");
+		ret = 2;
+		goto out;
+	}
+	if (optind < argc) {
+		error("unexpected argument '%s'", argv[optind]);
+		ret = 2;
+		goto out;
+	}
+	if (gethostname(a.host, sizeof(a.host) - 1) < 0)
+		snprintf(a.host, sizeof(a.host), "unknown");
+	a.ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	if (pusher_start(&po, &a.pusher, &err) < 0) {
+		error("%s", err.msg);
+		goto out;
+	}
+	memset(&so, 0, sizeof(so));
+	so.freq_hz = a.hz;
+	so.include_idle = a.include_idle;
+	so.stop_flag = &stop_signal;
+	so.duration_s = duration;
+	if (session_start(&so, &a.session))
+		goto out;
+	log_info("agent: profiling %d CPUs at %d Hz, pushing to %s every %.0f s", a.ncpus, a.hz,
+		 po.server_url, interval);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	start = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	next_push = start + interval;
+	for (;;) {
+		double now;
+
+		r = session_poll(a.session, 200);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+		if (r <= 0 || now >= next_push) {
+			push_interval(&a);
+			next_push += interval;
+			if (next_push < now)
+				next_push = now + interval;
+			pusher_get_stats(a.pusher, &ps);
+			log_info("agent: %llu profiles sent, %llu queued, %llu dropped, %llu rejected%s%s",
+				 (unsigned long long)ps.sent, (unsigned long long)ps.queued,
+				 (unsigned long long)ps.dropped, (unsigned long long)ps.rejected,
+				 ps.last_error[0] ? ", last error: " : "", ps.last_error);
+		}
+		if (r <= 0)
+			break;
+	}
+	ret = r < 0 ? 1 : 0;
+out:
+	if (a.pusher) {
+		pusher_stop(a.pusher, 5000);
+	}
+	session_free(a.session);
+	xfree(a.labels);
+	xfree(token);
+	return ret;
+}

@@ -1,0 +1,348 @@
+/* api.c: /labels, /label-values and the /api/v1 queries (see api.h). The store computes; this
+ * file validates parameters and writes JSON. */
+#include "server/api.h"
+#include "lib/alloc.h"
+#include "lib/json.h"
+#include "server/flamebearer.h"
+#include "server/server.h"
+#include "store/query.h"
+#include "store/store.h"
+#include "store/timerange.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int write_strings(struct buf *b, const struct store_strings *l)
+{
+	size_t i;
+	int err = buf_putc(b, '[');
+
+	for (i = 0; i < l->n && !err; i++) {
+		if (i)
+			err = buf_putc(b, ',');
+		if (!err)
+			err = json_str(b, l->v[i]);
+	}
+	if (!err)
+		err = buf_puts(b, "]\n");
+	return err;
+}
+
+/* /labels and /label-values cover all time unless a range is given. */
+static int label_range(const struct http_request *req, struct http_response *resp,
+		       struct server_range *r)
+{
+	const char *f = http_arg(req, "from"), *u = http_arg(req, "until");
+
+	if (server_parse_range(req, resp, "query", "from", "until", r) < 0)
+		return -EINVAL;
+	if ((!f || !*f) && (!u || !*u))
+		r->q.from = r->q.until = 0;
+	return 0;
+}
+
+void api_labels(void *ctx, const struct http_request *req, struct http_response *resp)
+{
+	struct server *s = ctx;
+	struct server_range r;
+	struct store_strings l = { NULL, 0 };
+	struct errmsg err = { "" };
+	int rc;
+
+	if (label_range(req, resp, &r) < 0)
+		return;
+	rc = store_label_names(s->store, &r.q, &l, &err);
+	if (rc < 0)
+		server_store_error(resp, rc, &err);
+	else if (write_strings(&resp->body, &l) < 0)
+		http_error(resp, 500, "response too large");
+	store_strings_release(&l);
+	server_range_release(&r);
+}
+
+void api_label_values(void *ctx, const struct http_request *req, struct http_response *resp)
+{
+	struct server *s = ctx;
+	struct server_range r;
+	struct store_strings l = { NULL, 0 };
+	struct errmsg err = { "" };
+	const char *label = http_arg(req, "label");
+	int rc;
+
+	if (!label || !*label) {
+		http_error(resp, 400, "missing parameter 'label'");
+		return;
+	}
+	if (label_range(req, resp, &r) < 0)
+		return;
+	rc = store_label_values(s->store, label, &r.q, &l, &err);
+	if (rc < 0)
+		server_store_error(resp, rc, &err);
+	else if (write_strings(&resp->body, &l) < 0)
+		http_error(resp, 500, "response too large");
+	store_strings_release(&l);
+	server_range_release(&r);
+}
+
+/* ---- /api/v1/series ----------------------------------------------------------------------- */
+
+struct rate_info {
+	uint32_t rate;
+	char units[STORE_MAX_META + 1];
+	int mixed_rates, mixed_units;
+	size_t n;
+};
+
+static int rate_cb(const struct store_series_info *info, void *arg)
+{
+	struct rate_info *ri = arg;
+	const char *u = info->units ? info->units : "";
+
+	if (ri->n++ == 0) {
+		ri->rate = info->sample_rate;
+		snprintf(ri->units, sizeof(ri->units), "%s", u);
+		return 0;
+	}
+	if (info->sample_rate != ri->rate)
+		ri->mixed_rates = 1;
+	if (strcmp(u, ri->units))
+		ri->mixed_units = 1;
+	return 0;
+}
+
+void api_series(void *ctx, const struct http_request *req, struct http_response *resp)
+{
+	struct server *s = ctx;
+	struct server_range r;
+	struct store_timeseries *ts = NULL;
+	struct errmsg err = { "" };
+	struct rate_info ri;
+	const char *step_s = http_arg(req, "step"), *group_by = http_arg(req, "group_by");
+	const char *unit = http_arg(req, "unit");
+	struct buf *b = &resp->body;
+	int64_t step = 0;
+	double scale = 1; /* value -> seconds */
+	size_t g, i;
+	int rc, mode; /* 0 samples, 1 seconds, 2 cores */
+
+	if (!unit || !*unit || !strcmp(unit, "samples"))
+		mode = 0;
+	else if (!strcmp(unit, "seconds"))
+		mode = 1;
+	else if (!strcmp(unit, "cores"))
+		mode = 2;
+	else {
+		http_error(resp, 400, "bad parameter 'unit': want samples, seconds or cores");
+		return;
+	}
+	if (step_s && *step_s && (timerange_parse_duration(step_s, &step, &err) < 0 || step <= 0)) {
+		http_error(resp, 400, "bad parameter 'step': %s", err.msg[0] ? err.msg : "must be > 0");
+		return;
+	}
+	if (group_by && strlen(group_by) > STORE_MAX_LABEL_NAME) {
+		http_error(resp, 400, "bad parameter 'group_by': too long");
+		return;
+	}
+	if (server_parse_range(req, resp, "query", "from", "until", &r) < 0)
+		return;
+	memset(&ri, 0, sizeof(ri));
+	if (mode) {
+		rc = store_series(s->store, &r.q, rate_cb, &ri, &err);
+		if (rc < 0) {
+			server_store_error(resp, rc, &err);
+			goto cleanup;
+		}
+		if (ri.mixed_units || ri.mixed_rates) {
+			http_error(resp, 400, "unit=%s: the selected series differ in %s; select fewer",
+				   unit, ri.mixed_units ? "units" : "sample rates");
+			goto cleanup;
+		}
+		if (!strcmp(ri.units, "nanoseconds"))
+			scale = 1e-9;
+		else if (!ri.units[0] || !strcmp(ri.units, "samples"))
+			scale = 1.0 / (ri.rate ? ri.rate : 100);
+		else if (ri.n) {
+			http_error(resp, 400, "unit=%s needs CPU samples or nanoseconds, the series are in '%s'",
+				   unit, ri.units);
+			goto cleanup;
+		}
+	}
+	rc = store_timeseries(s->store, &r.q, step, group_by, &ts, &err);
+	if (rc < 0) {
+		server_store_error(resp, rc, &err);
+		goto cleanup;
+	}
+	rc = buf_printf(b, "{\"start\":%" PRId64 ",\"step\":%" PRId64 ",\"points\":%zu,\"unit\":\"%s\"",
+			ts->start, ts->step, ts->npoints, mode == 0 ? "samples" : mode == 1 ? "seconds" : "cores");
+	if (mode && !rc)
+		rc = buf_printf(b, ",\"sampleRate\":%" PRIu32, ri.rate ? ri.rate : 100);
+	if (!rc)
+		rc = buf_puts(b, ",\"series\":[");
+	for (g = 0; g < ts->ngroups && !rc; g++) {
+		const struct store_ts_group *gr = &ts->groups[g];
+
+		rc = buf_puts(b, g ? ",{\"group\":" : "{\"group\":");
+		if (!rc)
+			rc = json_str(b, gr->group ? gr->group : "");
+		if (!rc)
+			rc = buf_puts(b, ",\"total\":");
+		if (!rc && mode == 0)
+			rc = buf_printf(b, "%" PRId64, gr->total);
+		else if (!rc)
+			rc = json_double(b, (double)gr->total * scale);
+		if (!rc)
+			rc = buf_puts(b, ",\"values\":[");
+		for (i = 0; i < ts->npoints && !rc; i++) {
+			if (i)
+				rc = buf_putc(b, ',');
+			if (rc)
+				break;
+			if (mode == 0)
+				rc = buf_printf(b, "%" PRId64, gr->values[i]);
+			else if (mode == 1)
+				rc = json_double(b, (double)gr->values[i] * scale);
+			else
+				rc = json_double(b, (double)gr->values[i] * scale / (double)ts->step);
+		}
+		if (!rc)
+			rc = buf_puts(b, "]}");
+	}
+	if (!rc)
+		rc = buf_puts(b, "]}\n");
+	if (rc < 0)
+		http_error(resp, 500, "response too large");
+cleanup:
+	store_timeseries_free(ts);
+	server_range_release(&r);
+}
+
+/* ---- /api/v1/top -------------------------------------------------------------------------- */
+
+static int cmp_total(const void *a, const void *b)
+{
+	const struct query_top_row *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	const struct query_top_row *x = a, *y = b;
+
+	return strcmp(x->name, y->name);
+}
+
+void api_top(void *ctx, const struct http_request *req, struct http_response *resp)
+{
+	struct server *s = ctx;
+	struct server_range r;
+	struct store_profile *p = NULL;
+	struct query_top_row *rows = NULL;
+	struct errmsg err = { "" };
+	const char *sort = http_arg(req, "sort");
+	struct buf *b = &resp->body;
+	uint64_t limit;
+	size_t n = 0, i;
+	int rc;
+
+	if (sort && *sort && strcmp(sort, "self") && strcmp(sort, "total") && strcmp(sort, "name")) {
+		http_error(resp, 400, "bad parameter 'sort': want self, total or name");
+		return;
+	}
+	if (server_arg_uint(req, resp, "limit", 100, 1, 1000000, &limit) < 0)
+		return;
+	if (server_parse_range(req, resp, "query", "from", "until", &r) < 0)
+		return;
+	rc = store_merge(s->store, &r.q, 0, &p, &err);
+	if (rc < 0) {
+		server_store_error(resp, rc, &err);
+		goto cleanup;
+	}
+	n = query_top(p, &rows);
+	if (sort && !strcmp(sort, "total"))
+		qsort(rows, n, sizeof(*rows), cmp_total);
+	else if (sort && !strcmp(sort, "name"))
+		qsort(rows, n, sizeof(*rows), cmp_name);
+	rc = buf_printf(b, "{\"total\":%" PRId64 ",\"functions\":%zu,\"rows\":[", p->total, n);
+	for (i = 0; i < n && i < limit && !rc; i++) {
+		rc = buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
+		if (!rc)
+			rc = json_str(b, rows[i].name);
+		if (!rc)
+			rc = buf_printf(b, ",\"self\":%" PRId64 ",\"total\":%" PRId64 "}", rows[i].self,
+					rows[i].total);
+	}
+	if (!rc)
+		rc = buf_puts(b, "]}\n");
+	if (rc < 0)
+		http_error(resp, 500, "response too large");
+cleanup:
+	xfree(rows);
+	store_profile_free(p);
+	server_range_release(&r);
+}
+
+/* ---- /api/v1/sandwich --------------------------------------------------------------------- */
+
+void api_sandwich(void *ctx, const struct http_request *req, struct http_response *resp)
+{
+	struct server *s = ctx;
+	struct server_range r;
+	struct store_profile *p = NULL, *callers = NULL, *callees = NULL;
+	struct errmsg err = { "" };
+	const char *fn = http_arg(req, "function");
+	struct buf *b = &resp->body;
+	uint64_t max_nodes;
+	int rc;
+
+	if (!fn || !*fn) {
+		http_error(resp, 400, "missing parameter 'function'");
+		return;
+	}
+	if (server_arg_uint(req, resp, "maxNodes", FLAMEBEARER_DEFAULT_MAX_NODES, 1,
+			    FLAMEBEARER_MAX_MAX_NODES, &max_nodes) < 0)
+		return;
+	if (server_parse_range(req, resp, "query", "from", "until", &r) < 0)
+		return;
+	rc = store_merge(s->store, &r.q, 0, &p, &err);
+	if (rc < 0) {
+		server_store_error(resp, rc, &err);
+		goto cleanup;
+	}
+	rc = query_sandwich(p, fn, &callers, &callees);
+	if (rc == -ENOENT) {
+		http_error(resp, 404, "function '%.200s' is not in the selected profiles", fn);
+		goto cleanup;
+	}
+	if (rc < 0) {
+		http_error(resp, 500, "cannot compute the sandwich (%s)", strerror(-rc));
+		goto cleanup;
+	}
+	rc = buf_puts(b, "{\"function\":");
+	if (!rc)
+		rc = json_str(b, fn);
+	if (!rc)
+		rc = buf_printf(b, ",\"total\":%" PRId64 ",\"callers\":", callers->total);
+	if (!rc)
+		rc = flamebearer_write(callers, (size_t)max_nodes, b);
+	if (!rc)
+		rc = buf_puts(b, ",\"callees\":");
+	if (!rc)
+		rc = flamebearer_write(callees, (size_t)max_nodes, b);
+	if (!rc)
+		rc = buf_puts(b, "}\n");
+	if (rc < 0)
+		http_error(resp, 500, "response too large");
+cleanup:
+	store_profile_free(callers);
+	store_profile_free(callees);
+	store_profile_free(p);
+	server_range_release(&r);
+}

@@ -1,0 +1,392 @@
+/* flamebearer.c: call tree building, truncation and level encoding (see flamebearer.h).
+ *
+ * The tree is built by walking every stack from the root, finding each child through a map
+ * keyed by (parent node, name id). Truncation keeps the heaviest nodes: a node never weighs
+ * more than its parent and is created after it, so sorting by (weight desc, index asc) puts
+ * every parent before its children and any prefix of that order is a connected tree. */
+#include "server/flamebearer.h"
+#include "lib/alloc.h"
+#include "lib/hash.h"
+#include "lib/json.h"
+#include "lib/strtab.h"
+#include "store/store.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct fb_node {
+	uint32_t parent;
+	uint32_t name;    /* id in fb_tree.names */
+	uint32_t kids;    /* first index into fb_tree.kids (after layout) */
+	uint32_t nkids;
+	uint32_t depth;
+	int64_t total[2], self[2];
+	int64_t x[2];
+	uint8_t kept, is_other;
+};
+
+struct fb_tree {
+	struct fb_node *nodes;
+	size_t n, cap;
+	struct strtab *names;
+	struct u64map index; /* (parent << 32 | name) + 1 -> node */
+	uint32_t *kids;
+	uint32_t name_total, name_other;
+};
+
+static uint32_t add_node(struct fb_tree *t, uint32_t parent, uint32_t name)
+{
+	struct fb_node *n;
+
+	ALLOC_GROW(t->nodes, t->n + 1, t->cap);
+	n = &t->nodes[t->n];
+	memset(n, 0, sizeof(*n));
+	n->parent = parent;
+	n->name = name;
+	n->depth = t->n ? t->nodes[parent].depth + 1 : 0;
+	return (uint32_t)t->n++;
+}
+
+static uint32_t child_of(struct fb_tree *t, uint32_t parent, uint32_t name)
+{
+	uint64_t key = (((uint64_t)parent << 32) | name) + 1;
+	uint64_t *v = u64map_get(&t->index, key);
+	uint32_t id;
+
+	if (v)
+		return (uint32_t)*v;
+	id = add_node(t, parent, name);
+	u64map_put(&t->index, key, id);
+	return id;
+}
+
+static void tree_init(struct fb_tree *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->names = strtab_new();
+	u64map_init(&t->index);
+	t->name_total = strtab_intern(t->names, "total");
+	t->name_other = strtab_intern(t->names, "other");
+	add_node(t, 0, t->name_total);
+}
+
+static void tree_release(struct fb_tree *t)
+{
+	xfree(t->nodes);
+	xfree(t->kids);
+	strtab_free(t->names);
+	u64map_release(&t->index);
+}
+
+static void tree_add_profile(struct fb_tree *t, const struct store_profile *p, int side)
+{
+	uint32_t nnames = strtab_count(p->names);
+	uint32_t *map = xmalloc((nnames ? nnames : 1) * sizeof(*map));
+	size_t i, j;
+
+	memset(map, 0xff, (nnames ? nnames : 1) * sizeof(*map));
+	for (i = 0; i < p->nstacks; i++) {
+		const struct store_stack *st = &p->stacks[i];
+		uint32_t cur = 0;
+
+		if (st->value <= 0)
+			continue;
+		t->nodes[0].total[side] += st->value;
+		for (j = 0; j < st->depth; j++) {
+			uint32_t f = p->frames[st->first + j];
+
+			if (f >= nnames)
+				f = 0;
+			if (map[f] == UINT32_MAX)
+				map[f] = strtab_intern(t->names, strtab_get(p->names, f));
+			cur = child_of(t, cur, map[f]);
+			t->nodes[cur].total[side] += st->value;
+		}
+		t->nodes[cur].self[side] += st->value;
+	}
+	if (p->other > 0) {
+		uint32_t o = child_of(t, 0, t->name_other);
+
+		t->nodes[0].total[side] += p->other;
+		t->nodes[o].total[side] += p->other;
+		t->nodes[o].self[side] += p->other;
+	}
+	xfree(map);
+}
+
+static int64_t weight(const struct fb_node *n)
+{
+	return n->total[0] + n->total[1];
+}
+
+static int cmp_weight(const void *a, const void *b, void *arg)
+{
+	const struct fb_tree *t = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int64_t wx = weight(&t->nodes[x]), wy = weight(&t->nodes[y]);
+
+	if (wx != wy)
+		return wx > wy ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_kids(const void *a, const void *b, void *arg)
+{
+	const struct fb_tree *t = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct fb_node *nx = &t->nodes[x], *ny = &t->nodes[y];
+	int c;
+
+	if (nx->is_other != ny->is_other)
+		return nx->is_other ? 1 : -1;
+	c = strcmp(strtab_get(t->names, nx->name), strtab_get(t->names, ny->name));
+	if (c)
+		return c;
+	return x < y ? -1 : x > y;
+}
+
+/* Mark the kept nodes and append the "other" nodes. */
+static void tree_truncate(struct fb_tree *t, size_t max_nodes)
+{
+	size_t n = t->n, i, k, others = 0;
+	uint32_t *order;
+	uint8_t *needs;
+	int iter;
+
+	if (max_nodes < 1)
+		max_nodes = 1;
+	if (n <= max_nodes) {
+		for (i = 0; i < n; i++)
+			t->nodes[i].kept = 1;
+		return;
+	}
+	order = xmalloc(n * sizeof(*order));
+	needs = xcalloc(n, 1);
+	for (i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, n, sizeof(*order), cmp_weight, t);
+	/* order[0] is the root: it weighs the most and has the smallest index. */
+	k = max_nodes;
+	for (iter = 0; iter < 16; iter++) {
+		for (i = 0; i < n; i++)
+			t->nodes[order[i]].kept = i < k;
+		memset(needs, 0, n);
+		others = 0;
+		for (i = 1; i < n; i++) {
+			const struct fb_node *nd = &t->nodes[i];
+
+			if (!nd->kept && t->nodes[nd->parent].kept && !needs[nd->parent]) {
+				needs[nd->parent] = 1;
+				others++;
+			}
+		}
+		if (k + others <= max_nodes || k == 1)
+			break;
+		k = max_nodes > others + 1 ? max_nodes - others : 1;
+	}
+	for (i = 0; i < n; i++) {
+		uint32_t o;
+
+		if (!needs[i])
+			continue;
+		o = add_node(t, (uint32_t)i, t->name_other);
+		t->nodes[o].kept = 1;
+		t->nodes[o].is_other = 1;
+	}
+	/* An "other" node gets what the parent's self and its kept children leave. */
+	{
+		int64_t *kept_sum = xcalloc(2 * n, sizeof(*kept_sum));
+
+		for (i = 1; i < n; i++) {
+			const struct fb_node *nd = &t->nodes[i];
+
+			if (nd->kept && needs[nd->parent]) {
+				kept_sum[2 * nd->parent] += nd->total[0];
+				kept_sum[2 * nd->parent + 1] += nd->total[1];
+			}
+		}
+		for (i = n; i < t->n; i++) {
+			struct fb_node *o = &t->nodes[i];
+			const struct fb_node *p = &t->nodes[o->parent];
+			int s;
+
+			for (s = 0; s < 2; s++) {
+				o->total[s] = p->total[s] - p->self[s] - kept_sum[2 * o->parent + s];
+				o->self[s] = o->total[s];
+			}
+		}
+		xfree(kept_sum);
+	}
+	xfree(order);
+	xfree(needs);
+}
+
+/* Children lists of kept nodes, sorted; fills kids/nkids and the x offsets. Returns the nodes
+ * in breadth-first (level) order in *bfs (count = kept nodes). */
+static size_t tree_layout(struct fb_tree *t, uint32_t **bfs_out)
+{
+	size_t n = t->n, i, nkept = 0, pos = 0, head;
+	uint32_t *fill, *bfs;
+
+	for (i = 0; i < n; i++) {
+		t->nodes[i].nkids = 0;
+		t->nodes[i].kids = 0;
+		nkept += t->nodes[i].kept;
+	}
+	for (i = 1; i < n; i++)
+		if (t->nodes[i].kept)
+			t->nodes[t->nodes[i].parent].nkids++;
+	for (i = 0; i < n; i++) {
+		t->nodes[i].kids = (uint32_t)pos;
+		pos += t->nodes[i].nkids;
+	}
+	t->kids = xmalloc((pos ? pos : 1) * sizeof(*t->kids));
+	fill = xcalloc(n, sizeof(*fill));
+	for (i = 1; i < n; i++) {
+		const struct fb_node *nd = &t->nodes[i];
+
+		if (nd->kept)
+			t->kids[t->nodes[nd->parent].kids + fill[nd->parent]++] = (uint32_t)i;
+	}
+	xfree(fill);
+	for (i = 0; i < n; i++)
+		if (t->nodes[i].nkids > 1)
+			qsort_r(t->kids + t->nodes[i].kids, t->nodes[i].nkids, sizeof(uint32_t),
+				cmp_kids, t);
+
+	bfs = xmalloc(nkept * sizeof(*bfs));
+	bfs[0] = 0;
+	pos = 1;
+	t->nodes[0].x[0] = t->nodes[0].x[1] = 0;
+	for (head = 0; head < pos; head++) {
+		const struct fb_node *nd = &t->nodes[bfs[head]];
+		int64_t x0 = nd->x[0], x1 = nd->x[1];
+		uint32_t c;
+
+		for (c = 0; c < nd->nkids; c++) {
+			uint32_t kid = t->kids[nd->kids + c];
+
+			t->nodes[kid].x[0] = x0;
+			t->nodes[kid].x[1] = x1;
+			x0 += t->nodes[kid].total[0];
+			x1 += t->nodes[kid].total[1];
+			bfs[pos++] = kid;
+		}
+	}
+	*bfs_out = bfs;
+	return pos;
+}
+
+static int write_json(struct fb_tree *t, int diff, struct buf *out)
+{
+	uint32_t *bfs = NULL, *outname = NULL;
+	size_t nbfs, i, nnames = 0;
+	uint32_t cur_depth = UINT32_MAX;
+	int64_t end[2] = { 0, 0 }, max_self = 0;
+	int err = 0;
+
+	nbfs = tree_layout(t, &bfs);
+	outname = xmalloc(strtab_count(t->names) * sizeof(*outname));
+	memset(outname, 0xff, strtab_count(t->names) * sizeof(*outname));
+
+	if ((err = buf_puts(out, "{\"names\":[")) < 0)
+		goto cleanup;
+	for (i = 0; i < nbfs; i++) {
+		const struct fb_node *nd = &t->nodes[bfs[i]];
+
+		if (nd->self[0] > max_self)
+			max_self = nd->self[0];
+		if (nd->self[1] > max_self)
+			max_self = nd->self[1];
+		if (outname[nd->name] != UINT32_MAX)
+			continue;
+		outname[nd->name] = (uint32_t)nnames;
+		if ((nnames++ && (err = buf_putc(out, ',')) < 0) ||
+		    (err = json_str(out, strtab_get(t->names, nd->name))) < 0)
+			goto cleanup;
+	}
+	if ((err = buf_puts(out, "],\"levels\":[")) < 0)
+		goto cleanup;
+	for (i = 0; i < nbfs; i++) {
+		const struct fb_node *nd = &t->nodes[bfs[i]];
+		int first = nd->depth != cur_depth;
+
+		if (first) {
+			if (i && (err = buf_puts(out, "],")) < 0)
+				goto cleanup;
+			if ((err = buf_putc(out, '[')) < 0)
+				goto cleanup;
+			cur_depth = nd->depth;
+			end[0] = end[1] = 0;
+		} else if ((err = buf_putc(out, ',')) < 0) {
+			goto cleanup;
+		}
+		if (diff)
+			err = buf_printf(out, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+					 ",%" PRId64 ",%" PRIu32,
+					 nd->x[0] - end[0], nd->total[0], nd->self[0],
+					 nd->x[1] - end[1], nd->total[1], nd->self[1], outname[nd->name]);
+		else
+			err = buf_printf(out, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRIu32,
+					 nd->x[0] - end[0], nd->total[0], nd->self[0], outname[nd->name]);
+		if (err < 0)
+			goto cleanup;
+		end[0] = nd->x[0] + nd->total[0];
+		end[1] = nd->x[1] + nd->total[1];
+	}
+	if (diff)
+		err = buf_printf(out, "]],\"numTicks\":%" PRId64 ",\"maxSelf\":%" PRId64
+				 ",\"leftTicks\":%" PRId64 ",\"rightTicks\":%" PRId64 "}",
+				 t->nodes[0].total[0] + t->nodes[0].total[1], max_self,
+				 t->nodes[0].total[0], t->nodes[0].total[1]);
+	else
+		err = buf_printf(out, "]],\"numTicks\":%" PRId64 ",\"maxSelf\":%" PRId64 "}",
+				 t->nodes[0].total[0], max_self);
+cleanup:
+	xfree(bfs);
+	xfree(outname);
+	return err < 0 ? err : 0;
+}
+
+static int build_and_write(const struct store_profile *left, const struct store_profile *right,
+			   size_t max_nodes, struct buf *out)
+{
+	struct fb_tree t;
+	int err;
+
+	if (max_nodes == 0)
+		max_nodes = FLAMEBEARER_DEFAULT_MAX_NODES;
+	if (max_nodes > FLAMEBEARER_MAX_MAX_NODES)
+		max_nodes = FLAMEBEARER_MAX_MAX_NODES;
+	tree_init(&t);
+	if (left)
+		tree_add_profile(&t, left, 0);
+	if (right)
+		tree_add_profile(&t, right, 1);
+	tree_truncate(&t, max_nodes);
+	err = write_json(&t, right != NULL, out);
+	tree_release(&t);
+	return err;
+}
+
+int flamebearer_write(const struct store_profile *p, size_t max_nodes, struct buf *out)
+{
+	return build_and_write(p, NULL, max_nodes, out);
+}
+
+int flamebearer_write_diff(const struct store_profile *left, const struct store_profile *right,
+			   size_t max_nodes, struct buf *out)
+{
+	struct store_profile *empty = NULL;
+	int err;
+
+	if (!right) {
+		empty = store_profile_new();
+		right = empty;
+	}
+	err = build_and_write(left, right, max_nodes, out);
+	store_profile_free(empty);
+	return err;
+}

@@ -1,0 +1,602 @@
+/* ingest.c: POST /ingest (see ingest.h): parameters, body decoding (folded text here, pprof
+ * through profile/pprof.h, multipart through multipart.h), conversion into store batches and
+ * one store_write() per request.
+ *
+ * Hot path: folded lines go straight into a store_batchbuf (frames interned once per request),
+ * without building a struct profile, because that is what agents and benchmarks push most. */
+#include "server/ingest.h"
+#include "lib/alloc.h"
+#include "lib/buf.h"
+#include "lib/strtab.h"
+#include "profile/pprof.h"
+#include "profile/profile.h"
+#include "server/multipart.h"
+#include "server/server.h"
+#include "store/store.h"
+#include "store/timerange.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+struct group {
+	struct store_batchbuf *bb; /* NULL until the group is used */
+	struct store_label labels[STORE_MAX_LABELS];
+	size_t nlabels;
+};
+
+struct ingest_priv {
+	struct group *groups; /* indexed by the signature's id in sigs */
+	size_t ngroups, groups_cap, nused;
+	struct strtab *strs;  /* copies of label strings and frame names (stable addresses) */
+	struct strtab *sigs;  /* label-set signatures */
+};
+
+static struct ingest_priv *priv_of(struct ingest_batches *b)
+{
+	if (!b->priv) {
+		struct ingest_priv *pv = xcalloc(1, sizeof(*pv));
+
+		pv->strs = strtab_new();
+		pv->sigs = strtab_new();
+		b->priv = pv;
+	}
+	return b->priv;
+}
+
+void ingest_batches_release(struct ingest_batches *b)
+{
+	struct ingest_priv *pv;
+	size_t i;
+
+	if (!b)
+		return;
+	pv = b->priv;
+	if (pv) {
+		for (i = 0; i < pv->ngroups; i++)
+			store_batchbuf_free(pv->groups[i].bb);
+		xfree(pv->groups);
+		strtab_free(pv->strs);
+		strtab_free(pv->sigs);
+		xfree(pv);
+	}
+	xfree(b->batches);
+	memset(b, 0, sizeof(*b));
+}
+
+static int label_name_ok(const char *s)
+{
+	const char *p = s;
+
+	if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_'))
+		return 0;
+	for (p++; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+		      (*p >= '0' && *p <= '9') || *p == '.'))
+			return 0;
+	return p - s <= STORE_MAX_LABEL_NAME;
+}
+
+static const char *keep(struct ingest_priv *pv, const char *s)
+{
+	return strtab_get(pv->strs, strtab_intern(pv->strs, s));
+}
+
+/* Set (or override) label name=value in g. */
+static int group_set(struct group *g, const char *name, const char *value, struct errmsg *err)
+{
+	size_t i;
+
+	for (i = 0; i < g->nlabels; i++)
+		if (!strcmp(g->labels[i].name, name)) {
+			g->labels[i].value = value;
+			return 0;
+		}
+	if (g->nlabels >= STORE_MAX_LABELS)
+		return errmsg_set(err, -EINVAL, "more than %d labels", STORE_MAX_LABELS);
+	g->labels[g->nlabels].name = name;
+	g->labels[g->nlabels].value = value;
+	g->nlabels++;
+	return 0;
+}
+
+/* The group for a signature id, created with the request's labels plus extra[] (pairs). */
+static int group_get(struct ingest_batches *b, const struct ingest_meta *meta, uint32_t sig,
+		     const char *const *extra, size_t nextra, struct group **out, struct errmsg *err)
+{
+	struct ingest_priv *pv = priv_of(b);
+	struct group *g;
+	size_t i;
+	int rc;
+
+	if (sig >= pv->ngroups) {
+		ALLOC_GROW(pv->groups, (size_t)sig + 1, pv->groups_cap);
+		memset(pv->groups + pv->ngroups, 0, (sig + 1 - pv->ngroups) * sizeof(*pv->groups));
+		pv->ngroups = (size_t)sig + 1;
+	}
+	g = &pv->groups[sig];
+	if (!g->bb) {
+		if (pv->nused >= INGEST_MAX_GROUPS)
+			return errmsg_set(err, -EINVAL, "more than %d distinct sample label sets",
+					  INGEST_MAX_GROUPS);
+		g->bb = store_batchbuf_new();
+		pv->nused++;
+		g->nlabels = 0;
+		if ((rc = group_set(g, "service_name", keep(pv, meta->app), err)) < 0)
+			return rc;
+		for (i = 0; meta->name && i < meta->name->nlabels; i++)
+			if ((rc = group_set(g, keep(pv, meta->name->labels[i].key),
+					    keep(pv, meta->name->labels[i].value), err)) < 0)
+				return rc;
+		for (i = 0; i + 1 < 2 * nextra; i += 2) {
+			if (!label_name_ok(extra[i]))
+				return errmsg_set(err, -EINVAL, "bad sample label name '%.64s'", extra[i]);
+			if (strlen(extra[i + 1]) > STORE_MAX_LABEL_VALUE)
+				return errmsg_set(err, -EINVAL, "value of sample label '%s' longer than %d bytes",
+						  extra[i], STORE_MAX_LABEL_VALUE);
+			if ((rc = group_set(g, keep(pv, extra[i]), keep(pv, extra[i + 1]), err)) < 0)
+				return rc;
+		}
+	}
+	*out = g;
+	return 0;
+}
+
+/* Point one store_batch at every used group. */
+static void finish_batches(struct ingest_batches *b, const struct ingest_meta *meta)
+{
+	struct ingest_priv *pv = priv_of(b);
+	size_t i;
+
+	b->batches = xcalloc(pv->nused ? pv->nused : 1, sizeof(*b->batches));
+	b->n = 0;
+	for (i = 0; i < pv->ngroups; i++) {
+		struct group *g = &pv->groups[i];
+		struct store_batch *sb;
+
+		if (!g->bb)
+			continue;
+		sb = &b->batches[b->n++];
+		sb->type = meta->type;
+		sb->labels = g->labels;
+		sb->nlabels = g->nlabels;
+		sb->from = meta->from;
+		sb->until = meta->until;
+		sb->sample_rate = meta->sample_rate;
+		sb->units = meta->units;
+		sb->spy_name = meta->spy_name;
+		sb->aggregation = meta->aggregation;
+		store_batchbuf_fill(g->bb, sb);
+	}
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+int ingest_folded(const char *text, size_t len, const struct ingest_meta *meta,
+		  struct ingest_batches *out, struct errmsg *err)
+{
+	const char *p = text, *end = text + len;
+	struct group *g;
+	size_t line = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (memchr(text, '\0', len))
+		return errmsg_set(err, -EINVAL, "folded body contains a NUL byte");
+	rc = group_get(out, meta, 0, NULL, 0, &g, err);
+	if (rc < 0)
+		return rc;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *e = nl ? nl : end, *d, *s_end;
+		uint64_t count = 0;
+
+		line++;
+		while (e > p && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		if (e == p)
+			goto next;
+		d = e;
+		while (d > p && d[-1] >= '0' && d[-1] <= '9')
+			d--;
+		if (d == e || d == p || (d[-1] != ' ' && d[-1] != '\t'))
+			return errmsg_set(err, -EINVAL, "line %zu: missing or bad sample count", line);
+		for (s_end = d; s_end < e; s_end++) {
+			unsigned digit = (unsigned)(*s_end - '0');
+
+			if (count > ((uint64_t)INT64_MAX - digit) / 10)
+				return errmsg_set(err, -EINVAL, "line %zu: sample count too large", line);
+			count = count * 10 + digit;
+		}
+		s_end = d - 1;
+		while (s_end > p && (s_end[-1] == ' ' || s_end[-1] == '\t'))
+			s_end--;
+		if (s_end == p)
+			return errmsg_set(err, -EINVAL, "line %zu: empty stack", line);
+		rc = store_batchbuf_add_split(g->bb, p, (size_t)(s_end - p), ';', (int64_t)count);
+		if (rc == -E2BIG)
+			return errmsg_set(err, -EINVAL,
+					  "line %zu: stack deeper than %d frames or a frame longer than %d bytes",
+					  line, STORE_MAX_DEPTH, STORE_MAX_FRAME);
+		if (rc < 0)
+			return errmsg_set(err, rc, "line %zu: cannot add the stack", line);
+		out->samples = sat_add(out->samples, count);
+		out->stacks++;
+next:
+		p = nl ? nl + 1 : end;
+	}
+	finish_batches(out, meta);
+	return 0;
+}
+
+int ingest_profile(const struct profile *p, const struct ingest_meta *meta,
+		   struct ingest_batches *out, struct errmsg *err)
+{
+	const char **locname = NULL, **frames = NULL, **extra = NULL;
+	struct ingest_priv *pv;
+	struct buf sig = BUF_INIT(1 << 20);
+	char name[STORE_MAX_FRAME + 1];
+	uint32_t comm_key = UINT32_MAX;
+	size_t i;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	pv = priv_of(out);
+	{
+		uint32_t k = strtab_find(p->strings, "comm", 4);
+
+		if (k != UINT32_MAX)
+			comm_key = k;
+	}
+	locname = xcalloc(p->nlocations + 1, sizeof(*locname));
+	frames = xmalloc((STORE_MAX_DEPTH + 1) * sizeof(*frames));
+	extra = xmalloc(2 * STORE_MAX_LABELS * sizeof(*extra));
+	for (i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		const uint32_t *locs = profile_sample_locs(p, s);
+		const struct profile_label *labels = profile_sample_labels(p, s);
+		const char *comm = NULL;
+		size_t j, n = 0, nextra = 0, depth;
+		struct group *g;
+		uint32_t sigid;
+
+		if (s->value < 0) {
+			rc = errmsg_set(err, -EINVAL, "negative sample value %" PRId64, s->value);
+			goto cleanup;
+		}
+		if (s->value == 0)
+			continue;
+		buf_reset(&sig);
+		for (j = 0; j < s->nlabels; j++) {
+			const char *v;
+
+			if (!labels[j].str)
+				continue; /* numeric labels (pid, ...) do not make series */
+			v = profile_get_str(p, labels[j].str);
+			if (labels[j].key == comm_key) {
+				comm = v;
+				continue;
+			}
+			if (!*v)
+				continue;
+			if (nextra >= STORE_MAX_LABELS) {
+				rc = errmsg_set(err, -EINVAL, "sample with more than %d labels",
+						STORE_MAX_LABELS);
+				goto cleanup;
+			}
+			extra[2 * nextra] = profile_get_str(p, labels[j].key);
+			extra[2 * nextra + 1] = v;
+			nextra++;
+			if (buf_puts(&sig, extra[2 * nextra - 2]) < 0 || buf_putc(&sig, '\x1f') < 0 ||
+			    buf_puts(&sig, v) < 0 || buf_putc(&sig, '\x1e') < 0) {
+				rc = errmsg_set(err, -EINVAL, "sample labels too long");
+				goto cleanup;
+			}
+		}
+		sigid = sig.len ? strtab_intern_len(pv->sigs, sig.data, sig.len) : 0;
+		rc = group_get(out, meta, sigid, extra, nextra, &g, err);
+		if (rc < 0)
+			goto cleanup;
+		if (comm && *comm)
+			frames[n++] = keep(pv, comm);
+		/* Root first; a stack deeper than the store takes keeps its root side. */
+		depth = s->nlocs;
+		for (j = 0; j < depth; j++) {
+			uint32_t loc = locs[depth - 1 - j];
+
+			if (n >= STORE_MAX_DEPTH - 1) {
+				frames[n++] = "[truncated]";
+				break;
+			}
+			if (loc > p->nlocations)
+				loc = 0;
+			if (!locname[loc]) {
+				profile_frame_name(p, loc, name, sizeof(name));
+				locname[loc] = keep(pv, name);
+			}
+			frames[n++] = locname[loc];
+		}
+		if (n == 0)
+			frames[n++] = "[unknown]";
+		rc = store_batchbuf_add(g->bb, frames, n, s->value);
+		if (rc < 0) {
+			rc = errmsg_set(err, -EINVAL, "sample %zu: cannot be stored (%s)", i,
+					rc == -E2BIG ? "too deep or frame too long" : "bad value");
+			goto cleanup;
+		}
+		out->samples = sat_add(out->samples, (uint64_t)s->value);
+		out->stacks++;
+	}
+	if (pv->nused == 0) {
+		struct group *g;
+
+		rc = group_get(out, meta, 0, NULL, 0, &g, err);
+		if (rc < 0)
+			goto cleanup;
+	}
+	finish_batches(out, meta);
+cleanup:
+	buf_release(&sig);
+	xfree(locname);
+	xfree(frames);
+	xfree(extra);
+	return rc;
+}
+
+static void sanitize_type(const char *in, char *out, size_t outlen)
+{
+	size_t i;
+
+	for (i = 0; in[i] && i + 1 < outlen; i++) {
+		char c = in[i];
+
+		out[i] = ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			  c == '_' || c == ':' || c == '-') ? c : '_';
+	}
+	out[i] = '\0';
+}
+
+void ingest_pprof_type(const struct profile *p, const char *fallback, char *type, size_t typelen,
+		       const char **units, uint32_t *sample_rate)
+{
+	const char *st = profile_get_str(p, p->sample_type);
+	const char *su = profile_get_str(p, p->sample_unit);
+	const char *pu = profile_get_str(p, p->period_unit);
+
+	if (!*st)
+		st = fallback && *fallback ? fallback : "cpu";
+	else if (!strcmp(st, "samples"))
+		st = "cpu";
+	sanitize_type(st, type, typelen);
+	if (!*su || !strcmp(su, "count"))
+		*units = "samples";
+	else
+		*units = su;
+	*sample_rate = 0;
+	/* A period in nanoseconds (pprof's CPU convention, also scorch's agent with a count
+	 * unit and a period of 1e9/Hz) gives the sampling frequency. */
+	if (p->period > 0 && (!strcmp(pu, "nanoseconds") ||
+			      (!strcmp(su, "count") && p->period >= 100000))) {
+		double hz = 1e9 / (double)p->period;
+
+		if (hz >= 1 && hz <= 1e6)
+			*sample_rate = (uint32_t)lround(hz);
+	}
+}
+
+/* ---- The route ---------------------------------------------------------------------------- */
+
+static int type_ok(const char *t)
+{
+	if (!*t || strlen(t) > STORE_MAX_TYPE)
+		return 0;
+	for (; *t; t++)
+		if (!((*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z') || (*t >= '0' && *t <= '9') ||
+		      *t == '_' || *t == ':' || *t == '-'))
+			return 0;
+	return 1;
+}
+
+static int meta_arg(const struct http_request *req, struct http_response *resp, const char *key,
+		    const char **out)
+{
+	const char *v = http_arg(req, key);
+
+	if (v && strlen(v) > STORE_MAX_META)
+		return http_error(resp, 400, "parameter '%s' longer than %d bytes", key, STORE_MAX_META);
+	*out = v && *v ? v : NULL;
+	return 0;
+}
+
+/* Max bytes a pprof body may inflate to. */
+static size_t pprof_limit(const struct server *s)
+{
+	size_t m = s->cfg.max_body ? s->cfg.max_body : (64u << 20);
+
+	return m < (SIZE_MAX / 4) ? 4 * m : m;
+}
+
+static void handle(struct server *s, const struct http_request *req, struct http_response *resp,
+		   struct ingest_batches *batches)
+{
+	struct series_name name;
+	struct ingest_meta meta;
+	struct errmsg err = { "" };
+	struct profile *prof = NULL;
+	const char *name_s = http_arg(req, "name");
+	const char *format = http_arg(req, "format");
+	const char *ctype = http_header(req, "Content-Type");
+	const char *from_s = http_arg(req, "from"), *until_s = http_arg(req, "until");
+	const char *body = req->body;
+	size_t body_len = req->body_len;
+	char ptype[STORE_MAX_TYPE + 1], appbuf[SERIES_NAME_MAX + 1];
+	int64_t now = (int64_t)time(NULL);
+	uint64_t rate = 0;
+	int multipart = 0, pprof, rc;
+
+	memset(&meta, 0, sizeof(meta));
+	if (!name_s || !*name_s) {
+		http_error(resp, 400, "missing parameter 'name'");
+		return;
+	}
+	if (series_name_parse(name_s, &name, &err) < 0) {
+		http_error(resp, 400, "bad parameter 'name': %s", err.msg);
+		goto cleanup;
+	}
+	meta.name = &name;
+	if (ctype && !strncasecmp(ctype, "multipart/form-data", 19))
+		multipart = 1;
+	if (!format || !*format)
+		format = multipart ? "pprof" : "folded";
+	if (!strcmp(format, "folded") || !strcmp(format, "collapsed"))
+		pprof = 0;
+	else if (!strcmp(format, "pprof"))
+		pprof = 1;
+	else {
+		http_error(resp, 400, "bad parameter 'format': '%.32s' is not folded or pprof", format);
+		goto cleanup;
+	}
+	meta.from = meta.until = now;
+	if (from_s && *from_s && timerange_parse_time(from_s, now, &meta.from, &err) < 0) {
+		http_error(resp, 400, "bad parameter 'from': %s", err.msg);
+		goto cleanup;
+	}
+	meta.until = meta.from;
+	if (until_s && *until_s && timerange_parse_time(until_s, now, &meta.until, &err) < 0) {
+		http_error(resp, 400, "bad parameter 'until': %s", err.msg);
+		goto cleanup;
+	}
+	if (meta.until < meta.from) {
+		http_error(resp, 400, "bad parameters: 'until' is before 'from'");
+		goto cleanup;
+	}
+	if (server_arg_uint(req, resp, "sampleRate", 0, 1, 1000000, &rate) < 0)
+		goto cleanup;
+	meta.sample_rate = (uint32_t)rate;
+	if (meta_arg(req, resp, "units", &meta.units) || meta_arg(req, resp, "spyName", &meta.spy_name) ||
+	    meta_arg(req, resp, "aggregationType", &meta.aggregation))
+		goto cleanup;
+	if (meta.aggregation && strcmp(meta.aggregation, "sum") && strcmp(meta.aggregation, "average")) {
+		http_error(resp, 400, "bad parameter 'aggregationType': want sum or average");
+		goto cleanup;
+	}
+
+	if (multipart) {
+		char boundary[MULTIPART_MAX_BOUNDARY + 1];
+		struct multipart_part part;
+
+		if (multipart_boundary(ctype, boundary, sizeof(boundary), &err) < 0) {
+			http_error(resp, 400, "bad Content-Type: %s", err.msg);
+			goto cleanup;
+		}
+		rc = multipart_find(body, body_len, boundary, "profile", &part, &err);
+		if (rc < 0) {
+			http_error(resp, 422, "bad multipart body: %s", err.msg);
+			goto cleanup;
+		}
+		body = part.data;
+		body_len = part.len;
+	}
+
+	if (!pprof) {
+		meta.app = name.app;
+		meta.type = *name.type ? name.type : "cpu";
+		if (!type_ok(meta.type)) {
+			http_error(resp, 400, "bad parameter 'name': bad profile type '%.64s'", meta.type);
+			goto cleanup;
+		}
+		if (!meta.units)
+			meta.units = "samples";
+		if (!meta.sample_rate)
+			meta.sample_rate = 100;
+		if (multipart) {
+			/* the folded text was in a part: it is not NUL-terminated there */
+			char *copy = xstrndup(body, body_len);
+
+			rc = ingest_folded(copy, body_len, &meta, batches, &err);
+			xfree(copy);
+		} else {
+			rc = ingest_folded(body, body_len, &meta, batches, &err);
+		}
+		if (rc < 0) {
+			http_error(resp, 422, "cannot parse folded body: %s", err.msg);
+			goto cleanup;
+		}
+	} else {
+		const char *units = NULL;
+		uint32_t prate = 0;
+
+		rc = pprof_decode(body, body_len, pprof_limit(s), -1, &prof, &err);
+		if (rc < 0) {
+			http_error(resp, rc == -E2BIG ? 413 : 422, "cannot decode pprof: %s", err.msg);
+			goto cleanup;
+		}
+		ingest_pprof_type(prof, name.type, ptype, sizeof(ptype), &units, &prate);
+		meta.type = ptype;
+		/* The name is a prefix: "app.cpu" with a cpu profile means app "app", while
+		 * "my.service" with a cpu profile keeps "my.service" whole. */
+		if (*name.type && strcmp(name.type, ptype))
+			snprintf(appbuf, sizeof(appbuf), "%s.%s", name.app, name.type);
+		else
+			snprintf(appbuf, sizeof(appbuf), "%s", name.app);
+		meta.app = appbuf;
+		if (!meta.units)
+			meta.units = units;
+		if (!meta.sample_rate)
+			meta.sample_rate = prate ? prate : 100;
+		if (!from_s || !*from_s) {
+			if (prof->time_nanos > 0) {
+				meta.from = prof->time_nanos / 1000000000;
+				meta.until = meta.from + (prof->duration_nanos > 0 ?
+							  prof->duration_nanos / 1000000000 : 0);
+			}
+			if (until_s && *until_s && meta.until < meta.from)
+				meta.until = meta.from;
+		}
+		if (!meta.spy_name)
+			meta.spy_name = "pprof";
+		rc = ingest_profile(prof, &meta, batches, &err);
+		if (rc < 0) {
+			http_error(resp, 422, "cannot convert pprof: %s", err.msg);
+			goto cleanup;
+		}
+	}
+
+	rc = store_write(s->store, batches->batches, batches->n, &err);
+	if (rc == -EINVAL || rc == -E2BIG) {
+		http_error(resp, 422, "rejected by the store: %s", err.msg);
+		goto cleanup;
+	}
+	if (rc < 0) {
+		log_warn("ingest: store write failed: %s", err.msg);
+		http_error(resp, rc == -ENOSPC ? 507 : 500, "storage failure: %s", err.msg);
+		goto cleanup;
+	}
+	resp->status = 200;
+	buf_printf(&resp->body, "{\"stacks\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"series\":%zu}\n",
+		   batches->stacks, batches->samples, batches->n);
+cleanup:
+	profile_free(prof);
+	series_name_release(&name);
+}
+
+void ingest_handle(void *ctx, const struct http_request *req, struct http_response *resp)
+{
+	struct server *s = ctx;
+	struct ingest_batches batches;
+
+	memset(&batches, 0, sizeof(batches));
+	handle(s, req, resp, &batches);
+	if (resp->status >= 200 && resp->status < 300)
+		metrics_ingest(&s->metrics, resp->status, batches.samples, batches.stacks,
+			       req->body_len);
+	ingest_batches_release(&batches);
+}

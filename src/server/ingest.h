@@ -1,0 +1,70 @@
+/* ingest.h: POST /ingest, Pyroscope's legacy push API.
+ *
+ *   POST /ingest?name=APP.TYPE{k=v,...}&from=&until=&format=folded|pprof&sampleRate=
+ *                &spyName=&units=&aggregationType=
+ *
+ * The body is folded text (the default), pprof (raw or gzip) with format=pprof, or
+ * multipart/form-data with the pprof in the field "profile". Everything of one request is
+ * written in one store transaction, and 200 is answered only after it committed; on any error
+ * nothing is stored: 400 bad parameter, 413 too large, 422 unparsable body, 500 storage failure,
+ * each with {"error": "..."}.
+ *
+ * The conversion functions are exposed for the unit tests and the fuzz target. */
+#ifndef SCORCH_INGEST_H
+#define SCORCH_INGEST_H
+
+#include "lib/log.h"
+#include "server/http.h"
+#include "server/series_name.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct profile;
+struct store_batch;
+struct store_batchbuf;
+
+/* The route handler; ctx is the struct server. */
+void ingest_handle(void *ctx, const struct http_request *req, struct http_response *resp);
+
+/* Batches converted from one request: one per distinct label set. Owns everything that the
+ * batches point to; ingest_batches_release() frees it. */
+#define INGEST_MAX_GROUPS 256
+
+struct ingest_batches {
+	struct store_batch *batches;
+	size_t n;
+	uint64_t samples; /* sum of values */
+	uint64_t stacks;  /* lines / pprof samples */
+	/* private */
+	void *priv;
+};
+void ingest_batches_release(struct ingest_batches *b);
+
+/* Common metadata of a request's batches. */
+struct ingest_meta {
+	const struct series_name *name; /* app, type, labels from the name parameter */
+	const char *type;               /* profile type to store */
+	const char *app;                /* service_name to store */
+	int64_t from, until;
+	uint32_t sample_rate;
+	const char *units, *spy_name, *aggregation;
+};
+
+/* Parse folded text ("frame;frame;leaf COUNT" per line, root first) into one batch. Returns 0,
+ * or -EINVAL with a message naming the line (no count, bad count, empty stack, too deep). */
+int ingest_folded(const char *text, size_t len, const struct ingest_meta *meta,
+		  struct ingest_batches *out, struct errmsg *err);
+
+/* Convert a decoded profile into batches: frames root first by their folded names, the
+ * sample's "comm" label (if any) as the root frame, other string labels of a sample as series
+ * labels (one batch per distinct set, at most INGEST_MAX_GROUPS). Returns 0 or -EINVAL. */
+int ingest_profile(const struct profile *p, const struct ingest_meta *meta,
+		   struct ingest_batches *out, struct errmsg *err);
+
+/* The profile type, unit and sample rate implied by a pprof profile (see docs/server.md):
+ * sample type "samples" becomes "cpu"; characters outside [A-Za-z0-9_:-] become '_'. */
+void ingest_pprof_type(const struct profile *p, const char *fallback, char *type, size_t typelen,
+		       const char **units, uint32_t *sample_rate);
+
+#endif

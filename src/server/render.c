@@ -1,0 +1,276 @@
+/* render.c: /render and /render-diff (see render.h): selection, store_merge(), and the four
+ * output formats. The flamebearer tree itself is built in flamebearer.c. */
+#include "server/render.h"
+#include "lib/alloc.h"
+#include "lib/json.h"
+#include "lib/strtab.h"
+#include "profile/output.h"
+#include "profile/pprof.h"
+#include "profile/profile.h"
+#include "server/flamebearer.h"
+#include "server/server.h"
+#include "store/selector.h"
+#include "store/store.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+struct profile *render_to_profile(const struct store_profile *sp)
+{
+	struct profile *p = profile_new();
+	uint32_t nnames = strtab_count(sp->names);
+	uint32_t *loc = xcalloc(nnames + 1, sizeof(*loc));
+	uint32_t *stack = xmalloc((STORE_MAX_DEPTH + 1) * sizeof(*stack));
+	int64_t period = sp->sample_rate ? 1000000000LL / sp->sample_rate : 0;
+	size_t i, j;
+
+	if (!sp->units[0] || !strcmp(sp->units, "samples"))
+		profile_set_type(p, "samples", "count", period);
+	else
+		profile_set_type(p, sp->type[0] ? sp->type : "cpu", sp->units, period);
+	for (i = 0; i < sp->nstacks; i++) {
+		const struct store_stack *st = &sp->stacks[i];
+		size_t depth = st->depth > STORE_MAX_DEPTH ? STORE_MAX_DEPTH : st->depth;
+
+		for (j = 0; j < depth; j++) {
+			uint32_t id = sp->frames[st->first + j];
+
+			if (id >= nnames)
+				id = 0;
+			if (!loc[id]) {
+				const char *name = strtab_get(sp->names, id);
+				size_t len = strlen(name);
+				uint32_t fn;
+
+				if (len > 4 && !strcmp(name + len - 4, "_[k]")) {
+					char *k = xstrndup(name, len - 4);
+
+					fn = profile_intern_function(p, FRAME_KERNEL, k, k, NULL, 0);
+					xfree(k);
+				} else {
+					fn = profile_intern_function(p, FRAME_NATIVE, name, name, NULL, 0);
+				}
+				loc[id] = profile_intern_location(p, 0, 0, fn, 0);
+			}
+			stack[depth - 1 - j] = loc[id]; /* leaf first */
+		}
+		if (depth && st->value > 0)
+			profile_add_sample(p, stack, depth, NULL, 0, st->value);
+	}
+	if (sp->other > 0) {
+		uint32_t fn = profile_intern_function(p, FRAME_SPECIAL, "other", "other", NULL, 0);
+
+		stack[0] = profile_intern_location(p, 0, 0, fn, 0);
+		profile_add_sample(p, stack, 1, NULL, 0, sp->other);
+	}
+	xfree(loc);
+	xfree(stack);
+	return p;
+}
+
+int render_folded(const struct store_profile *sp, struct buf *out)
+{
+	size_t i, j;
+	int err = 0;
+
+	for (i = 0; i < sp->nstacks && !err; i++) {
+		const struct store_stack *st = &sp->stacks[i];
+
+		if (st->value <= 0)
+			continue;
+		for (j = 0; j < st->depth && !err; j++) {
+			if (j)
+				err = buf_putc(out, ';');
+			if (!err)
+				err = buf_puts(out, strtab_get(sp->names, sp->frames[st->first + j]));
+		}
+		if (!err)
+			err = buf_printf(out, " %" PRId64 "\n", st->value);
+	}
+	if (!err && sp->other > 0)
+		err = buf_printf(out, "other %" PRId64 "\n", sp->other);
+	return err;
+}
+
+/* The legacy "name" of a selection: APP.TYPE when the selector names both. */
+static void selection_name(const struct server_range *r, const struct store_profile *p,
+			   char *out, size_t outlen)
+{
+	const char *app = r->sel ? selector_eq_value(r->sel, "service_name") : NULL;
+	const char *type = r->sel && r->sel->type ? r->sel->type : p->type;
+
+	if (app && type && *type)
+		snprintf(out, outlen, "%s.%s", app, type);
+	else
+		snprintf(out, outlen, "%s", r->query);
+}
+
+static int write_metadata(struct buf *b, const char *format, const struct store_profile *p,
+			  const char *name)
+{
+	int err = 0;
+
+	err |= buf_printf(b, "\"metadata\":{\"format\":\"%s\",\"spyName\":", format);
+	err |= json_str(b, p->spy_name[0] ? p->spy_name : "unknown");
+	err |= buf_printf(b, ",\"sampleRate\":%" PRIu32 ",\"units\":", p->sample_rate ? p->sample_rate : 100);
+	err |= json_str(b, p->units[0] ? p->units : "samples");
+	err |= buf_puts(b, ",\"name\":");
+	err |= json_str(b, name);
+	err |= buf_putc(b, '}');
+	return err < 0 ? -E2BIG : 0;
+}
+
+/* "key":{"startTime":..,"samples":[..],"durationDelta":..} over the selection. */
+static int write_timeline(struct server *s, struct buf *b, const char *key,
+			  const struct store_query *q, struct errmsg *err)
+{
+	struct store_timeseries *ts = NULL;
+	size_t i;
+	int rc;
+
+	rc = store_timeseries(s->store, q, 0, NULL, &ts, err);
+	if (rc < 0)
+		return rc;
+	rc = buf_printf(b, "\"%s\":{\"startTime\":%" PRId64 ",\"samples\":[", key, ts->start);
+	for (i = 0; i < ts->npoints && rc == 0; i++)
+		rc = buf_printf(b, "%s%" PRId64, i ? "," : "",
+				ts->ngroups ? ts->groups[0].values[i] : (int64_t)0);
+	if (rc == 0)
+		rc = buf_printf(b, "],\"durationDelta\":%" PRId64 "}", ts->step);
+	store_timeseries_free(ts);
+	return rc;
+}
+
+static void set_body_type(struct http_response *resp, const char *ctype, const char *disposition)
+{
+	resp->content_type = ctype;
+	resp->content_disposition = disposition;
+}
+
+void render_handle(void *ctx, const struct http_request *req, struct http_response *resp)
+{
+	struct server *s = ctx;
+	struct server_range r;
+	struct store_profile *p = NULL;
+	struct profile *prof = NULL;
+	struct errmsg err = { "" };
+	const char *format = http_arg(req, "format");
+	char name[512];
+	uint64_t max_nodes;
+	int rc;
+
+	if (!format || !*format)
+		format = "json";
+	if (strcmp(format, "json") && strcmp(format, "pprof") && strcmp(format, "folded") &&
+	    strcmp(format, "collapsed") && strcmp(format, "html")) {
+		http_error(resp, 400, "bad parameter 'format': want json, pprof, folded or html");
+		return;
+	}
+	if (server_arg_uint(req, resp, "maxNodes", FLAMEBEARER_DEFAULT_MAX_NODES, 1,
+			    FLAMEBEARER_MAX_MAX_NODES, &max_nodes) < 0)
+		return;
+	if (server_parse_range(req, resp, "query", "from", "until", &r) < 0)
+		return;
+	rc = store_merge(s->store, &r.q, 0, &p, &err);
+	if (rc < 0) {
+		server_store_error(resp, rc, &err);
+		goto cleanup;
+	}
+	if (!strcmp(format, "json")) {
+		struct buf *b = &resp->body;
+
+		selection_name(&r, p, name, sizeof(name));
+		rc = buf_puts(b, "{\"flamebearer\":");
+		if (!rc)
+			rc = flamebearer_write(p, (size_t)max_nodes, b);
+		if (!rc)
+			rc = buf_putc(b, ',');
+		if (!rc)
+			rc = write_metadata(b, "single", p, name);
+		if (!rc)
+			rc = buf_putc(b, ',');
+		if (!rc && (rc = write_timeline(s, b, "timeline", &r.q, &err)) < 0 && rc != -E2BIG) {
+			server_store_error(resp, rc, &err);
+			goto cleanup;
+		}
+		if (!rc)
+			rc = buf_puts(b, "}\n");
+	} else if (!strcmp(format, "folded") || !strcmp(format, "collapsed")) {
+		set_body_type(resp, "text/plain; charset=utf-8", NULL);
+		rc = render_folded(p, &resp->body);
+	} else if (!strcmp(format, "pprof")) {
+		prof = render_to_profile(p);
+		set_body_type(resp, "application/octet-stream",
+			      "attachment; filename=\"profile.pb.gz\"");
+		rc = pprof_encode(prof, &resp->body);
+	} else {
+		selection_name(&r, p, name, sizeof(name));
+		prof = render_to_profile(p);
+		set_body_type(resp, "text/html; charset=utf-8", NULL);
+		rc = flamegraph_html_write(prof, name[0] ? name : "scorch", &resp->body);
+	}
+	if (rc < 0)
+		http_error(resp, 500, "cannot render the profile (%s)", strerror(-rc));
+cleanup:
+	profile_free(prof);
+	store_profile_free(p);
+	server_range_release(&r);
+}
+
+void render_diff_handle(void *ctx, const struct http_request *req, struct http_response *resp)
+{
+	struct server *s = ctx;
+	struct server_range lr, rr;
+	struct store_profile *lp = NULL, *rp = NULL;
+	struct errmsg err = { "" };
+	struct buf *b = &resp->body;
+	uint64_t max_nodes;
+	char name[512];
+	int rc;
+
+	memset(&rr, 0, sizeof(rr));
+	if (server_arg_uint(req, resp, "maxNodes", FLAMEBEARER_DEFAULT_MAX_NODES, 1,
+			    FLAMEBEARER_MAX_MAX_NODES, &max_nodes) < 0)
+		return;
+	if (server_parse_range(req, resp, "leftQuery", "leftFrom", "leftUntil", &lr) < 0)
+		return;
+	if (server_parse_range(req, resp, "rightQuery", "rightFrom", "rightUntil", &rr) < 0)
+		goto cleanup;
+	if ((rc = store_merge(s->store, &lr.q, 0, &lp, &err)) < 0 ||
+	    (rc = store_merge(s->store, &rr.q, 0, &rp, &err)) < 0) {
+		server_store_error(resp, rc, &err);
+		goto cleanup;
+	}
+	selection_name(&rr, rp, name, sizeof(name));
+	rc = buf_puts(b, "{\"flamebearer\":");
+	if (!rc)
+		rc = flamebearer_write_diff(lp, rp, (size_t)max_nodes, b);
+	if (!rc)
+		rc = buf_putc(b, ',');
+	if (!rc)
+		rc = write_metadata(b, "double", rp->nstacks ? rp : lp, name);
+	if (!rc)
+		rc = buf_printf(b, ",\"leftTicks\":%" PRId64 ",\"rightTicks\":%" PRId64 ",",
+				lp->total, rp->total);
+	if (!rc && (rc = write_timeline(s, b, "leftTimeline", &lr.q, &err)) < 0 && rc != -E2BIG) {
+		server_store_error(resp, rc, &err);
+		goto cleanup;
+	}
+	if (!rc)
+		rc = buf_putc(b, ',');
+	if (!rc && (rc = write_timeline(s, b, "rightTimeline", &rr.q, &err)) < 0 && rc != -E2BIG) {
+		server_store_error(resp, rc, &err);
+		goto cleanup;
+	}
+	if (!rc)
+		rc = buf_puts(b, "}\n");
+	if (rc < 0)
+		http_error(resp, 500, "cannot render the diff (%s)", strerror(-rc));
+cleanup:
+	store_profile_free(lp);
+	store_profile_free(rp);
+	server_range_release(&lr);
+	server_range_release(&rr);
+}

@@ -1,0 +1,1809 @@
+/* store_sqlite.c: the embedded SQLite backend of the profile store (store.h). The schema and
+ * blob formats are documented in store_sqlite.h; docs/storage.md explains the design.
+ *
+ * One writer connection (guarded by wlock) does writes, retention and rollup building; a small
+ * pool of reader connections serves queries concurrently (WAL readers see a snapshot and never
+ * block the writer). The writer keeps bounded caches that map frame names, stacks and series to
+ * their ids, so that a write of a known stack costs a hash and a map probe; the caches are
+ * dropped whenever a transaction fails or retention deletes ids. Readers keep bounded caches of
+ * stack id -> frame ids and frame id -> name.
+ *
+ * Reads walk the partitions of a time range coarsest first (day rollups, hour rollups, raw
+ * rows), so a 7-day query reads 7 day rows per series plus the raw edges. */
+#include "store/store_sqlite.h"
+#include "store/store.h"
+#include "store/selector.h"
+#include "lib/alloc.h"
+#include "lib/hash.h"
+#include "lib/log.h"
+#include "lib/strtab.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HOUR 3600
+#define DAY 86400
+#define NLEVELS 3 /* 0 raw, 1 hour, 2 day */
+#define ID_BITS 40
+#define ID_MASK ((1ULL << ID_BITS) - 1)
+#define MAX_ROLLUP_STACKS (4u << 20) /* a partition with more distinct stacks stays unrolled */
+#define MAX_TS_VALUES (4u << 20)      /* groups x points of one time series */
+#define COMPACT_BATCH 32              /* partitions rolled up per transaction */
+#define COMPACT_BUDGET_NS 1000000000LL /* per store_maintain call */
+
+static const int64_t level_size[NLEVELS] = { 1, HOUR, DAY };
+
+/* ---- varints and hashing (part of the on-disk format: see store_sqlite.h) --------------------- */
+
+static size_t varint_put(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+static int varint_get(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+	const uint8_t *p = *pp;
+	uint64_t v = 0;
+	int shift = 0;
+
+	while (p < end && shift < 64) {
+		uint8_t b = *p++;
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*pp = p;
+			*out = v;
+			return 0;
+		}
+		shift += 7;
+	}
+	return -1;
+}
+
+static uint64_t fmix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* The stored hash of a frame name or stack blob (little-endian 8-byte words). Never 0 or ~0,
+ * so it can key a u64map. */
+static uint64_t sq_hash(const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	uint64_t h = 0x243f6a8885a308d3ULL ^ ((uint64_t)len * 0x9e3779b97f4a7c15ULL), v;
+
+	while (len >= 8) {
+		memcpy(&v, p, 8);
+		h = fmix(h ^ v) + 0x9e3779b97f4a7c15ULL;
+		p += 8;
+		len -= 8;
+	}
+	v = 0;
+	if (len)
+		memcpy(&v, p, len);
+	h = fmix(h ^ v ^ ((uint64_t)len << 56));
+	return (h == 0 || h == ~0ULL) ? 2 : h;
+}
+
+static int64_t floor_to(int64_t t, int64_t size)
+{
+	int64_t r = t % size;
+
+	return r < 0 ? t - r - size : t - r;
+}
+
+static int64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* ---- connections ------------------------------------------------------------------------------- */
+
+enum {
+	R_SERIES_ALL, R_RAW_DATA, R_RAW_TOTAL, R_ROLL1_DATA, R_ROLL2_DATA, R_ROLL1_TOTAL,
+	R_ROLL2_TOTAL, R_STACK_FRAMES, R_FRAME_NAME, NREAD
+};
+
+static const char *const read_sql[NREAD] = {
+	[R_SERIES_ALL] = "SELECT id, key, sample_rate, units, spy_name, aggregation, first_t, last_t FROM series",
+	[R_RAW_DATA] = "SELECT t, total, data FROM raw WHERE series = ?1 AND t >= ?2 AND t < ?3",
+	[R_RAW_TOTAL] = "SELECT t, total FROM raw WHERE series = ?1 AND t >= ?2 AND t < ?3",
+	[R_ROLL1_DATA] = "SELECT t, total, data FROM rollup WHERE level = 1 AND series = ?1 AND t >= ?2 AND t < ?3 ORDER BY t",
+	[R_ROLL2_DATA] = "SELECT t, total, data FROM rollup WHERE level = 2 AND series = ?1 AND t >= ?2 AND t < ?3 ORDER BY t",
+	[R_ROLL1_TOTAL] = "SELECT t, total FROM rollup WHERE level = 1 AND series = ?1 AND t >= ?2 AND t < ?3 ORDER BY t",
+	[R_ROLL2_TOTAL] = "SELECT t, total FROM rollup WHERE level = 2 AND series = ?1 AND t >= ?2 AND t < ?3 ORDER BY t",
+	[R_STACK_FRAMES] = "SELECT frames FROM stacks WHERE id = ?1",
+	[R_FRAME_NAME] = "SELECT name FROM frames WHERE id = ?1",
+};
+
+enum {
+	W_BEGIN, W_COMMIT, W_ROLLBACK, W_SERIES_GET, W_SERIES_INS, W_SERIES_TIME, W_SERIES_META,
+	W_FRAME_GET, W_FRAME_INS, W_FRAME_TOUCH, W_STACK_GET, W_STACK_INS, W_STACK_TOUCH, W_RAW_INS,
+	W_DIRTY_INS, W_ROLLUP_DEL, W_ROLLUP_PUT, W_DIRTY_DEL, W_DIRTY_DUE, W_PAGE_COUNT, W_FREELIST,
+	W_RAW_MINMAX, NWRITE
+};
+
+static const char *const write_sql[NWRITE] = {
+	[W_BEGIN] = "BEGIN IMMEDIATE",
+	[W_COMMIT] = "COMMIT",
+	[W_ROLLBACK] = "ROLLBACK",
+	[W_SERIES_GET] = "SELECT id, first_t, last_t, sample_rate, units, spy_name, aggregation FROM series WHERE key = ?1",
+	[W_SERIES_INS] = "INSERT INTO series(key, type, sample_rate, units, spy_name, aggregation, first_t, last_t) "
+			 "VALUES (?1, ?2, coalesce(?3, 100), coalesce(?4, 'samples'), coalesce(?5, ''), coalesce(?6, 'sum'), ?7, ?7)",
+	[W_SERIES_TIME] = "UPDATE series SET first_t = ?2, last_t = ?3 WHERE id = ?1",
+	[W_SERIES_META] = "UPDATE series SET sample_rate = coalesce(?2, sample_rate), units = coalesce(?3, units), "
+			  "spy_name = coalesce(?4, spy_name), aggregation = coalesce(?5, aggregation) WHERE id = ?1",
+	[W_FRAME_GET] = "SELECT id, last_day, name FROM frames WHERE hash = ?1",
+	[W_FRAME_INS] = "INSERT INTO frames(hash, last_day, name) VALUES (?1, ?2, ?3)",
+	[W_FRAME_TOUCH] = "UPDATE frames SET last_day = ?2 WHERE id = ?1 AND last_day < ?2",
+	[W_STACK_GET] = "SELECT id, last_day, frames FROM stacks WHERE hash = ?1",
+	[W_STACK_INS] = "INSERT INTO stacks(hash, last_day, frames) VALUES (?1, ?2, ?3)",
+	[W_STACK_TOUCH] = "UPDATE stacks SET last_day = ?2 WHERE id = ?1 AND last_day < ?2",
+	[W_RAW_INS] = "INSERT INTO raw(series, t, total, data) VALUES (?1, ?2, ?3, ?4)",
+	[W_DIRTY_INS] = "INSERT OR IGNORE INTO dirty(level, series, t) VALUES (?1, ?2, ?3)",
+	[W_ROLLUP_DEL] = "DELETE FROM rollup WHERE level = ?1 AND series = ?2 AND t = ?3",
+	[W_ROLLUP_PUT] = "INSERT OR REPLACE INTO rollup(level, series, t, total, data) VALUES (?1, ?2, ?3, ?4, ?5)",
+	[W_DIRTY_DEL] = "DELETE FROM dirty WHERE level = ?1 AND series = ?2 AND t = ?3",
+	[W_DIRTY_DUE] = "SELECT series, t FROM dirty WHERE level = ?1 AND t <= ?2 LIMIT ?3",
+	[W_PAGE_COUNT] = "PRAGMA page_count",
+	[W_FREELIST] = "PRAGMA freelist_count",
+	[W_RAW_MINMAX] = "SELECT min(t), max(t) FROM raw",
+};
+
+static const char schema_sql[] =
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
+	"CREATE TABLE series(id INTEGER PRIMARY KEY, key BLOB NOT NULL UNIQUE, type TEXT NOT NULL,"
+	" sample_rate INTEGER, units TEXT, spy_name TEXT, aggregation TEXT,"
+	" first_t INTEGER NOT NULL, last_t INTEGER NOT NULL);"
+	"CREATE TABLE frames(id INTEGER PRIMARY KEY AUTOINCREMENT, hash INTEGER NOT NULL,"
+	" last_day INTEGER NOT NULL, name TEXT NOT NULL);"
+	"CREATE INDEX frames_hash ON frames(hash);"
+	"CREATE TABLE stacks(id INTEGER PRIMARY KEY AUTOINCREMENT, hash INTEGER NOT NULL,"
+	" last_day INTEGER NOT NULL, frames BLOB NOT NULL);"
+	"CREATE INDEX stacks_hash ON stacks(hash);"
+	"CREATE TABLE raw(id INTEGER PRIMARY KEY, series INTEGER NOT NULL, t INTEGER NOT NULL,"
+	" total INTEGER NOT NULL, data BLOB NOT NULL);"
+	"CREATE INDEX raw_series_t ON raw(series, t, total);"
+	"CREATE INDEX raw_t ON raw(t);"
+	"CREATE TABLE rollup(level INTEGER NOT NULL, series INTEGER NOT NULL, t INTEGER NOT NULL,"
+	" total INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(level, series, t));"
+	"CREATE TABLE dirty(level INTEGER NOT NULL, series INTEGER NOT NULL, t INTEGER NOT NULL,"
+	" PRIMARY KEY(level, series, t)) WITHOUT ROWID;";
+
+struct conn {
+	sqlite3 *db;
+	sqlite3_stmt *rd[NREAD];
+	sqlite3_stmt *wr[NWRITE]; /* writer only */
+	int busy;
+	/* Reader caches (bounded by cache_limit bytes, dropped whole when full). */
+	struct u64map stack_at;  /* stack id -> offset in spool: [depth, frame ids...] */
+	uint32_t *spool;
+	size_t nspool, spool_cap;
+	struct u64map frame_at;  /* frame id -> id in names */
+	struct strtab *names;
+	size_t cache_limit;
+};
+
+struct series_ent {
+	int64_t id, first_t, last_t;
+	uint64_t h_units, h_spy, h_agg;
+	uint32_t rate;
+};
+
+struct pair {
+	uint64_t stack;
+	int64_t value;
+};
+
+struct sq {
+	char *dir, *file;
+	struct store_opts opts;
+
+	pthread_mutex_t wlock;
+	struct conn w;
+	/* Writer caches: hash -> id | last_day << ID_BITS. */
+	struct u64map frame_cache, stack_cache;
+	struct u64map series_cache; /* key hash -> index + 1 in sents */
+	struct series_ent *sents;
+	size_t nsents, sents_cap;
+	struct u64map dirty_cache; /* partitions already marked dirty (rollup deleted) */
+	size_t intern_limit;       /* entries per cache */
+	/* Writer scratch. */
+	uint64_t *fmap;
+	size_t fmap_cap;
+	uint8_t *sblob;            /* a stack's frame blob */
+	size_t sblob_cap;
+	struct pair *pairs;
+	size_t pairs_cap;
+	uint8_t *blob;
+	size_t blob_cap;
+	char *key;
+	size_t key_cap;
+	int size_pending;          /* last write found the store over max_disk_bytes */
+
+	pthread_mutex_t plock;
+	pthread_cond_t pcond;
+	struct conn *readers;
+	int nreaders;
+};
+
+static int db_error(struct conn *c, struct errmsg *err, const char *what)
+{
+	return errmsg_set(err, -EIO, "%s: %s", what, sqlite3_errmsg(c->db));
+}
+
+static int exec_sql(struct conn *c, const char *sql, struct errmsg *err)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(c->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		int ret = errmsg_set(err, -EIO, "sqlite: %s (in \"%.60s\")", msg ? msg : "error", sql);
+
+		sqlite3_free(msg);
+		return ret;
+	}
+	return 0;
+}
+
+/* Step a statement that returns no rows (or whose rows are ignored), then reset it. */
+static int step_done(struct conn *c, sqlite3_stmt *st, struct errmsg *err, const char *what)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return db_error(c, err, what);
+	return 0;
+}
+
+static int64_t pragma_int(struct conn *c, sqlite3_stmt *st)
+{
+	int64_t v = -1;
+
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return v;
+}
+
+static void conn_cache_clear(struct conn *c)
+{
+	u64map_release(&c->stack_at);
+	u64map_init(&c->stack_at);
+	u64map_release(&c->frame_at);
+	u64map_init(&c->frame_at);
+	c->nspool = 0;
+	strtab_free(c->names);
+	c->names = strtab_new();
+}
+
+static size_t conn_cache_bytes(const struct conn *c)
+{
+	return c->spool_cap * sizeof(uint32_t) + strtab_bytes(c->names) +
+	       (c->stack_at.cap + c->frame_at.cap) * 16;
+}
+
+static void conn_close(struct conn *c)
+{
+	int i;
+
+	for (i = 0; i < NREAD; i++)
+		sqlite3_finalize(c->rd[i]);
+	for (i = 0; i < NWRITE; i++)
+		sqlite3_finalize(c->wr[i]);
+	if (c->db)
+		sqlite3_close(c->db);
+	u64map_release(&c->stack_at);
+	u64map_release(&c->frame_at);
+	strtab_free(c->names);
+	xfree(c->spool);
+	memset(c, 0, sizeof(*c));
+}
+
+static int conn_open(struct conn *c, const char *file, int64_t cache_kib, struct errmsg *err)
+{
+	char sql[128];
+	int i, ret;
+
+	u64map_init(&c->stack_at);
+	u64map_init(&c->frame_at);
+	c->names = strtab_new();
+	if (sqlite3_open_v2(file, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
+		ret = errmsg_set(err, -EIO, "cannot open '%s': %s", file,
+				 c->db ? sqlite3_errmsg(c->db) : "out of memory");
+		return ret;
+	}
+	sqlite3_busy_timeout(c->db, 10000);
+	snprintf(sql, sizeof(sql), "PRAGMA cache_size = -%lld; PRAGMA temp_store = MEMORY;",
+		 (long long)cache_kib);
+	ret = exec_sql(c, sql, err);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < NREAD; i++)
+		if (sqlite3_prepare_v3(c->db, read_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &c->rd[i], NULL))
+			return db_error(c, err, "prepare");
+	return 0;
+}
+
+/* ---- open / close ------------------------------------------------------------------------------- */
+
+static int check_or_create_schema(struct conn *c, int sync_full, struct errmsg *err)
+{
+	sqlite3_stmt *st = NULL;
+	int ret, have = 0;
+	char sql[256];
+
+	/* Must precede the first table: page size and incremental vacuum are fixed at creation. */
+	ret = exec_sql(c, "PRAGMA page_size = 8192; PRAGMA auto_vacuum = INCREMENTAL;", err);
+	if (ret < 0)
+		return ret;
+	ret = exec_sql(c, "PRAGMA journal_mode = WAL", err);
+	if (ret < 0)
+		return ret;
+	snprintf(sql, sizeof(sql), "PRAGMA synchronous = %s; PRAGMA journal_size_limit = 16777216;",
+		 sync_full ? "FULL" : "NORMAL");
+	ret = exec_sql(c, sql, err);
+	if (ret < 0)
+		return ret;
+	if (sqlite3_prepare_v2(c->db, "SELECT count(*) FROM sqlite_master WHERE name = 'meta'", -1, &st, NULL))
+		return db_error(c, err, "cannot read schema");
+	if (sqlite3_step(st) == SQLITE_ROW)
+		have = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	st = NULL;
+	if (!have) {
+		ret = exec_sql(c, "BEGIN IMMEDIATE", err);
+		if (ret < 0)
+			return ret;
+		ret = exec_sql(c, schema_sql, err);
+		if (ret == 0) {
+			snprintf(sql, sizeof(sql),
+				 "INSERT INTO meta VALUES ('magic', '%s'), ('version', %d); COMMIT;",
+				 STORE_SQLITE_MAGIC, STORE_SQLITE_VERSION);
+			ret = exec_sql(c, sql, err);
+		}
+		if (ret < 0) {
+			exec_sql(c, "ROLLBACK", NULL);
+			return ret;
+		}
+		return 0;
+	}
+	if (sqlite3_prepare_v2(c->db, "SELECT (SELECT value FROM meta WHERE key = 'magic'),"
+				      " (SELECT value FROM meta WHERE key = 'version')", -1, &st, NULL))
+		return db_error(c, err, "cannot read meta table");
+	ret = errmsg_set(err, -EINVAL, "not a scorch profile store (bad magic)");
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		const char *magic = (const char *)sqlite3_column_text(st, 0);
+		int version = sqlite3_column_int(st, 1);
+
+		if (magic && !strcmp(magic, STORE_SQLITE_MAGIC)) {
+			ret = 0;
+			if (version != STORE_SQLITE_VERSION)
+				ret = errmsg_set(err, -EINVAL, "store format version %d, this scorch reads %d",
+						 version, STORE_SQLITE_VERSION);
+		}
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+static void sq_close(void *state)
+{
+	struct sq *sq = state;
+	int i;
+
+	if (!sq)
+		return;
+	if (sq->w.db)
+		sqlite3_wal_checkpoint_v2(sq->w.db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	for (i = 0; i < sq->nreaders; i++)
+		conn_close(&sq->readers[i]);
+	xfree(sq->readers);
+	conn_close(&sq->w);
+	u64map_release(&sq->frame_cache);
+	u64map_release(&sq->stack_cache);
+	u64map_release(&sq->series_cache);
+	u64map_release(&sq->dirty_cache);
+	xfree(sq->sents);
+	xfree(sq->fmap);
+	xfree(sq->sblob);
+	xfree(sq->pairs);
+	xfree(sq->blob);
+	xfree(sq->key);
+	pthread_mutex_destroy(&sq->wlock);
+	pthread_mutex_destroy(&sq->plock);
+	pthread_cond_destroy(&sq->pcond);
+	xfree(sq->dir);
+	xfree(sq->file);
+	xfree(sq);
+}
+
+static int sq_open(const char *path, const struct store_opts *opts, void **state, struct errmsg *err)
+{
+	struct sq *sq = xcalloc(1, sizeof(*sq));
+	int64_t page_kib, reader_kib;
+	int i, ret;
+
+	*state = NULL;
+	pthread_mutex_init(&sq->wlock, NULL);
+	pthread_mutex_init(&sq->plock, NULL);
+	pthread_cond_init(&sq->pcond, NULL);
+	u64map_init(&sq->frame_cache);
+	u64map_init(&sq->stack_cache);
+	u64map_init(&sq->series_cache);
+	u64map_init(&sq->dirty_cache);
+	sq->opts = *opts;
+	if (!sq->opts.cache_bytes)
+		sq->opts.cache_bytes = 64ULL << 20;
+	if (sq->opts.cache_bytes < (4ULL << 20))
+		sq->opts.cache_bytes = 4ULL << 20;
+	if (sq->opts.readers <= 0)
+		sq->opts.readers = 4;
+	if (sq->opts.readers > 64)
+		sq->opts.readers = 64;
+	/* A quarter of the budget for the writer's page cache, a quarter for the readers' page
+	 * caches, a quarter for the writer's id caches, a quarter for the readers' caches. */
+	page_kib = (int64_t)(sq->opts.cache_bytes / 4 / 1024);
+	reader_kib = page_kib / sq->opts.readers;
+	sq->intern_limit = sq->opts.cache_bytes / 4 / 2 / 48;
+	sq->dir = xstrdup(path);
+	sq->file = xasprintf("%s/%s", path, STORE_SQLITE_FILE);
+	if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+		ret = errmsg_set(err, -errno, "cannot create directory '%s': %s", path, strerror(errno));
+		goto cleanup;
+	}
+	ret = conn_open(&sq->w, sq->file, page_kib, err);
+	if (ret < 0)
+		goto cleanup;
+	ret = check_or_create_schema(&sq->w, sq->opts.sync_full, err);
+	if (ret < 0)
+		goto cleanup;
+	for (i = 0; i < NWRITE; i++) {
+		if (sqlite3_prepare_v3(sq->w.db, write_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &sq->w.wr[i], NULL)) {
+			ret = db_error(&sq->w, err, "prepare");
+			goto cleanup;
+		}
+	}
+	sq->w.cache_limit = sq->opts.cache_bytes / 8;
+	sq->readers = xcalloc((size_t)sq->opts.readers, sizeof(*sq->readers));
+	sq->nreaders = sq->opts.readers;
+	for (i = 0; i < sq->nreaders; i++) {
+		ret = conn_open(&sq->readers[i], sq->file, reader_kib, err);
+		if (ret < 0)
+			goto cleanup;
+		ret = exec_sql(&sq->readers[i], "PRAGMA query_only = 1", err);
+		if (ret < 0)
+			goto cleanup;
+		sq->readers[i].cache_limit = sq->opts.cache_bytes / 4 / (size_t)sq->nreaders;
+	}
+	*state = sq;
+	return 0;
+cleanup:
+	sq_close(sq);
+	return ret;
+}
+
+/* ---- writer caches ------------------------------------------------------------------------------ */
+
+static void cache_put(struct u64map *m, size_t limit, uint64_t key, uint64_t val)
+{
+	if (m->count >= limit) {
+		u64map_release(m);
+		u64map_init(m);
+	}
+	u64map_put(m, key, val);
+}
+
+static void writer_caches_clear(struct sq *sq)
+{
+	u64map_release(&sq->frame_cache);
+	u64map_init(&sq->frame_cache);
+	u64map_release(&sq->stack_cache);
+	u64map_init(&sq->stack_cache);
+	u64map_release(&sq->series_cache);
+	u64map_init(&sq->series_cache);
+	u64map_release(&sq->dirty_cache);
+	u64map_init(&sq->dirty_cache);
+	sq->nsents = 0;
+}
+
+static uint64_t meta_hash(const char *s)
+{
+	return sq_hash(s, strlen(s));
+}
+
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+/* The series id of b (created if new), with its time range and metadata brought up to date. */
+static int series_resolve(struct sq *sq, const struct store_batch *b, int64_t *id, struct errmsg *err)
+{
+	struct conn *c = &sq->w;
+	struct series_ent *e = NULL;
+	size_t klen = 0, i, need;
+	uint64_t h, *slot;
+	int ret;
+
+	need = strlen(b->type) + 1;
+	for (i = 0; i < b->nlabels; i++)
+		need += strlen(b->labels[i].name) + strlen(b->labels[i].value) + 2;
+	ALLOC_GROW(sq->key, need, sq->key_cap);
+	memcpy(sq->key, b->type, strlen(b->type) + 1);
+	klen = strlen(b->type) + 1;
+	for (i = 0; i < b->nlabels; i++) {
+		size_t nl = strlen(b->labels[i].name) + 1, vl = strlen(b->labels[i].value) + 1;
+
+		memcpy(sq->key + klen, b->labels[i].name, nl);
+		klen += nl;
+		memcpy(sq->key + klen, b->labels[i].value, vl);
+		klen += vl;
+	}
+	h = sq_hash(sq->key, klen);
+	slot = u64map_get(&sq->series_cache, h);
+	if (slot)
+		e = &sq->sents[*slot - 1];
+	if (!e) {
+		sqlite3_stmt *st = c->wr[W_SERIES_GET];
+		int rc;
+
+		if (sq->nsents >= sq->intern_limit / 4 + 1024) {
+			u64map_release(&sq->series_cache);
+			u64map_init(&sq->series_cache);
+			sq->nsents = 0;
+		}
+		ALLOC_GROW(sq->sents, sq->nsents + 1, sq->sents_cap);
+		e = &sq->sents[sq->nsents];
+		memset(e, 0, sizeof(*e));
+		sqlite3_bind_blob(st, 1, sq->key, (int)klen, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			e->id = sqlite3_column_int64(st, 0);
+			e->first_t = sqlite3_column_int64(st, 1);
+			e->last_t = sqlite3_column_int64(st, 2);
+			e->rate = (uint32_t)sqlite3_column_int64(st, 3);
+			e->h_units = meta_hash((const char *)sqlite3_column_text(st, 4) ?: "");
+			e->h_spy = meta_hash((const char *)sqlite3_column_text(st, 5) ?: "");
+			e->h_agg = meta_hash((const char *)sqlite3_column_text(st, 6) ?: "");
+		}
+		sqlite3_reset(st);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return db_error(c, err, "cannot read series");
+		if (rc == SQLITE_DONE) {
+			st = c->wr[W_SERIES_INS];
+			sqlite3_bind_blob(st, 1, sq->key, (int)klen, SQLITE_STATIC);
+			sqlite3_bind_text(st, 2, b->type, -1, SQLITE_STATIC);
+			if (b->sample_rate)
+				sqlite3_bind_int64(st, 3, b->sample_rate);
+			else
+				sqlite3_bind_null(st, 3);
+			bind_text_or_null(st, 4, b->units);
+			bind_text_or_null(st, 5, b->spy_name);
+			bind_text_or_null(st, 6, b->aggregation);
+			sqlite3_bind_int64(st, 7, b->from);
+			ret = step_done(c, st, err, "cannot insert series");
+			if (ret < 0)
+				return ret;
+			e->id = sqlite3_last_insert_rowid(c->db);
+			e->first_t = e->last_t = b->from;
+			e->rate = b->sample_rate ? b->sample_rate : 100;
+			e->h_units = meta_hash(b->units ? b->units : "samples");
+			e->h_spy = meta_hash(b->spy_name ? b->spy_name : "");
+			e->h_agg = meta_hash(b->aggregation ? b->aggregation : "sum");
+		}
+		sq->nsents++;
+		u64map_put(&sq->series_cache, h, sq->nsents);
+	}
+	if (b->from < e->first_t || b->from > e->last_t) {
+		sqlite3_stmt *st = c->wr[W_SERIES_TIME];
+
+		if (b->from < e->first_t)
+			e->first_t = b->from;
+		if (b->from > e->last_t)
+			e->last_t = b->from;
+		sqlite3_bind_int64(st, 1, e->id);
+		sqlite3_bind_int64(st, 2, e->first_t);
+		sqlite3_bind_int64(st, 3, e->last_t);
+		ret = step_done(c, st, err, "cannot update series");
+		if (ret < 0)
+			return ret;
+	}
+	if ((b->sample_rate && b->sample_rate != e->rate) ||
+	    (b->units && meta_hash(b->units) != e->h_units) ||
+	    (b->spy_name && meta_hash(b->spy_name) != e->h_spy) ||
+	    (b->aggregation && meta_hash(b->aggregation) != e->h_agg)) {
+		sqlite3_stmt *st = c->wr[W_SERIES_META];
+
+		sqlite3_bind_int64(st, 1, e->id);
+		if (b->sample_rate)
+			sqlite3_bind_int64(st, 2, b->sample_rate);
+		else
+			sqlite3_bind_null(st, 2);
+		bind_text_or_null(st, 3, b->units);
+		bind_text_or_null(st, 4, b->spy_name);
+		bind_text_or_null(st, 5, b->aggregation);
+		ret = step_done(c, st, err, "cannot update series");
+		if (ret < 0)
+			return ret;
+		if (b->sample_rate)
+			e->rate = b->sample_rate;
+		if (b->units)
+			e->h_units = meta_hash(b->units);
+		if (b->spy_name)
+			e->h_spy = meta_hash(b->spy_name);
+		if (b->aggregation)
+			e->h_agg = meta_hash(b->aggregation);
+	}
+	*id = e->id;
+	return 0;
+}
+
+/* Intern one frame name or stack blob: cache, then the hash index, then insert. `get`, `ins`
+ * and `touch` are the statements of the table; the value column to compare is column 2. */
+static int intern(struct sq *sq, struct u64map *cache, int get, int ins, int touch,
+		  const void *data, size_t len, int is_text, int64_t day, uint64_t *out, struct errmsg *err)
+{
+	struct conn *c = &sq->w;
+	uint64_t h = sq_hash(data, len), *slot = u64map_get(cache, h);
+	sqlite3_stmt *st;
+	int64_t id = 0, last_day = 0;
+	int rc, ret;
+
+	if (slot) {
+		id = (int64_t)(*slot & ID_MASK);
+		last_day = (int64_t)(*slot >> ID_BITS);
+		if (last_day < day) {
+			st = c->wr[touch];
+			sqlite3_bind_int64(st, 1, id);
+			sqlite3_bind_int64(st, 2, day);
+			ret = step_done(c, st, err, "cannot update last use");
+			if (ret < 0)
+				return ret;
+			*slot = (uint64_t)id | ((uint64_t)day << ID_BITS);
+		}
+		*out = (uint64_t)id;
+		return 0;
+	}
+	st = c->wr[get];
+	sqlite3_bind_int64(st, 1, (int64_t)h);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const void *v = sqlite3_column_blob(st, 2);
+		size_t vlen = (size_t)sqlite3_column_bytes(st, 2);
+
+		if (vlen == len && (!len || (v && !memcmp(v, data, len)))) {
+			id = sqlite3_column_int64(st, 0);
+			last_day = sqlite3_column_int64(st, 1);
+			break;
+		}
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_error(c, err, "cannot look up id");
+	if (id && last_day < day) {
+		st = c->wr[touch];
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, day);
+		ret = step_done(c, st, err, "cannot update last use");
+		if (ret < 0)
+			return ret;
+		last_day = day;
+	}
+	if (!id) {
+		st = c->wr[ins];
+		sqlite3_bind_int64(st, 1, (int64_t)h);
+		sqlite3_bind_int64(st, 2, day);
+		if (is_text)
+			sqlite3_bind_text(st, 3, data, (int)len, SQLITE_STATIC);
+		else
+			sqlite3_bind_blob(st, 3, data, (int)len, SQLITE_STATIC);
+		ret = step_done(c, st, err, "cannot insert");
+		if (ret < 0)
+			return ret;
+		id = sqlite3_last_insert_rowid(c->db);
+		last_day = day;
+		if ((uint64_t)id > ID_MASK)
+			return errmsg_set(err, -E2BIG, "id space exhausted");
+	}
+	cache_put(cache, sq->intern_limit, h, (uint64_t)id | ((uint64_t)last_day << ID_BITS));
+	*out = (uint64_t)id;
+	return 0;
+}
+
+static int cmp_pair_stack(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+
+	return (x->stack > y->stack) - (x->stack < y->stack);
+}
+
+/* Encode sorted, distinct pairs as a sample blob into sq->blob; returns its length. */
+static size_t encode_pairs(struct sq *sq, const struct pair *pairs, size_t n, int64_t *total)
+{
+	uint64_t prev = 0;
+	size_t len = 0, i;
+
+	ALLOC_GROW(sq->blob, 10 + n * 20, sq->blob_cap);
+	len += varint_put(sq->blob + len, n);
+	*total = 0;
+	for (i = 0; i < n; i++) {
+		len += varint_put(sq->blob + len, pairs[i].stack - prev);
+		len += varint_put(sq->blob + len, (uint64_t)pairs[i].value);
+		prev = pairs[i].stack;
+		*total += pairs[i].value;
+	}
+	return len;
+}
+
+static int mark_dirty(struct sq *sq, int64_t series, int64_t t, struct errmsg *err)
+{
+	struct conn *c = &sq->w;
+	int level, ret;
+
+	for (level = 1; level < NLEVELS; level++) {
+		int64_t bucket = floor_to(t, level_size[level]);
+		uint64_t k = hash_combine(hash_combine((uint64_t)level, (uint64_t)series), (uint64_t)bucket);
+
+		k = (k == 0 || k == ~0ULL) ? 2 : k;
+		if (u64map_get(&sq->dirty_cache, k))
+			continue;
+		sqlite3_bind_int(c->wr[W_ROLLUP_DEL], 1, level);
+		sqlite3_bind_int64(c->wr[W_ROLLUP_DEL], 2, series);
+		sqlite3_bind_int64(c->wr[W_ROLLUP_DEL], 3, bucket);
+		ret = step_done(c, c->wr[W_ROLLUP_DEL], err, "cannot invalidate rollup");
+		if (ret < 0)
+			return ret;
+		sqlite3_bind_int(c->wr[W_DIRTY_INS], 1, level);
+		sqlite3_bind_int64(c->wr[W_DIRTY_INS], 2, series);
+		sqlite3_bind_int64(c->wr[W_DIRTY_INS], 3, bucket);
+		ret = step_done(c, c->wr[W_DIRTY_INS], err, "cannot mark partition");
+		if (ret < 0)
+			return ret;
+		cache_put(&sq->dirty_cache, sq->intern_limit, k, 1);
+	}
+	return 0;
+}
+
+/* The hot path of ingest: every frame name and stack becomes an id through the caches (a map
+ * probe when known), the batch becomes one row of (stack id delta, value) varints. */
+static int write_batch(struct sq *sq, const struct store_batch *b, struct errmsg *err)
+{
+	struct conn *c = &sq->w;
+	int64_t series = 0, day = b->from / DAY, total;
+	size_t i, j, np = 0, len;
+	int ret;
+
+	ret = series_resolve(sq, b, &series, err);
+	if (ret < 0)
+		return ret;
+	ALLOC_GROW(sq->fmap, b->nframe_names + 1, sq->fmap_cap);
+	memset(sq->fmap, 0, (b->nframe_names + 1) * sizeof(*sq->fmap));
+	ALLOC_GROW(sq->pairs, b->nsamples + 1, sq->pairs_cap);
+	ALLOC_GROW(sq->sblob, STORE_MAX_DEPTH * 10 + 10, sq->sblob_cap);
+	for (i = 0; i < b->nsamples; i++) {
+		const struct store_sample *sm = &b->samples[i];
+		size_t slen = 0;
+		uint64_t sid;
+
+		if (!sm->value)
+			continue;
+		for (j = 0; j < sm->nframes; j++) {
+			uint32_t idx = sm->frames[j];
+
+			if (!sq->fmap[idx]) {
+				const char *name = b->frame_names[idx];
+
+				ret = intern(sq, &sq->frame_cache, W_FRAME_GET, W_FRAME_INS, W_FRAME_TOUCH,
+					     name, strlen(name), 1, day, &sq->fmap[idx], err);
+				if (ret < 0)
+					return ret;
+			}
+			slen += varint_put(sq->sblob + slen, sq->fmap[idx]);
+		}
+		ret = intern(sq, &sq->stack_cache, W_STACK_GET, W_STACK_INS, W_STACK_TOUCH,
+			     sq->sblob, slen, 0, day, &sid, err);
+		if (ret < 0)
+			return ret;
+		sq->pairs[np].stack = sid;
+		sq->pairs[np].value = sm->value;
+		np++;
+	}
+	if (!np)
+		return 0;
+	qsort(sq->pairs, np, sizeof(*sq->pairs), cmp_pair_stack);
+	for (i = 1, j = 0; i < np; i++) {
+		if (sq->pairs[i].stack == sq->pairs[j].stack)
+			sq->pairs[j].value += sq->pairs[i].value;
+		else
+			sq->pairs[++j] = sq->pairs[i];
+	}
+	np = j + 1;
+	len = encode_pairs(sq, sq->pairs, np, &total);
+	sqlite3_bind_int64(c->wr[W_RAW_INS], 1, series);
+	sqlite3_bind_int64(c->wr[W_RAW_INS], 2, b->from);
+	sqlite3_bind_int64(c->wr[W_RAW_INS], 3, total);
+	sqlite3_bind_blob(c->wr[W_RAW_INS], 4, sq->blob, (int)len, SQLITE_STATIC);
+	ret = step_done(c, c->wr[W_RAW_INS], err, "cannot insert samples");
+	if (ret < 0)
+		return ret;
+	return mark_dirty(sq, series, b->from, err);
+}
+
+static int txn_begin(struct sq *sq, struct errmsg *err)
+{
+	return step_done(&sq->w, sq->w.wr[W_BEGIN], err, "cannot begin transaction");
+}
+
+static int txn_end(struct sq *sq, int ok, struct errmsg *err)
+{
+	int ret = 0;
+
+	if (ok) {
+		ret = step_done(&sq->w, sq->w.wr[W_COMMIT], err, "cannot commit");
+		if (ret == 0)
+			return 0;
+	}
+	if (!sqlite3_get_autocommit(sq->w.db))
+		step_done(&sq->w, sq->w.wr[W_ROLLBACK], NULL, "rollback");
+	/* Ids cached during the transaction may not exist. */
+	writer_caches_clear(sq);
+	return ret;
+}
+
+static int64_t live_bytes(struct sq *sq)
+{
+	int64_t pages = pragma_int(&sq->w, sq->w.wr[W_PAGE_COUNT]);
+	int64_t free_pages = pragma_int(&sq->w, sq->w.wr[W_FREELIST]);
+
+	return (pages - free_pages) * 8192;
+}
+
+static int enforce_size(struct sq *sq, struct errmsg *err);
+
+static int sq_write(void *state, const struct store_batch *batches, size_t n, struct errmsg *err)
+{
+	struct sq *sq = state;
+	size_t i;
+	int ret;
+
+	pthread_mutex_lock(&sq->wlock);
+	ret = txn_begin(sq, err);
+	if (ret < 0)
+		goto cleanup;
+	for (i = 0; i < n && ret == 0; i++)
+		ret = write_batch(sq, &batches[i], err);
+	ret = txn_end(sq, ret == 0, ret < 0 ? NULL : err) ?: ret;
+	if (ret == 0 && sq->opts.max_disk_bytes && live_bytes(sq) > (int64_t)sq->opts.max_disk_bytes)
+		enforce_size(sq, NULL); /* the write is committed; a failure here is retried later */
+cleanup:
+	pthread_mutex_unlock(&sq->wlock);
+	return ret;
+}
+
+/* ---- reading: partitions walk ------------------------------------------------------------------------ */
+
+struct walk {
+	struct conn *c;
+	int64_t series;
+	int want_data;
+	int top;  /* coarsest level to use */
+	int (*row)(struct walk *w, int64_t t, int64_t total, const uint8_t *data, size_t len);
+	void *arg;
+	struct errmsg *err;
+};
+
+static sqlite3_stmt *walk_stmt(struct walk *w, int level)
+{
+	static const int data_stmt[NLEVELS] = { R_RAW_DATA, R_ROLL1_DATA, R_ROLL2_DATA };
+	static const int total_stmt[NLEVELS] = { R_RAW_TOTAL, R_ROLL1_TOTAL, R_ROLL2_TOTAL };
+
+	return w->c->rd[w->want_data ? data_stmt[level] : total_stmt[level]];
+}
+
+/* Feed w->row every row of [a, b): rollups of `level` fully inside, finer levels for the gaps. */
+static int walk_span(struct walk *w, int level, int64_t a, int64_t b)
+{
+	int64_t size = level_size[level], first, last, cur = a;
+	sqlite3_stmt *st;
+	int rc, ret = 0;
+
+	if (a >= b)
+		return 0;
+	if (level > 0) {
+		first = floor_to(a, size);
+		if (first < a)
+			first += size;
+		last = floor_to(b, size); /* rollups must start in [first, last) */
+		if (first >= last)
+			return walk_span(w, level - 1, a, b);
+	} else {
+		first = a;
+		last = b;
+	}
+	st = walk_stmt(w, level);
+	sqlite3_bind_int64(st, 1, w->series);
+	sqlite3_bind_int64(st, 2, first);
+	sqlite3_bind_int64(st, 3, last);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t t = sqlite3_column_int64(st, 0), total = sqlite3_column_int64(st, 1);
+		const uint8_t *data = NULL;
+		size_t len = 0;
+
+		if (level > 0 && t > cur) {
+			ret = walk_span(w, level - 1, cur, t);
+			if (ret < 0)
+				break;
+		}
+		if (w->want_data) {
+			data = sqlite3_column_blob(st, 2);
+			len = (size_t)sqlite3_column_bytes(st, 2);
+		}
+		ret = w->row(w, t, total, data, len);
+		if (ret < 0)
+			break;
+		cur = t + size;
+	}
+	sqlite3_reset(st);
+	if (ret < 0)
+		return ret;
+	if (rc != SQLITE_DONE)
+		return db_error(w->c, w->err, "cannot read samples");
+	if (level > 0)
+		return walk_span(w, level - 1, cur, b);
+	return 0;
+}
+
+/* Accumulates stack id -> value for merges and rollup building. */
+struct accum {
+	struct u64map map;
+	size_t max;
+	int64_t other;
+	uint64_t other_stacks;
+	int overflow;
+};
+
+static int accum_row(struct walk *w, int64_t t, int64_t total, const uint8_t *data, size_t len)
+{
+	struct accum *acc = w->arg;
+	const uint8_t *p = data, *end = data + len;
+	uint64_t n, i, stack = 0;
+
+	/* The hot loop of every flame graph query: varint pairs into a hash map. */
+	if (varint_get(&p, end, &n) < 0)
+		return errmsg_set(w->err, -EIO, "corrupt sample blob (series %lld, time %lld)",
+				  (long long)w->series, (long long)t);
+	for (i = 0; i < n; i++) {
+		uint64_t delta, value, *slot;
+
+		if (varint_get(&p, end, &delta) < 0 || varint_get(&p, end, &value) < 0)
+			return errmsg_set(w->err, -EIO, "corrupt sample blob (series %lld, time %lld)",
+					  (long long)w->series, (long long)t);
+		stack += delta;
+		if (!stack || stack == ~0ULL)
+			continue;
+		slot = u64map_get(&acc->map, stack);
+		if (slot) {
+			*slot += value;
+		} else if (acc->map.count < acc->max) {
+			u64map_put(&acc->map, stack, value);
+		} else {
+			acc->other += (int64_t)value;
+			acc->overflow = 1;
+		}
+	}
+	return 0;
+}
+
+static void accum_init(struct accum *acc, size_t max)
+{
+	memset(acc, 0, sizeof(*acc));
+	u64map_init(&acc->map);
+	acc->max = max;
+}
+
+static struct conn *reader_get(struct sq *sq)
+{
+	struct conn *c = NULL;
+	int i;
+
+	pthread_mutex_lock(&sq->plock);
+	for (;;) {
+		for (i = 0; i < sq->nreaders && !c; i++)
+			if (!sq->readers[i].busy)
+				c = &sq->readers[i];
+		if (c)
+			break;
+		pthread_cond_wait(&sq->pcond, &sq->plock);
+	}
+	c->busy = 1;
+	pthread_mutex_unlock(&sq->plock);
+	if (conn_cache_bytes(c) > c->cache_limit)
+		conn_cache_clear(c);
+	/* One read transaction: the whole query sees one snapshot. */
+	exec_sql(c, "BEGIN", NULL);
+	return c;
+}
+
+static void reader_put(struct sq *sq, struct conn *c)
+{
+	exec_sql(c, "COMMIT", NULL);
+	pthread_mutex_lock(&sq->plock);
+	c->busy = 0;
+	pthread_cond_signal(&sq->pcond);
+	pthread_mutex_unlock(&sq->plock);
+}
+
+/* ---- series selection ------------------------------------------------------------------------------ */
+
+struct sel_series {
+	int64_t id, first_t, last_t;
+	uint32_t rate;
+	char *group; /* group_by value, owned */
+	char *type, *units, *spy, *agg; /* owned (merge metadata) */
+};
+
+/* Decode a series key into type and labels (pointing into key). */
+static int decode_key(const char *key, size_t len, const char **type, struct store_label *labels,
+		      size_t *nlabels)
+{
+	const char *p = key, *end = key + len, *z;
+	size_t n = 0;
+
+	if (!len || key[len - 1] != '\0')
+		return -1;
+	*type = p;
+	p += strlen(p) + 1;
+	while (p < end) {
+		if (n >= STORE_MAX_LABELS)
+			return -1;
+		labels[n].name = p;
+		z = memchr(p, '\0', (size_t)(end - p));
+		p = z + 1;
+		if (p >= end)
+			return -1;
+		labels[n].value = p;
+		z = memchr(p, '\0', (size_t)(end - p));
+		p = z + 1;
+		n++;
+	}
+	*nlabels = n;
+	return 0;
+}
+
+typedef int (*series_visit)(const struct store_series_info *info, void *arg);
+
+/* Call visit for every series matching q (selector and time overlap). */
+static int walk_series(struct conn *c, const struct store_query *q, series_visit visit, void *arg,
+		       struct errmsg *err)
+{
+	sqlite3_stmt *st = c->rd[R_SERIES_ALL];
+	struct store_label labels[STORE_MAX_LABELS];
+	struct store_series_info info;
+	int rc, ret = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *key = sqlite3_column_blob(st, 1);
+		size_t klen = (size_t)sqlite3_column_bytes(st, 1);
+
+		memset(&info, 0, sizeof(info));
+		info.first_time = sqlite3_column_int64(st, 6);
+		info.last_time = sqlite3_column_int64(st, 7);
+		if ((q->from || q->until) && (info.last_time < q->from || info.first_time >= q->until))
+			continue;
+		if (!key || decode_key(key, klen, &info.type, labels, &info.nlabels) < 0)
+			continue;
+		info.labels = labels;
+		if (!selector_match(q->sel, info.type, labels, info.nlabels))
+			continue;
+		info.id = (uint64_t)sqlite3_column_int64(st, 0);
+		info.sample_rate = (uint32_t)sqlite3_column_int64(st, 2);
+		info.units = (const char *)sqlite3_column_text(st, 3) ?: "";
+		info.spy_name = (const char *)sqlite3_column_text(st, 4) ?: "";
+		info.aggregation = (const char *)sqlite3_column_text(st, 5) ?: "";
+		ret = visit(&info, arg);
+		if (ret)
+			break;
+	}
+	sqlite3_reset(st);
+	if (ret)
+		return ret;
+	if (rc != SQLITE_DONE)
+		return db_error(c, err, "cannot read series");
+	return 0;
+}
+
+static int sq_series(void *state, const struct store_query *q, store_series_fn fn, void *arg,
+		     struct errmsg *err)
+{
+	struct sq *sq = state;
+	struct conn *c = reader_get(sq);
+	int ret = walk_series(c, q, fn, arg, err);
+
+	reader_put(sq, c);
+	return ret;
+}
+
+struct sel_list {
+	struct sel_series *v;
+	size_t n, cap;
+	const char *group_by;
+};
+
+static int collect_series(const struct store_series_info *info, void *arg)
+{
+	struct sel_list *l = arg;
+	struct sel_series *s;
+	size_t i;
+
+	ALLOC_GROW(l->v, l->n + 1, l->cap);
+	s = &l->v[l->n++];
+	memset(s, 0, sizeof(*s));
+	s->id = (int64_t)info->id;
+	s->first_t = info->first_time;
+	s->last_t = info->last_time;
+	s->rate = info->sample_rate;
+	s->type = xstrdup(info->type);
+	s->units = xstrdup(info->units);
+	s->spy = xstrdup(info->spy_name);
+	s->agg = xstrdup(info->aggregation);
+	if (l->group_by) {
+		const char *v = "";
+
+		if (!strcmp(l->group_by, "__type__"))
+			v = info->type;
+		for (i = 0; i < info->nlabels; i++)
+			if (!strcmp(info->labels[i].name, l->group_by))
+				v = info->labels[i].value;
+		s->group = xstrdup(v);
+	}
+	return 0;
+}
+
+static void sel_list_release(struct sel_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		xfree(l->v[i].group);
+		xfree(l->v[i].type);
+		xfree(l->v[i].units);
+		xfree(l->v[i].spy);
+		xfree(l->v[i].agg);
+	}
+	xfree(l->v);
+}
+
+/* ---- merge ------------------------------------------------------------------------------------------- */
+
+/* Frame ids of stack `id` (cached per reader connection); *depth set; NULL on error. */
+static const uint32_t *reader_stack(struct conn *c, uint64_t id, uint32_t *depth, struct errmsg *err)
+{
+	uint64_t *slot = u64map_get(&c->stack_at, id);
+	sqlite3_stmt *st;
+	const uint8_t *p, *end;
+	size_t off;
+	uint32_t n = 0;
+	int rc;
+
+	if (slot) {
+		*depth = c->spool[*slot];
+		return c->spool + *slot + 1;
+	}
+	if (conn_cache_bytes(c) > c->cache_limit)
+		conn_cache_clear(c);
+	st = c->rd[R_STACK_FRAMES];
+	sqlite3_bind_int64(st, 1, (int64_t)id);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite3_reset(st);
+		if (rc == SQLITE_DONE)
+			errmsg_set(err, -EIO, "stack %llu is missing", (unsigned long long)id);
+		else
+			db_error(c, err, "cannot read stack");
+		return NULL;
+	}
+	p = sqlite3_column_blob(st, 0);
+	end = p + sqlite3_column_bytes(st, 0);
+	ALLOC_GROW(c->spool, c->nspool + (size_t)(end - p) + 1, c->spool_cap);
+	off = c->nspool;
+	while (p < end) {
+		uint64_t f;
+
+		if (varint_get(&p, end, &f) < 0 || f > UINT32_MAX) {
+			sqlite3_reset(st);
+			errmsg_set(err, -EIO, "corrupt stack %llu", (unsigned long long)id);
+			return NULL;
+		}
+		c->spool[off + 1 + n++] = (uint32_t)f;
+	}
+	sqlite3_reset(st);
+	c->spool[off] = n;
+	c->nspool = off + 1 + n;
+	u64map_put(&c->stack_at, id, off);
+	*depth = n;
+	return c->spool + off + 1;
+}
+
+/* Name of frame `id` (cached per reader connection); NULL on error. */
+static const char *reader_frame(struct conn *c, uint64_t id, struct errmsg *err)
+{
+	uint64_t *slot = u64map_get(&c->frame_at, id);
+	sqlite3_stmt *st;
+	uint32_t sid;
+	int rc;
+
+	if (slot)
+		return strtab_get(c->names, (uint32_t)*slot);
+	st = c->rd[R_FRAME_NAME];
+	sqlite3_bind_int64(st, 1, (int64_t)id);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite3_reset(st);
+		if (rc == SQLITE_DONE)
+			errmsg_set(err, -EIO, "frame %llu is missing", (unsigned long long)id);
+		else
+			db_error(c, err, "cannot read frame");
+		return NULL;
+	}
+	sid = strtab_intern_len(c->names, (const char *)sqlite3_column_text(st, 0),
+				(size_t)sqlite3_column_bytes(st, 0));
+	sqlite3_reset(st);
+	u64map_put(&c->frame_at, id, sid);
+	return strtab_get(c->names, sid);
+}
+
+static int cmp_pair_value(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	return (x->stack > y->stack) - (x->stack < y->stack);
+}
+
+/* Turn an accumulator into a profile: keep the max largest stacks, resolve ids to names. */
+static int build_profile(struct conn *c, struct accum *acc, size_t max, struct store_profile *p,
+			 struct errmsg *err)
+{
+	struct pair *pairs = NULL;
+	struct u64map local; /* frame id -> id in p->names */
+	uint32_t *ids = NULL, *frames;
+	size_t n = 0, i, ids_cap = 0, it = 0;
+	uint64_t k, v;
+	int ret = 0;
+
+	u64map_init(&local);
+	pairs = xmalloc((acc->map.count + 1) * sizeof(*pairs));
+	while (u64map_next(&acc->map, &it, &k, &v)) {
+		if (!v)
+			continue;
+		pairs[n].stack = k;
+		pairs[n].value = (int64_t)v;
+		n++;
+	}
+	if (n > max) {
+		qsort(pairs, n, sizeof(*pairs), cmp_pair_value);
+		for (i = max; i < n; i++) {
+			p->other += pairs[i].value;
+			p->other_stacks++;
+		}
+		n = max;
+	}
+	p->other += acc->other;
+	p->other_stacks += acc->other_stacks;
+	for (i = 0; i < n; i++) {
+		const uint32_t *fr;
+		uint32_t depth, j;
+
+		fr = reader_stack(c, pairs[i].stack, &depth, err);
+		if (!fr) {
+			ret = -EIO;
+			goto cleanup;
+		}
+		ALLOC_GROW(ids, depth + 1, ids_cap);
+		frames = ids;
+		memcpy(frames, fr, depth * sizeof(*fr)); /* reader_frame may not move spool, but be safe */
+		for (j = 0; j < depth; j++) {
+			uint64_t *slot = u64map_get(&local, frames[j]);
+
+			if (!slot) {
+				const char *name = reader_frame(c, frames[j], err);
+
+				if (!name) {
+					ret = -EIO;
+					goto cleanup;
+				}
+				u64map_put(&local, frames[j], strtab_intern(p->names, name));
+				slot = u64map_get(&local, frames[j]);
+			}
+			frames[j] = (uint32_t)*slot;
+		}
+		store_profile_add_ids(p, frames, depth, pairs[i].value);
+	}
+	p->total += p->other;
+	store_profile_truncate(p, 0);
+cleanup:
+	u64map_release(&local);
+	xfree(pairs);
+	xfree(ids);
+	return ret;
+}
+
+static void copy_meta(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%s", src ? src : "");
+}
+
+static int sq_merge(void *state, const struct store_query *q, size_t max_stacks,
+		    struct store_profile **out, struct errmsg *err)
+{
+	struct sq *sq = state;
+	struct sel_list sel = { 0 };
+	struct store_profile *p = store_profile_new();
+	struct accum acc;
+	struct conn *c = reader_get(sq);
+	struct walk w = { 0 };
+	const struct sel_series *newest = NULL;
+	size_t i;
+	int ret;
+
+	accum_init(&acc, STORE_MAX_MERGE_STACKS);
+	ret = walk_series(c, q, collect_series, &sel, err);
+	if (ret < 0)
+		goto cleanup;
+	w.c = c;
+	w.want_data = 1;
+	w.top = NLEVELS - 1;
+	w.row = accum_row;
+	w.arg = &acc;
+	w.err = err;
+	for (i = 0; i < sel.n; i++) {
+		w.series = sel.v[i].id;
+		ret = walk_span(&w, w.top, q->from, q->until);
+		if (ret < 0)
+			goto cleanup;
+		if (!newest || sel.v[i].last_t > newest->last_t)
+			newest = &sel.v[i];
+	}
+	ret = build_profile(c, &acc, max_stacks, p, err);
+	if (ret < 0)
+		goto cleanup;
+	p->nseries = sel.n;
+	if (newest) {
+		p->sample_rate = newest->rate;
+		copy_meta(p->type, sizeof(p->type), newest->type);
+		copy_meta(p->units, sizeof(p->units), newest->units);
+		copy_meta(p->spy_name, sizeof(p->spy_name), newest->spy);
+		copy_meta(p->aggregation, sizeof(p->aggregation), newest->agg);
+	}
+	*out = p;
+	p = NULL;
+cleanup:
+	reader_put(sq, c);
+	u64map_release(&acc.map);
+	sel_list_release(&sel);
+	store_profile_free(p);
+	return ret;
+}
+
+/* ---- time series ---------------------------------------------------------------------------------------- */
+
+struct ts_walk {
+	int64_t *values;
+	int64_t start, step, from, until;
+	size_t npoints;
+};
+
+static int ts_row(struct walk *w, int64_t t, int64_t total, const uint8_t *data, size_t len)
+{
+	struct ts_walk *tw = w->arg;
+	int64_t k;
+
+	if (t < tw->from || t >= tw->until)
+		return 0;
+	k = (t - tw->start) / tw->step;
+	if (k >= 0 && (size_t)k < tw->npoints)
+		tw->values[k] += total;
+	return 0;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	return strcmp(((const struct store_ts_group *)a)->group, ((const struct store_ts_group *)b)->group);
+}
+
+static int sq_timeseries(void *state, const struct store_query *q, int64_t step, const char *group_by,
+			 struct store_timeseries **out, struct errmsg *err)
+{
+	struct sq *sq = state;
+	struct sel_list sel = { 0 };
+	struct store_timeseries *ts = xcalloc(1, sizeof(*ts));
+	struct strtab *gnames = strtab_new();
+	struct u64map gindex; /* group name id -> index + 1 */
+	struct conn *c = reader_get(sq);
+	struct walk w = { 0 };
+	struct ts_walk tw;
+	size_t i, max_groups, groups_cap = 0;
+	int ret, level;
+
+	u64map_init(&gindex);
+	ts->step = step;
+	ts->start = floor_to(q->from, step);
+	ts->npoints = q->until > ts->start ? (size_t)((q->until - ts->start + step - 1) / step) : 0;
+	max_groups = STORE_MAX_GROUPS;
+	if (ts->npoints && MAX_TS_VALUES / ts->npoints < max_groups)
+		max_groups = MAX_TS_VALUES / ts->npoints;
+	if (max_groups < 1)
+		max_groups = 1;
+	sel.group_by = group_by;
+	ret = walk_series(c, q, collect_series, &sel, err);
+	if (ret < 0)
+		goto cleanup;
+	w.c = c;
+	w.want_data = 0;
+	/* A rollup can serve a bucket only when its partition lies inside one step. */
+	for (level = NLEVELS - 1; level > 0; level--)
+		if (step % level_size[level] == 0)
+			break;
+	w.top = level;
+	w.row = ts_row;
+	w.arg = &tw;
+	w.err = err;
+	tw.start = ts->start;
+	tw.step = step;
+	tw.from = q->from;
+	tw.until = q->until;
+	tw.npoints = ts->npoints;
+	for (i = 0; i < sel.n; i++) {
+		const char *g = sel.v[i].group ? sel.v[i].group : "";
+		uint32_t gid = strtab_intern(gnames, g);
+		uint64_t *slot = u64map_get(&gindex, (uint64_t)gid + 1);
+		struct store_ts_group *grp;
+		int64_t sum = 0;
+		size_t k;
+
+		if (!slot && ts->ngroups >= max_groups) {
+			gid = 0; /* "": the rest */
+			slot = u64map_get(&gindex, 1);
+		}
+		if (!slot) {
+			ALLOC_GROW(ts->groups, ts->ngroups + 1, groups_cap);
+			grp = &ts->groups[ts->ngroups++];
+			grp->group = xstrdup(strtab_get(gnames, gid));
+			grp->values = xcalloc(ts->npoints ? ts->npoints : 1, sizeof(int64_t));
+			grp->total = 0;
+			u64map_put(&gindex, (uint64_t)gid + 1, ts->ngroups);
+			slot = u64map_get(&gindex, (uint64_t)gid + 1);
+		}
+		grp = &ts->groups[*slot - 1];
+		tw.values = grp->values;
+		w.series = sel.v[i].id;
+		ret = walk_span(&w, w.top, q->from, q->until);
+		if (ret < 0)
+			goto cleanup;
+		for (k = 0; k < ts->npoints; k++)
+			sum += grp->values[k];
+		grp->total = sum;
+	}
+	qsort(ts->groups, ts->ngroups, sizeof(*ts->groups), cmp_group);
+	*out = ts;
+	ts = NULL;
+cleanup:
+	reader_put(sq, c);
+	u64map_release(&gindex);
+	strtab_free(gnames);
+	sel_list_release(&sel);
+	store_timeseries_free(ts);
+	return ret;
+}
+
+/* ---- maintenance: retention, size cap, rollups ------------------------------------------------------- */
+
+/* Delete everything sampled before cutoff (a multiple of HOUR), in the open transaction. */
+static int drop_before(struct sq *sq, int64_t cutoff, struct errmsg *err)
+{
+	int64_t day = floor_to(cutoff, DAY);
+	char sql[1024];
+	int ret;
+
+	snprintf(sql, sizeof(sql),
+		 /* A day cut in the middle must be rolled up again from what remains. */
+		 "INSERT OR IGNORE INTO dirty(level, series, t)"
+		 " SELECT DISTINCT 2, series, %lld FROM raw WHERE t >= %lld AND t < %lld;"
+		 "DELETE FROM raw WHERE t < %lld;"
+		 "DELETE FROM rollup WHERE level = 1 AND t < %lld;"
+		 "DELETE FROM rollup WHERE level = 2 AND t < %lld;"
+		 "DELETE FROM dirty WHERE level = 1 AND t < %lld;"
+		 "DELETE FROM dirty WHERE level = 2 AND t + %d <= %lld;"
+		 "DELETE FROM stacks WHERE last_day < %lld;"
+		 "DELETE FROM frames WHERE last_day < %lld;"
+		 "DELETE FROM series WHERE last_t < %lld;"
+		 "UPDATE series SET first_t = %lld WHERE first_t < %lld;",
+		 (long long)day, (long long)cutoff, (long long)(day + DAY),
+		 (long long)cutoff, (long long)cutoff, (long long)cutoff, (long long)cutoff,
+		 DAY, (long long)cutoff, (long long)(cutoff / DAY), (long long)(cutoff / DAY),
+		 (long long)cutoff, (long long)cutoff, (long long)cutoff);
+	if (day == cutoff) /* nothing cut in the middle */
+		ret = exec_sql(&sq->w, strchr(sql, ';') + 1, err);
+	else
+		ret = exec_sql(&sq->w, sql, err);
+	return ret;
+}
+
+static int drop_txn(struct sq *sq, int64_t cutoff, struct errmsg *err)
+{
+	int ret = txn_begin(sq, err);
+
+	if (ret < 0)
+		return ret;
+	ret = drop_before(sq, cutoff, err);
+	ret = txn_end(sq, ret == 0, ret < 0 ? NULL : err) ?: ret;
+	writer_caches_clear(sq); /* ids may have been deleted */
+	if (ret == 0)
+		exec_sql(&sq->w, "PRAGMA incremental_vacuum", NULL);
+	return ret;
+}
+
+static int raw_minmax(struct sq *sq, int64_t *mn, int64_t *mx)
+{
+	sqlite3_stmt *st = sq->w.wr[W_RAW_MINMAX];
+	int found = 0;
+
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		*mn = sqlite3_column_int64(st, 0);
+		*mx = sqlite3_column_int64(st, 1);
+		found = 1;
+	}
+	sqlite3_reset(st);
+	return found;
+}
+
+/* Drop the oldest hours until the pages in use fit max_disk_bytes (with 10% headroom). */
+static int enforce_size(struct sq *sq, struct errmsg *err)
+{
+	int64_t max = (int64_t)sq->opts.max_disk_bytes, target = max - max / 10;
+	int iter, ret = 0;
+
+	for (iter = 0; iter < 64; iter++) {
+		int64_t live = live_bytes(sq), oldest, newest, hours, per_hour, drop, cutoff;
+
+		if (live <= max || !raw_minmax(sq, &oldest, &newest))
+			break;
+		hours = (floor_to(newest, HOUR) - floor_to(oldest, HOUR)) / HOUR + 1;
+		per_hour = live / hours;
+		if (per_hour < 1)
+			per_hour = 1;
+		drop = (live - target + per_hour - 1) / per_hour;
+		if (drop < 1)
+			drop = 1;
+		if (drop > hours)
+			drop = hours;
+		cutoff = floor_to(oldest, HOUR) + drop * HOUR;
+		ret = drop_txn(sq, cutoff, err);
+		if (ret < 0)
+			break;
+	}
+	return ret;
+}
+
+/* Build the rollup of one partition from the finer levels. */
+static int build_rollup(struct sq *sq, int level, int64_t series, int64_t t, struct errmsg *err)
+{
+	struct conn *c = &sq->w;
+	struct accum acc;
+	struct walk w = { 0 };
+	struct pair *pairs = NULL;
+	size_t n = 0, len, it = 0;
+	uint64_t k, v;
+	int64_t total;
+	int ret;
+
+	accum_init(&acc, MAX_ROLLUP_STACKS);
+	w.c = c;
+	w.series = series;
+	w.want_data = 1;
+	w.top = level - 1;
+	w.row = accum_row;
+	w.arg = &acc;
+	w.err = err;
+	ret = walk_span(&w, level - 1, t, t + level_size[level]);
+	if (ret < 0)
+		goto cleanup;
+	sqlite3_bind_int(c->wr[W_ROLLUP_DEL], 1, level);
+	sqlite3_bind_int64(c->wr[W_ROLLUP_DEL], 2, series);
+	sqlite3_bind_int64(c->wr[W_ROLLUP_DEL], 3, t);
+	ret = step_done(c, c->wr[W_ROLLUP_DEL], err, "cannot delete rollup");
+	if (ret < 0 || acc.overflow || !acc.map.count)
+		goto done; /* too many stacks or no data: queries read the finer levels */
+	pairs = xmalloc(acc.map.count * sizeof(*pairs));
+	while (u64map_next(&acc.map, &it, &k, &v)) {
+		if (!v)
+			continue;
+		pairs[n].stack = k;
+		pairs[n].value = (int64_t)v;
+		n++;
+	}
+	qsort(pairs, n, sizeof(*pairs), cmp_pair_stack);
+	len = encode_pairs(sq, pairs, n, &total);
+	sqlite3_bind_int(c->wr[W_ROLLUP_PUT], 1, level);
+	sqlite3_bind_int64(c->wr[W_ROLLUP_PUT], 2, series);
+	sqlite3_bind_int64(c->wr[W_ROLLUP_PUT], 3, t);
+	sqlite3_bind_int64(c->wr[W_ROLLUP_PUT], 4, total);
+	sqlite3_bind_blob(c->wr[W_ROLLUP_PUT], 5, sq->blob, (int)len, SQLITE_STATIC);
+	ret = step_done(c, c->wr[W_ROLLUP_PUT], err, "cannot write rollup");
+done:
+	if (ret == 0) {
+		sqlite3_bind_int(c->wr[W_DIRTY_DEL], 1, level);
+		sqlite3_bind_int64(c->wr[W_DIRTY_DEL], 2, series);
+		sqlite3_bind_int64(c->wr[W_DIRTY_DEL], 3, t);
+		ret = step_done(c, c->wr[W_DIRTY_DEL], err, "cannot clear partition mark");
+	}
+cleanup:
+	xfree(pairs);
+	u64map_release(&acc.map);
+	return ret;
+}
+
+/* Roll up partitions that ended more than STORE_SQLITE_GRACE seconds before now, a few per
+ * transaction so writes interleave. Returns the number built or a negative errno. */
+static int compact(struct sq *sq, int64_t now, struct errmsg *err)
+{
+	int64_t deadline = monotonic_ns() + COMPACT_BUDGET_NS;
+	int level, built = 0;
+
+	for (level = 1; level < NLEVELS; level++) {
+		for (;;) {
+			struct { int64_t series, t; } due[COMPACT_BATCH];
+			sqlite3_stmt *st;
+			int n = 0, i, ret;
+
+			if (monotonic_ns() > deadline)
+				return built;
+			pthread_mutex_lock(&sq->wlock);
+			ret = txn_begin(sq, err);
+			if (ret < 0) {
+				pthread_mutex_unlock(&sq->wlock);
+				return ret;
+			}
+			st = sq->w.wr[W_DIRTY_DUE];
+			sqlite3_bind_int(st, 1, level);
+			sqlite3_bind_int64(st, 2, now - STORE_SQLITE_GRACE - level_size[level]);
+			sqlite3_bind_int(st, 3, COMPACT_BATCH);
+			while (n < COMPACT_BATCH && sqlite3_step(st) == SQLITE_ROW) {
+				due[n].series = sqlite3_column_int64(st, 0);
+				due[n].t = sqlite3_column_int64(st, 1);
+				n++;
+			}
+			sqlite3_reset(st);
+			for (i = 0; i < n && ret == 0; i++)
+				ret = build_rollup(sq, level, due[i].series, due[i].t, err);
+			ret = txn_end(sq, ret == 0, ret < 0 ? NULL : err) ?: ret;
+			/* Writes into these partitions must delete the new rollups again. */
+			u64map_release(&sq->dirty_cache);
+			u64map_init(&sq->dirty_cache);
+			pthread_mutex_unlock(&sq->wlock);
+			if (ret < 0)
+				return ret;
+			built += n;
+			if (n < COMPACT_BATCH)
+				break;
+		}
+	}
+	return built;
+}
+
+static int sq_maintain(void *state, int64_t now, struct errmsg *err)
+{
+	struct sq *sq = state;
+	int64_t oldest, newest;
+	int ret = 0;
+
+	pthread_mutex_lock(&sq->wlock);
+	if (sq->opts.retention_sec > 0 && raw_minmax(sq, &oldest, &newest)) {
+		int64_t cutoff = floor_to(now - sq->opts.retention_sec, HOUR);
+
+		if (oldest < cutoff)
+			ret = drop_txn(sq, cutoff, err);
+	}
+	if (ret == 0 && sq->opts.max_disk_bytes && live_bytes(sq) > (int64_t)sq->opts.max_disk_bytes)
+		ret = enforce_size(sq, err);
+	pthread_mutex_unlock(&sq->wlock);
+	if (ret < 0)
+		return ret;
+	ret = compact(sq, now, err);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&sq->wlock);
+	sqlite3_wal_checkpoint_v2(sq->w.db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+	pthread_mutex_unlock(&sq->wlock);
+	return 0;
+}
+
+/* ---- stats ---------------------------------------------------------------------------------------------- */
+
+static int64_t count_of(struct conn *c, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t v = 0;
+
+	if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static uint64_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+static int sq_stats(void *state, struct store_stats *out, struct errmsg *err)
+{
+	struct sq *sq = state;
+	char *wal = xasprintf("%s-wal", sq->file);
+	int64_t mn, mx;
+	int i;
+
+	pthread_mutex_lock(&sq->wlock);
+	out->disk_bytes = file_size(sq->file) + file_size(wal);
+	out->live_bytes = (uint64_t)live_bytes(sq);
+	out->series = (uint64_t)count_of(&sq->w, "SELECT count(*) FROM series");
+	out->stacks = (uint64_t)count_of(&sq->w, "SELECT count(*) FROM stacks");
+	out->frames = (uint64_t)count_of(&sq->w, "SELECT count(*) FROM frames");
+	out->raw_rows = (uint64_t)count_of(&sq->w, "SELECT count(*) FROM raw");
+	out->rollup_rows = (uint64_t)count_of(&sq->w, "SELECT count(*) FROM rollup");
+	if (raw_minmax(sq, &mn, &mx)) {
+		out->oldest = mn;
+		out->newest = mx;
+	}
+	out->cache_bytes = (sq->frame_cache.cap + sq->stack_cache.cap + sq->series_cache.cap +
+			    sq->dirty_cache.cap) * 16 + sq->sents_cap * sizeof(*sq->sents);
+	pthread_mutex_unlock(&sq->wlock);
+	pthread_mutex_lock(&sq->plock);
+	for (i = 0; i < sq->nreaders; i++)
+		if (!sq->readers[i].busy)
+			out->cache_bytes += conn_cache_bytes(&sq->readers[i]);
+	pthread_mutex_unlock(&sq->plock);
+	xfree(wal);
+	return 0;
+}
+
+const struct store_ops store_sqlite_ops = {
+	.kind = "sqlite",
+	.open = sq_open,
+	.close = sq_close,
+	.write = sq_write,
+	.maintain = sq_maintain,
+	.series = sq_series,
+	.merge = sq_merge,
+	.timeseries = sq_timeseries,
+	.stats = sq_stats,
+};

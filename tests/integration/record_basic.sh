@@ -1,0 +1,64 @@
+#!/bin/sh
+# scorch record: a known hot function dominates, exit status, -p, -a with idle, errors.
+. tests/integration/lib.sh
+need_bpf
+
+# 1. A command with a known split: hot_function ~80%, cold_function ~20%, under main.
+$SCORCH record -q -F 499 -o "$TMP/hot.folded" -- "$B/helpers/fp_hot" 1.5 || fail "record exited $?"
+grep -q '^fp_hot;' "$TMP/hot.folded" || fail "no fp_hot stacks: $(head -5 "$TMP/hot.folded")"
+total=$(count_matching "$TMP/hot.folded" '^fp_hot;')
+hot=$(count_matching "$TMP/hot.folded" '^fp_hot;(.*;)?main;run;hot_function$')
+cold=$(count_matching "$TMP/hot.folded" '^fp_hot;(.*;)?main;run;cold_function$')
+echo "fp_hot: total=$total hot=$hot cold=$cold"
+[ "$total" -ge 150 ] || fail "too few samples: $total (expected up to ~750 at 499 Hz for 1.5 s of CPU)"
+[ $((hot * 100 / total)) -ge 65 ] || fail "hot_function has $hot of $total samples, expected ~80%"
+[ $((cold * 100 / total)) -ge 8 ] || fail "cold_function has $cold of $total samples, expected ~20%"
+[ $((hot)) -gt $((cold * 2)) ] || fail "hot_function ($hot) does not dominate cold_function ($cold)"
+
+# 2. The command's exit status is scorch's.
+$SCORCH record -q -o "$TMP/exit.folded" -- sh -c 'exit 3'
+rc=$?
+[ $rc -eq 3 ] || fail "expected exit status 3, got $rc"
+
+# 3. A command that does not exist: 127 and a message naming it.
+$SCORCH record -q -o "$TMP/nf.folded" -- /nonexistent/command-xyz 2> "$TMP/nf.err"
+rc=$?
+[ $rc -eq 127 ] || fail "expected 127 for a missing command, got $rc"
+grep -q "command not found: '/nonexistent/command-xyz'" "$TMP/nf.err" || fail "no clear message: $(cat "$TMP/nf.err")"
+
+# 4. -p: a running process and its threads.
+"$B/helpers/fp_hot" 3 &
+pid=$!
+sleep 0.2
+$SCORCH record -q -F 499 -p $pid -d 1 -o "$TMP/pid.folded" || fail "record -p exited $?"
+kill $pid 2>/dev/null; wait $pid 2>/dev/null
+n=$(count_matching "$TMP/pid.folded" '^fp_hot;.*hot_function$')
+[ "$n" -ge 50 ] || fail "record -p $pid: only $n hot_function samples"
+others=$(awk '$0 !~ /^fp_hot;/' "$TMP/pid.folded" | wc -l)
+[ "$others" -eq 0 ] || fail "record -p captured other processes: $(awk '$0 !~ /^fp_hot;/' "$TMP/pid.folded" | head -3)"
+
+# 5. Unknown PID: a clear error.
+$SCORCH record -q -p 4000000 -d 1 -o "$TMP/x.folded" 2> "$TMP/p.err" && fail "unknown pid accepted"
+grep -q "no process with PID 4000000" "$TMP/p.err" || fail "unclear message: $(cat "$TMP/p.err")"
+
+# 6. Unwritable output: refused before profiling.
+$SCORCH record -q -a -d 1 -o /nonexistent-dir/x.folded 2> "$TMP/o.err" && fail "unwritable output accepted"
+grep -q "cannot write output" "$TMP/o.err" || fail "unclear message: $(cat "$TMP/o.err")"
+$SCORCH record -q -a -d 1 -o "$TMP/x.unknownext" 2> "$TMP/e.err" && fail "unknown extension accepted"
+grep -q "cannot tell the format" "$TMP/e.err" || fail "unclear message: $(cat "$TMP/e.err")"
+
+# 7. Whole machine: idle shows as its own frame, kernel frames carry _[k].
+"$B/helpers/fp_hot" 1.5 &
+pid=$!
+idle0=$(awk '/^cpu / { print $5 + $6 }' /proc/stat)
+$SCORCH record -q -a -d 1 -o "$TMP/all.folded" || fail "record -a exited $?"
+idle1=$(awk '/^cpu / { print $5 + $6 }' /proc/stat)
+wait $pid
+if ! grep -q '\[idle\] [0-9]*$' "$TMP/all.folded"; then
+	# Only acceptable when the CPUs really had no idle time (another load on the machine).
+	[ $((idle1 - idle0)) -le 3 ] || fail "no [idle] frame in -a profile, yet the CPUs idled $((idle1 - idle0)) ticks"
+	echo "note: the machine was fully busy, no idle time to see"
+fi
+grep -q '_\[k\]' "$TMP/all.folded" || fail "no kernel frames in -a profile"
+grep -q '^fp_hot;.*hot_function' "$TMP/all.folded" || fail "-a missed the busy process"
+echo "ok"

@@ -1,0 +1,171 @@
+/* test_lib.c: the small library modules: bounded buffers, u64map, strtab, JSON escaping,
+ * allocation accounting and failure injection. */
+#include "lib/alloc.h"
+#include "lib/buf.h"
+#include "lib/hash.h"
+#include "lib/json.h"
+#include "lib/strtab.h"
+#include "test.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+
+static void test_buf_max(void)
+{
+	struct buf b = BUF_INIT(8);
+
+	CHECK_EQ_INT(buf_puts(&b, "12345678"), 0);
+	CHECK_EQ_INT(buf_putc(&b, '9'), -E2BIG);
+	CHECK_EQ_INT(b.len, 8);
+	CHECK_EQ_STR(b.data, "12345678");
+	buf_reset(&b);
+	CHECK_EQ_INT(buf_printf(&b, "%d-%s", 42, "x"), 0);
+	CHECK_EQ_STR(b.data, "42-x");
+	CHECK_EQ_INT(buf_printf(&b, "%0300d", 1), -E2BIG);
+	CHECK_EQ_STR(b.data, "42-x");
+	buf_release(&b);
+}
+
+static void test_buf_long_printf(void)
+{
+	struct buf b = BUF_INIT(BUF_UNLIMITED);
+	int i;
+
+	for (i = 0; i < 1000; i++)
+		CHECK_EQ_INT(buf_printf(&b, "%0500d", i), 0);
+	CHECK_EQ_INT(b.len, 500000);
+	CHECK(b.data[499999] == '9');
+	buf_release(&b);
+}
+
+static void test_buf_read_file(void)
+{
+	char path[] = "/tmp/scorch-test-buf.XXXXXX";
+	int fd = mkstemp(path);
+	struct buf b = BUF_INIT(BUF_UNLIMITED), small = BUF_INIT(3);
+
+	CHECK(fd >= 0);
+	CHECK_EQ_INT(write(fd, "hello", 5), 5);
+	close(fd);
+	CHECK_EQ_INT(buf_read_file(&b, path), 0);
+	CHECK_EQ_STR(b.data, "hello");
+	CHECK_EQ_INT(buf_read_file(&small, path), -E2BIG);
+	CHECK_EQ_INT(buf_read_file(&b, "/nonexistent/x"), -ENOENT);
+	CHECK_EQ_INT(write_file_atomic(path, "abc", 3), 0);
+	buf_reset(&b);
+	CHECK_EQ_INT(buf_read_file(&b, path), 0);
+	CHECK_EQ_STR(b.data, "abc");
+	unlink(path);
+	buf_release(&b);
+	buf_release(&small);
+}
+
+static void test_u64map(void)
+{
+	struct u64map m;
+	uint64_t k, v, sum = 0, *p;
+	size_t it = 0;
+	int i;
+
+	u64map_init(&m);
+	CHECK(u64map_get(&m, 5) == NULL);
+	for (i = 1; i <= 10000; i++)
+		u64map_put(&m, (uint64_t)i * 7919, (uint64_t)i);
+	CHECK_EQ_INT(m.count, 10000);
+	p = u64map_get(&m, 7919 * 500);
+	CHECK(p && *p == 500);
+	for (i = 1; i <= 10000; i += 2)
+		CHECK_EQ_INT(u64map_remove(&m, (uint64_t)i * 7919), 1);
+	CHECK_EQ_INT(u64map_remove(&m, 7919), 0);
+	CHECK_EQ_INT(m.count, 5000);
+	/* Reinsert over tombstones. */
+	for (i = 1; i <= 10000; i += 2)
+		u64map_put(&m, (uint64_t)i * 7919, 1);
+	while (u64map_next(&m, &it, &k, &v))
+		sum += v;
+	CHECK_EQ_INT(m.count, 10000);
+	CHECK_EQ_INT(sum, 5000 + (2 + 10000) / 2 * 5000);
+	u64map_release(&m);
+}
+
+static void test_strtab(void)
+{
+	struct strtab *t = strtab_new();
+	char big[100000];
+	uint32_t a, b, c, d;
+	int i;
+
+	CHECK_EQ_INT(strtab_intern(t, ""), 0);
+	a = strtab_intern(t, "alpha");
+	b = strtab_intern(t, "beta");
+	CHECK(a != b);
+	CHECK_EQ_INT(strtab_intern(t, "alpha"), a);
+	CHECK_EQ_STR(strtab_get(t, b), "beta");
+	CHECK_EQ_INT(strtab_find(t, "beta", 4), b);
+	CHECK_EQ_INT(strtab_find(t, "gamma", 5), UINT32_MAX);
+	CHECK_EQ_STR(strtab_get(t, 99999), "");
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	c = strtab_intern(t, big);
+	d = strtab_intern(t, "after-big");
+	CHECK_EQ_INT(strtab_len(t, c), sizeof(big) - 1);
+	CHECK_EQ_STR(strtab_get(t, d), "after-big");
+	for (i = 0; i < 20000; i++) {
+		char s[32];
+
+		snprintf(s, sizeof(s), "s%d", i);
+		CHECK_EQ_INT(strtab_intern(t, s), strtab_intern(t, s));
+	}
+	/* Strings keep their addresses as the table grows. */
+	CHECK_EQ_STR(strtab_get(t, a), "alpha");
+	CHECK_EQ_INT(strtab_count(t), 20005);
+	strtab_free(t);
+}
+
+static void test_json(void)
+{
+	struct buf b = BUF_INIT(BUF_UNLIMITED);
+
+	json_str(&b, "a\"b\\c\n\t\x01</script>");
+	CHECK_EQ_STR(b.data, "\"a\\\"b\\\\c\\n\\t\\u0001</script>\"");
+	buf_reset(&b);
+	json_str(&b, "caf\xc3\xa9 \xff bad");
+	CHECK_EQ_STR(b.data, "\"caf\xc3\xa9 \\ufffd bad\"");
+	buf_reset(&b);
+	json_str_len(&b, "\xe2\x82", 2); /* truncated sequence */
+	CHECK_EQ_STR(b.data, "\"\\ufffd\\ufffd\"");
+	buf_release(&b);
+}
+
+static void test_alloc(void)
+{
+	uint64_t before = alloc_live_bytes();
+	void *p = xmalloc(1000), *q;
+
+	CHECK(alloc_live_bytes() >= before + 1000);
+	CHECK(alloc_peak_bytes() >= alloc_live_bytes());
+	xfree(p);
+	CHECK_EQ_INT(alloc_live_bytes(), before);
+	alloc_fail_after(2);
+	q = try_malloc(10);
+	CHECK(q != NULL);
+	CHECK(try_malloc(10) == NULL);
+	p = try_malloc(10); /* the injected failure happened once only */
+	CHECK(p != NULL);
+	alloc_fail_after(0);
+	xfree(p);
+	xfree(q);
+}
+
+int main(void)
+{
+	RUN(test_buf_max);
+	RUN(test_buf_long_printf);
+	RUN(test_buf_read_file);
+	RUN(test_u64map);
+	RUN(test_strtab);
+	RUN(test_json);
+	RUN(test_alloc);
+	return test_summary();
+}

@@ -1,0 +1,385 @@
+/* test_symbolizer.c: the symbolizer against live processes: children built at test time with
+ * gcc/g++ (PIE with a C++ shared library, non-PIE, stripped with a debuglink file) print the
+ * runtime addresses of their functions, which must resolve to the right names, also after the
+ * child has exited; plus this process (its own code, libc, the vDSO) and the kernel. */
+#include "agent/elf.h"
+#include "agent/kallsyms.h"
+#include "agent/symbolizer.h"
+#include "lib/alloc.h"
+#include "lib/log.h"
+#include "test.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/auxv.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char tmpdir[] = "/tmp/scorch-test-sym-XXXXXX";
+static int have_tools;
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static const char prog_src[] =
+	"#include <stdio.h>\n"
+	"#include <unistd.h>\n"
+	"extern int lib_add(int, int);\n"
+	"extern int _ZN6scorch5probe6scaledEi(int);\n"
+	"volatile int sink;\n"
+	"__attribute__((noinline)) int leaf_fn(int x) { return x * 3 + sink; }\n"
+	"static __attribute__((noinline)) int static_fn(int x) { return leaf_fn(x) + 1; }\n"
+	"int main(void) {\n"
+	"  sink = static_fn(1) + lib_add(1, 2) + _ZN6scorch5probe6scaledEi(3);\n"
+	"  printf(\"%p %p %p %p\\n\", (void *)leaf_fn, (void *)static_fn, (void *)lib_add,\n"
+	"         (void *)_ZN6scorch5probe6scaledEi);\n"
+	"  fflush(stdout);\n"
+	"  for (;;) pause();\n"
+	"}\n";
+
+static const char lib_src[] =
+	"extern \"C\" __attribute__((noinline)) int lib_add(int a, int b) { return a + b; }\n"
+	"namespace scorch { namespace probe {\n"
+	"__attribute__((noinline)) int scaled(int x) { return lib_add(x, x) * 7; }\n"
+	"} }\n";
+
+static void setup(void)
+{
+	FILE *f;
+
+	if (!mkdtemp(tmpdir))
+		return;
+	sh("cd %s && cat > p.c <<'EOF'\n%sEOF\ncat > lib.cc <<'EOF'\n%sEOF\n", tmpdir, prog_src, lib_src);
+	have_tools = sh("cd %s && g++ -O1 -fno-inline -shared -fPIC -o libprobe.so lib.cc && "
+			"gcc -O1 -fno-inline -pie -fPIE -o pie p.c -L. -lprobe -Wl,-rpath,'$ORIGIN' && "
+			"gcc -O1 -fno-inline -no-pie -fno-PIE -o nopie p.c -L. -lprobe -Wl,-rpath,'$ORIGIN' && "
+			"mkdir -p sub && objcopy --only-keep-debug pie sub/stripped.debug && "
+			"objcopy --strip-all --add-gnu-debuglink=sub/stripped.debug pie sub/stripped && "
+			"cp libprobe.so sub/",
+			tmpdir) == 0;
+	(void)f;
+}
+
+struct child {
+	pid_t pid;
+	uint64_t leaf, stat, lib_add, scaled;
+};
+
+/* Start prog and read the addresses it prints. */
+static int child_start(const char *prog, struct child *c)
+{
+	int fds[2];
+	FILE *f;
+	unsigned long long a, b, x, y;
+	int ok;
+
+	memset(c, 0, sizeof(*c));
+	if (pipe(fds) < 0)
+		return -1;
+	c->pid = fork();
+	if (c->pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execl(prog, prog, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	ok = f && fscanf(f, "%llx %llx %llx %llx", &a, &b, &x, &y) == 4;
+	if (f)
+		fclose(f);
+	if (!ok) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, NULL, 0);
+		return -1;
+	}
+	c->leaf = a;
+	c->stat = b;
+	c->lib_add = x;
+	c->scaled = y;
+	return 0;
+}
+
+static void child_stop(struct child *c)
+{
+	kill(c->pid, SIGKILL);
+	waitpid(c->pid, NULL, 0);
+}
+
+static void check_addr(struct symbolizer *s, int pid, uint64_t addr, const char *want,
+		       const char *module_suffix)
+{
+	struct sym_result r;
+	int rc = symbolizer_user(s, pid, addr, &r);
+
+	CHECK_EQ_INT(rc, 0);
+	CHECK_EQ_STR(r.name, want);
+	CHECK(r.module && strlen(r.module) >= strlen(module_suffix) &&
+	      !strcmp(r.module + strlen(r.module) - strlen(module_suffix), module_suffix));
+	CHECK(r.map_start <= addr && addr < r.map_limit);
+	CHECK_EQ_INT(r.module_offset, addr - r.map_start + r.map_offset);
+	/* a few bytes into the function too */
+	rc = symbolizer_user(s, pid, addr + 2, &r);
+	CHECK(rc == 0 && r.name && !strcmp(r.name, want));
+}
+
+static void test_live_pie_and_exit(void)
+{
+	struct symbolizer *s;
+	struct sym_result r;
+	struct child c;
+	char prog[600];
+
+	if (!have_tools)
+		SKIP("gcc/g++/objcopy not usable");
+	snprintf(prog, sizeof(prog), "%s/pie", tmpdir);
+	s = symbolizer_new();
+	CHECK_EQ_INT(child_start(prog, &c), 0);
+	if (!c.pid) {
+		symbolizer_free(s);
+		return;
+	}
+	CHECK_EQ_INT(symbolizer_track_pid(s, c.pid), 0);
+	check_addr(s, c.pid, c.leaf, "leaf_fn", "/pie");
+	check_addr(s, c.pid, c.stat, "static_fn", "/pie");
+	check_addr(s, c.pid, c.lib_add, "lib_add", "/libprobe.so");
+	check_addr(s, c.pid, c.scaled, "scorch::probe::scaled(int)", "/libprobe.so");
+	CHECK_EQ_INT(symbolizer_user(s, c.pid, c.scaled, &r), 0);
+	CHECK_EQ_STR(r.mangled, "_ZN6scorch5probe6scaledEi");
+	CHECK(r.build_id != NULL && strlen(r.build_id) == 40);
+	child_stop(&c);
+	/* the process is gone: its addresses still resolve from the snapshot */
+	CHECK_EQ_INT(symbolizer_track_pid(s, c.pid), -ESRCH);
+	check_addr(s, c.pid, c.leaf, "leaf_fn", "/pie");
+	check_addr(s, c.pid, c.scaled, "scorch::probe::scaled(int)", "/libprobe.so");
+	/* an address in no mapping */
+	CHECK_EQ_INT(symbolizer_user(s, c.pid, 0x10, &r), -ENOENT);
+	CHECK(r.module == NULL && r.name == NULL);
+	symbolizer_forget_pid(s, c.pid);
+	CHECK_EQ_INT(symbolizer_user(s, c.pid, c.leaf, &r), -ENOENT);
+	symbolizer_free(s);
+}
+
+static void test_nopie_and_shared_cache(void)
+{
+	struct symbolizer *s;
+	struct symbolizer_stats st1, st2;
+	struct sym_result r;
+	struct child c1, c2;
+	char prog[600];
+
+	if (!have_tools)
+		SKIP("gcc/g++ not usable");
+	snprintf(prog, sizeof(prog), "%s/nopie", tmpdir);
+	s = symbolizer_new();
+	CHECK_EQ_INT(child_start(prog, &c1), 0);
+	CHECK_EQ_INT(child_start(prog, &c2), 0);
+	if (!c1.pid || !c2.pid)
+		goto cleanup;
+	CHECK_EQ_INT(symbolizer_track_pid(s, c1.pid), 0);
+	symbolizer_get_stats(s, &st1);
+	CHECK_EQ_INT(symbolizer_track_pid(s, c2.pid), 0);
+	symbolizer_get_stats(s, &st2);
+	/* the second process maps the same files: nothing new opened */
+	CHECK_EQ_INT(st2.files, st1.files);
+	CHECK_EQ_INT(st2.pids, 2);
+	check_addr(s, c1.pid, c1.leaf, "leaf_fn", "/nopie");
+	check_addr(s, c2.pid, c2.stat, "static_fn", "/nopie");
+	/* in a non-PIE executable a function pointer to a library function is its PLT entry */
+	CHECK_EQ_INT(symbolizer_user(s, c2.pid, c2.lib_add, &r), 0);
+	CHECK(r.module && strstr(r.module, "/nopie"));
+	CHECK_EQ_INT(symbolizer_user(s, c2.pid, c2.leaf, &r), 0); /* a repeat: from the cache */
+	CHECK_EQ_STR(r.name, "leaf_fn");
+	/* tracking again with unchanged maps is cheap and changes nothing */
+	CHECK_EQ_INT(symbolizer_track_pid(s, c1.pid), 0);
+	symbolizer_get_stats(s, &st1);
+	CHECK_EQ_INT(st1.files, st2.files);
+	CHECK(st1.cache_hits > 0);
+cleanup:
+	if (c1.pid)
+		child_stop(&c1);
+	if (c2.pid)
+		child_stop(&c2);
+	symbolizer_free(s);
+}
+
+static void test_debuglink(void)
+{
+	struct symbolizer *s;
+	struct child c;
+	char prog[600], nodebug[600];
+	struct symbolizer_options o = { 0 };
+
+	if (!have_tools)
+		SKIP("gcc/objcopy not usable");
+	snprintf(prog, sizeof(prog), "%s/sub/stripped", tmpdir);
+	snprintf(nodebug, sizeof(nodebug), "%s/none", tmpdir);
+	o.debug_dir = nodebug;
+	s = symbolizer_new_opts(&o);
+	CHECK_EQ_INT(child_start(prog, &c), 0);
+	if (!c.pid) {
+		symbolizer_free(s);
+		return;
+	}
+	/* static_fn is only in the debug file's .symtab */
+	check_addr(s, c.pid, c.stat, "static_fn", "/stripped");
+	check_addr(s, c.pid, c.leaf, "leaf_fn", "/stripped");
+	symbolizer_free(s);
+	/* without debug files there is no name for it, but still a module and offset */
+	o.no_debug_files = 1;
+	s = symbolizer_new_opts(&o);
+	{
+		struct sym_result r;
+
+		CHECK_EQ_INT(symbolizer_user(s, c.pid, c.stat, &r), 0);
+		CHECK(r.name == NULL);
+		CHECK(r.module && strstr(r.module, "/stripped"));
+		CHECK(r.module_offset > 0);
+	}
+	child_stop(&c);
+	symbolizer_free(s);
+}
+
+__attribute__((noinline)) static int self_probe(int x)
+{
+	return x * 5 + 1;
+}
+
+static void test_self_libc_vdso(void)
+{
+	struct symbolizer *s = symbolizer_new();
+	struct sym_result r;
+	struct elf_file *v = NULL;
+	uint64_t base = getauxval(AT_SYSINFO_EHDR), val = 0;
+	struct timespec t0, t1;
+
+	CHECK(self_probe(1) == 6);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK_EQ_INT(symbolizer_track_pid(s, getpid()), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (getenv("TEST_VERBOSE"))
+		fprintf(stderr, "  tracking self took %.1f ms\n",
+			(t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	CHECK_EQ_INT(symbolizer_user(s, getpid(), (uint64_t)(uintptr_t)&self_probe, &r), 0);
+	CHECK_EQ_STR(r.name, "self_probe");
+	CHECK_EQ_INT(symbolizer_user(s, getpid(), (uint64_t)(uintptr_t)&getppid + 1, &r), 0);
+	CHECK_EQ_STR(r.name, "getppid");
+	CHECK(r.module && strstr(r.module, "libc.so"));
+	/* vDSO */
+	if (base && elf_open_mem((void *)(uintptr_t)base, 8192, &v, NULL) == 0 &&
+	    elf_find_symbol(v, "__vdso_clock_gettime", &val, NULL) == 0) {
+		uint64_t addr = base + val - elf_segments(v, &(size_t){ 0 })[0].vaddr;
+
+		CHECK_EQ_INT(symbolizer_user(s, getpid(), addr + 1, &r), 0);
+		CHECK(r.name && strstr(r.name, "clock_gettime"));
+		CHECK_EQ_STR(r.module, "[vdso]");
+	}
+	elf_close(v);
+	symbolizer_free(s);
+}
+
+static void test_kernel(void)
+{
+	struct symbolizer *s = symbolizer_new();
+	struct kallsyms *k = NULL;
+	struct sym_result r;
+	uint64_t a = 0;
+
+	if (kallsyms_load(NULL, &k, NULL) < 0 || kallsyms_find(k, "schedule", &a) < 0) {
+		CHECK_EQ_INT(symbolizer_kernel(s, 0xffffffff81000000ULL, &r), -ENOENT);
+		CHECK(symbolizer_kernel_problem(s) != NULL);
+		kallsyms_free(k);
+		symbolizer_free(s);
+		SKIP("kernel symbols hidden");
+	}
+	CHECK_EQ_INT(symbolizer_kernel(s, a + 3, &r), 0);
+	CHECK_EQ_STR(r.name, "schedule");
+	CHECK_EQ_STR(r.module, "[kernel.kallsyms]");
+	CHECK_EQ_INT(symbolizer_kernel(s, a + 3, &r), 0); /* cached */
+	CHECK_EQ_STR(r.name, "schedule");
+	CHECK_EQ_INT(symbolizer_kernel(s, 0x1000, &r), -ENOENT);
+	CHECK(symbolizer_kernel_problem(s) == NULL);
+	kallsyms_free(k);
+	symbolizer_free(s);
+}
+
+static void test_eviction(void)
+{
+	struct symbolizer_options o = { 0 };
+	struct symbolizer *s;
+	struct symbolizer_stats st1, st2;
+	struct sym_result r1, r2;
+	struct child c1, c2;
+	char prog[600];
+
+	if (!have_tools)
+		SKIP("gcc not usable");
+	o.max_files = 1;
+	s = symbolizer_new_opts(&o);
+	snprintf(prog, sizeof(prog), "%s/pie", tmpdir);
+	CHECK_EQ_INT(child_start(prog, &c1), 0);
+	snprintf(prog, sizeof(prog), "%s/nopie", tmpdir);
+	CHECK_EQ_INT(child_start(prog, &c2), 0);
+	if (!c1.pid || !c2.pid)
+		goto cleanup;
+	CHECK_EQ_INT(symbolizer_user(s, c1.pid, c1.leaf, &r1), 0);
+	CHECK_EQ_STR(r1.name, "leaf_fn");
+	symbolizer_get_stats(s, &st1);
+	symbolizer_forget_pid(s, c1.pid);
+	CHECK_EQ_INT(symbolizer_track_pid(s, c2.pid), 0);
+	symbolizer_get_stats(s, &st2);
+	/* pie was dropped, the libraries both map stayed */
+	CHECK(st2.files < st1.files + 1);
+	CHECK_EQ_INT(symbolizer_user(s, c2.pid, c2.leaf, &r2), 0);
+	CHECK_EQ_STR(r2.name, "leaf_fn");
+	CHECK_EQ_STR(r1.name, "leaf_fn"); /* earlier results stay valid */
+	CHECK(strstr(r1.module, "/pie") != NULL);
+cleanup:
+	if (c1.pid)
+		child_stop(&c1);
+	if (c2.pid)
+		child_stop(&c2);
+	symbolizer_free(s);
+}
+
+static void test_gone_pid(void)
+{
+	struct symbolizer *s = symbolizer_new();
+	struct sym_result r;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	CHECK_EQ_INT(symbolizer_track_pid(s, pid), -ESRCH);
+	CHECK_EQ_INT(symbolizer_user(s, pid, 0x401000, &r), -ENOENT);
+	CHECK_EQ_INT(symbolizer_user(s, 0, 0x401000, &r), -ENOENT);
+	CHECK_EQ_INT(symbolizer_track_pid(s, -1), -EINVAL);
+	symbolizer_free(s);
+}
+
+int main(void)
+{
+	setup();
+	RUN(test_live_pie_and_exit);
+	RUN(test_nopie_and_shared_cache);
+	RUN(test_debuglink);
+	RUN(test_self_libc_vdso);
+	RUN(test_kernel);
+	RUN(test_eviction);
+	RUN(test_gone_pid);
+	sh("rm -rf %s", tmpdir);
+	return test_summary();
+}
