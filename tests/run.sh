@@ -15,6 +15,7 @@ run_one() { # name, command...
 	name=$1; shift
 	case "$name" in *"${TESTS:-}"*) ;; *) return ;; esac
 	start=$(date +%s)
+	mkdir -p "$(dirname "$log/$name.log")"
 	"$@" > "$log/$name.log" 2>&1
 	rc=$?
 	secs=$(( $(date +%s) - start ))

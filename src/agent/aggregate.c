@@ -2,7 +2,9 @@
  * Stacks live in one arena of variable-size entries; a u64map from the stack hash to the first
  * entry, with collision chains, finds them. */
 #include "agent/aggregate.h"
+#include "agent/python_tracker.h"
 #include "agent/symbolizer.h"
+#include "bpf/python.h"
 #include "lib/alloc.h"
 #include "lib/hash.h"
 #include "profile/profile.h"
@@ -27,7 +29,13 @@ struct agg {
 	size_t max_stacks;
 	struct u64map index;
 	uint64_t samples, dropped;
+	struct python_tracker *py; /* symbolizes CPython frames (may be NULL) */
 };
+
+void agg_set_python(struct agg *a, struct python_tracker *py)
+{
+	a->py = py;
+}
 
 struct agg *agg_new(size_t max_stacks)
 {
@@ -203,6 +211,32 @@ static uint32_t native_location(struct loc_cache *c, struct symbolizer *sym, uin
 	return id;
 }
 
+/* A CPython frame: words w0 (code object) and w1 (instruction, checksum). */
+static uint32_t python_location(struct agg *a, struct profile *p, uint32_t pid, uint64_t w0,
+				uint64_t w1)
+{
+	struct python_tracker_sym ps;
+	uint32_t fn;
+
+	if (!a->py || python_tracker_symbolize(a->py, (int)pid, w0, w1, &ps) < 0)
+		return special_location(p, "[python: unknown code]");
+	fn = profile_intern_function(p, FRAME_PYTHON, ps.qualname, ps.qualname, ps.filename,
+				     ps.firstlineno);
+	return profile_intern_location(p, 0, 0, fn, ps.line);
+}
+
+static uint32_t python_mark_location(struct profile *p, uint64_t code)
+{
+	switch (code) {
+	case PY_MARK_TRUNCATED:
+		return special_location(p, "[python: truncated]");
+	case PY_MARK_BAD_FRAME:
+		return special_location(p, "[python: unreadable frame]");
+	default:
+		return special_location(p, "[python: no thread state]");
+	}
+}
+
 static uint32_t marker_location(struct profile *p, uint64_t code)
 {
 	switch (code) {
@@ -233,7 +267,9 @@ int agg_to_profile(struct agg *a, struct symbolizer *sym, struct profile *into, 
 		struct stack_entry *e = &a->entries[i];
 		struct profile *p = pick ? pick(pick_ctx, e->pid, e->comm) : into;
 		struct loc_cache *c = NULL;
-		struct profile_label labels[2];
+		struct profile_label labels[3];
+		const char *script = a->py ? python_tracker_script(a->py, (int)e->pid) : NULL;
+		size_t nlabels = 2;
 		size_t n = 0;
 
 		if (!p)
@@ -273,6 +309,12 @@ int agg_to_profile(struct agg *a, struct symbolizer *sym, struct profile *into, 
 							      j > 0 || e->nkernel > 0);
 				else if (tag == FW_TAG_MARKER)
 					loc = marker_location(p, w & FW_DATA_MASK);
+				else if (tag == FW_TAG_PYTHON && j + 1 < e->nuser) {
+					loc = python_location(a, p, e->pid, w,
+							      e->frames[e->nkernel + j + 1]);
+					j++; /* the FW_TAG_PYTHON_INSTR word */
+				} else if (tag == FW_TAG_PYTHON_MARK)
+					loc = python_mark_location(p, w & FW_DATA_MASK);
 				else
 					loc = special_location(p, "[unknown frame]");
 				if (loc)
@@ -287,7 +329,13 @@ int agg_to_profile(struct agg *a, struct symbolizer *sym, struct profile *into, 
 		labels[1].key = profile_str(p, "pid");
 		labels[1].str = 0;
 		labels[1].num = e->pid;
-		profile_add_sample(p, stack, n, labels, 2, (int64_t)e->count);
+		if (script) {
+			labels[2].key = profile_str(p, "script");
+			labels[2].str = profile_str(p, script);
+			labels[2].num = 0;
+			nlabels = 3;
+		}
+		profile_add_sample(p, stack, n, labels, nlabels, (int64_t)e->count);
 	}
 	for (j = 0; j < nslots; j++) {
 		u64map_release(&slots[j].cache.locs);

@@ -18,6 +18,10 @@ struct profile;
 struct symbolizer;
 
 struct agg *agg_new(size_t max_stacks);
+/* Symbolize CPython frame words with py (python_tracker.h) and label samples of CPython
+ * processes with their `script`. py stays owned by the caller. */
+struct python_tracker;
+void agg_set_python(struct agg *a, struct python_tracker *py);
 void agg_free(struct agg *a);
 /* Forget every stack (keeps the allocation for reuse). */
 void agg_reset(struct agg *a);

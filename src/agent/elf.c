@@ -425,6 +425,11 @@ void elf_detach_file(struct elf_file *e)
 	e->mem = NULL;
 }
 
+int elf_fd(const struct elf_file *e)
+{
+	return e->fd;
+}
+
 uint16_t elf_type(const struct elf_file *e)
 {
 	return e->eh.e_type;
@@ -617,10 +622,9 @@ struct sym_tmp {
 	uint32_t rank;    /* lower is a better name for an address */
 };
 
-static uint32_t sym_rank(const Elf64_Sym *sym, const char *name)
+static uint32_t sym_rank(const Elf64_Sym *sym, const char *name, size_t len)
 {
 	uint32_t r = 0, us = 0;
-	size_t len = strlen(name);
 
 	if (ELF64_ST_TYPE(sym->st_info) == STT_OBJECT)
 		r += 1u << 28;
@@ -630,7 +634,7 @@ static uint32_t sym_rank(const Elf64_Sym *sym, const char *name)
 		r += 1u << 24;
 	else if (ELF64_ST_BIND(sym->st_info) != STB_GLOBAL)
 		r += 2u << 24;
-	while (name[us] == '_' && us < 15)
+	while (us < len && name[us] == '_' && us < 15)
 		us++;
 	r += us << 20;
 	r += len < 0xfffff ? (uint32_t)len : 0xfffff;
@@ -741,7 +745,8 @@ static int collect_symbols(struct elf_file *e, size_t idx, struct sym_tmp **tmp,
 		if (!keep_symbol(e, sym) || sym->st_name >= strs_len)
 			continue;
 		name = strs + sym->st_name;
-		len = strlen(name);
+		/* "memcpy@@GLIBC_2.14" in a .symtab: the version is not part of the name */
+		len = strcspn(name, "@");
 		if (len == 0 || len > ELF_MAX_NAME_LEN)
 			continue;
 		if (*n >= ELF_MAX_SYMBOLS)
@@ -766,7 +771,7 @@ static int collect_symbols(struct elf_file *e, size_t idx, struct sym_tmp **tmp,
 		t->s.size = sym->st_size;
 		t->s.type = ELF64_ST_TYPE(sym->st_info);
 		t->s.bind = ELF64_ST_BIND(sym->st_info);
-		t->rank = sym_rank(sym, name);
+		t->rank = sym_rank(sym, name, len);
 		t->sec_end = UINT64_MAX;
 		if (sym->st_shndx < e->nshdrs) {
 			const Elf64_Shdr *sh = &e->shdrs[sym->st_shndx];
@@ -982,6 +987,10 @@ int elf_crc32_file(int fd, uint32_t *crc)
 			break;
 		c = crc32(c, buf, (uInt)n);
 		off += n;
+		if ((uint64_t)off > ELF_MAX_DEBUG_FILE) {
+			rc = -E2BIG;
+			break;
+		}
 	}
 	xfree(buf);
 	*crc = (uint32_t)c;
@@ -993,11 +1002,18 @@ static int try_debug_candidate(const struct elf_file *e, const char *path, int c
 {
 	struct elf_file *d;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
 	uint32_t c;
 	int rc;
 
 	if (fd < 0)
 		return -ENOENT;
+	/* Candidates may sit in a container's tree and be links to anything (/dev/zero,
+	 * /proc/kcore): only reasonably sized regular files are read in full. */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > ELF_MAX_DEBUG_FILE) {
+		close(fd);
+		return -ENOENT;
+	}
 	if (check_crc && (elf_crc32_file(fd, &c) < 0 || c != crc)) {
 		close(fd);
 		return -ENOENT;

@@ -36,6 +36,7 @@ struct elf_file;
 #define ELF_MAX_SEGMENTS 4096u
 #define ELF_MAX_SYMBOLS (16u << 20)       /* kept symbols per file */
 #define ELF_MAX_NOTE_BYTES (64u << 10)
+#define ELF_MAX_DEBUG_FILE (8ull << 30)  /* a debug file candidate (read whole for its CRC) */
 
 /* Open a file. Reads the ELF header, program headers and section headers; fails with -ENOEXEC
  * (and a message in err) when the file is not a well-formed ELF64 little-endian file. */
@@ -52,6 +53,8 @@ void elf_close(struct elf_file *e); /* NULL ok */
  * caches that hold many files and must not hold their descriptors. */
 void elf_detach_file(struct elf_file *e);
 
+/* The descriptor of an open file (owned by e), or -1 for memory images and detached files. */
+int elf_fd(const struct elf_file *e);
 uint16_t elf_type(const struct elf_file *e);    /* ET_EXEC, ET_DYN, ... */
 uint16_t elf_machine(const struct elf_file *e); /* EM_X86_64, ... */
 uint64_t elf_entry(const struct elf_file *e);
@@ -129,7 +132,8 @@ int elf_find_symbol(struct elf_file *e, const char *name, uint64_t *value, uint6
 /* A 64-bit identity for a file without a build id: a hash of its size and its first and last
  * 4 KiB. Stable across copies of the same file. 0 or -EIO. */
 int elf_file_id(struct elf_file *e, uint64_t *id);
-/* CRC32 (the .gnu_debuglink polynomial, as zlib's crc32) of a whole file: 0 or negative errno. */
+/* CRC32 (the .gnu_debuglink polynomial, as zlib's crc32) of a whole file: 0, -E2BIG past
+ * ELF_MAX_DEBUG_FILE bytes, or another negative errno. */
 int elf_crc32_file(int fd, uint32_t *crc);
 
 /* Find and open the separate debug file of e, whose own path is path (used for debuglink

@@ -136,8 +136,8 @@ static void *push_thread(void *arg)
 				snprintf(p->st.last_error, sizeof(p->st.last_error), "%s",
 					 c ? err : "cannot initialize libcurl");
 			backoff_ms = backoff_ms ? backoff_ms * 2 : 1000;
-			if (backoff_ms > 30000)
-				backoff_ms = 30000;
+			if (backoff_ms > (p->stopping ? 1000 : 30000))
+				backoff_ms = p->stopping ? 1000 : 30000;
 			clock_gettime(CLOCK_REALTIME, &until);
 			until.tv_sec += backoff_ms / 1000;
 			until.tv_nsec += (long)(backoff_ms % 1000) * 1000000L;
@@ -151,7 +151,9 @@ static void *push_thread(void *arg)
 				p->tail = r;
 			if (p->stopping && past(&p->deadline))
 				break;
-			if (p->stopping)
+			if (p->stopping && (until.tv_sec > p->deadline.tv_sec ||
+					    (until.tv_sec == p->deadline.tv_sec &&
+					     until.tv_nsec > p->deadline.tv_nsec)))
 				until = p->deadline;
 			while (pthread_cond_timedwait(&p->cond, &p->lock, &until) != ETIMEDOUT &&
 			       !(p->stopping && past(&p->deadline)))
@@ -242,7 +244,7 @@ void pusher_get_stats(struct pusher *p, struct pusher_stats *st)
 	pthread_mutex_unlock(&p->lock);
 }
 
-void pusher_stop(struct pusher *p, int flush_ms)
+void pusher_stop(struct pusher *p, int flush_ms, struct pusher_stats *final)
 {
 	struct request *r;
 
@@ -260,6 +262,8 @@ void pusher_stop(struct pusher *p, int flush_ms)
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 	pthread_join(p->thread, NULL);
+	if (final)
+		*final = p->st;
 	while ((r = p->head)) {
 		p->head = r->next;
 		request_free(r);

@@ -39,7 +39,8 @@ int pusher_start(const struct pusher_opts *opts, struct pusher **out, struct err
 void pusher_enqueue(struct pusher *p, char *path_and_query, const char *content_type,
 		    char *body, size_t len);
 void pusher_get_stats(struct pusher *p, struct pusher_stats *st);
-/* Try to deliver what is queued for up to flush_ms, then stop the thread and free p. */
-void pusher_stop(struct pusher *p, int flush_ms);
+/* Try to deliver what is queued for up to flush_ms, then stop the thread and free p. The
+ * final counters go to *final when it is not NULL (queued = requests never delivered). */
+void pusher_stop(struct pusher *p, int flush_ms, struct pusher_stats *final);
 
 #endif

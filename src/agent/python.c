@@ -24,6 +24,7 @@ struct python_proc {
 	char version[32];
 	char *file;
 	char *script;
+	long budget; /* steps left in the current walk (cycles in hostile memory) */
 };
 
 static const char *base_name(const char *path)
@@ -139,7 +140,8 @@ static int walk_thread(struct python_proc *p, uint64_t tstate, struct python_thr
 	while (frame) {
 		struct python_frame *f;
 
-		if (++steps > 2 * PYTHON_MAX_FRAMES || t->nframes >= PYTHON_MAX_FRAMES) {
+		if (++steps > 2 * PYTHON_MAX_FRAMES || t->nframes >= PYTHON_MAX_FRAMES ||
+		    --p->budget <= 0) {
 			t->truncated = 1;
 			break;
 		}
@@ -219,18 +221,20 @@ static int walk_all(struct python_proc *p, struct python_threads *out, int check
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	p->budget = PYTHON_MAX_STEPS;
 	if (rd64(p, p->bpf.runtime + o->rt_interp_head, &interp) < 0)
 		return errmsg_set(err, -EFAULT, "cannot read _PyRuntime at 0x%llx",
 				  (unsigned long long)p->bpf.runtime);
 	if (!interp)
 		return errmsg_set(err, -EAGAIN, "CPython %s is not initialized yet", p->version);
-	for (; interp && ni < PYTHON_MAX_INTERPS; ni++) {
+	for (; interp && ni < PYTHON_MAX_INTERPS && p->budget > 0; ni++) {
+		p->budget--;
 		if (rd64(p, interp + o->interp_threads_head, &tstate) < 0) {
 			rc = errmsg_set(err, -EINVAL, "cannot read the thread list of interpreter 0x%llx",
 					(unsigned long long)interp);
 			goto fail;
 		}
-		for (nt = 0; tstate && nt < PYTHON_MAX_THREADS; nt++) {
+		for (nt = 0; tstate && nt < PYTHON_MAX_THREADS && p->budget > 0; nt++) {
 			struct python_thread t;
 
 			if (rd64(p, tstate + o->ts_interp, &back) < 0 || back != interp) {
@@ -246,6 +250,7 @@ static int walk_all(struct python_proc *p, struct python_threads *out, int check
 						(unsigned long long)tstate, p->version);
 				goto fail;
 			}
+			p->budget--;
 			ALLOC_GROW(out->v, out->n + 1, out->cap);
 			out->v[out->n++] = t;
 			if (rd64(p, tstate + o->ts_next, &tstate) < 0)
@@ -253,6 +258,28 @@ static int walk_all(struct python_proc *p, struct python_threads *out, int check
 		}
 		if (rd64(p, interp + o->interp_next, &interp) < 0)
 			break;
+	}
+	if (check && !out->n) {
+		rc = errmsg_set(err, -EAGAIN, "CPython %s has no thread state yet", p->version);
+		goto fail;
+	}
+	if (check && p->pid > 0 && o->ts_native_thread_id != PY_NO_OFFSET) {
+		/* At least one thread state must name a thread of the process. */
+		char path[64];
+		size_t i;
+
+		for (i = 0; i < out->n; i++) {
+			snprintf(path, sizeof(path), "/proc/%d/task/%lld", p->pid,
+				 (long long)out->v[i].native_thread_id);
+			if (out->v[i].native_thread_id > 0 && access(path, F_OK) == 0)
+				break;
+		}
+		if (i == out->n) {
+			rc = errmsg_set(err, -EINVAL,
+					"no thread state of CPython %s names a thread of process %d: offsets do not match",
+					p->version, p->pid);
+			goto fail;
+		}
 	}
 	return 0;
 fail:
@@ -318,12 +345,13 @@ static int proc_setup(struct python_proc *p, unsigned major, unsigned minor, uin
 	return 0;
 }
 
-int python_proc_open_mem(struct python_mem *m, uint64_t runtime, unsigned major, unsigned minor,
-			 struct python_proc **out, struct errmsg *err)
+int python_proc_open_mem(struct python_mem *m, int pid, uint64_t runtime, unsigned major,
+			 unsigned minor, struct python_proc **out, struct errmsg *err)
 {
 	struct python_proc *p = xcalloc(1, sizeof(*p));
 	int rc;
 
+	p->pid = pid;
 	p->mem = *m;
 	p->bpf.runtime = runtime;
 	rc = proc_setup(p, major, minor, 0, 0, err);
@@ -419,7 +447,9 @@ int python_proc_open(int pid, struct python_proc **out, struct errmsg *err)
 	else if (elf_section_info(e, ".PyRuntime", &sec) == 0 && sec.addr)
 		p->bpf.runtime = sec.addr + bias;
 	if (!p->bpf.runtime) {
-		rc = errmsg_set(err, major ? -ENOTSUP : -ENOENT,
+		/* A python3.X executable whose libpython is not mapped yet (the dynamic loader
+		 * is still at work): try again later. */
+		rc = errmsg_set(err, major ? -EAGAIN : -ENOENT,
 				"'%s' has no _PyRuntime symbol or .PyRuntime section", ent->path);
 		goto cleanup;
 	}
@@ -556,7 +586,7 @@ int python_proc_script(struct python_proc *p, const char **script)
 	for (i = 0; i < threads.n; i++)
 		if (threads.v[i].native_thread_id == p->pid)
 			main_thread = &threads.v[i];
-	if (!main_thread && threads.n && p->off.ts_native_thread_id == PY_NO_OFFSET) {
+	if (!main_thread && threads.n) {
 		uint64_t interp0 = 0;
 
 		for (i = 0; i < threads.n; i++) {

@@ -30,6 +30,7 @@ struct python_proc;
 #define PYTHON_MAX_FRAMES 1024  /* per thread, user-space walker */
 #define PYTHON_MAX_THREADS 4096 /* thread states followed per interpreter */
 #define PYTHON_MAX_INTERPS 64   /* interpreters followed */
+#define PYTHON_MAX_STEPS (1L << 16) /* frames + thread states + interpreters per walk */
 
 /* Find CPython in pid. Returns 0 and a new python_proc, or:
  *   -ENOENT   not a CPython process (no interpreter mapped)
@@ -41,11 +42,12 @@ struct python_proc;
 int python_proc_open(int pid, struct python_proc **out, struct errmsg *err);
 void python_proc_free(struct python_proc *p); /* NULL ok */
 
-/* The same on a memory image (tests): the caller gives the runtime address, the version
- * (major.minor) and, for 3.8 - 3.12, nothing else (the built-in table is used); 3.13+ read
- * _Py_DebugOffsets from the image. */
-int python_proc_open_mem(struct python_mem *m, uint64_t runtime, unsigned major, unsigned minor,
-			 struct python_proc **out, struct errmsg *err);
+/* The same through a given reader (tests: a memory image, or a live process read with a
+ * forced version): the caller gives the runtime address and the version (major.minor); 3.13+
+ * read _Py_DebugOffsets from memory, older versions use the built-in table. pid is the
+ * process the memory belongs to, or 0 for an image (fewer checks are possible then). */
+int python_proc_open_mem(struct python_mem *m, int pid, uint64_t runtime, unsigned major,
+			 unsigned minor, struct python_proc **out, struct errmsg *err);
 
 int python_proc_pid(const struct python_proc *p);
 /* "3.11.7" (or "3.11" when only the file name told), and the offsets in use. */

@@ -76,8 +76,9 @@ static int read_svarint(const uint8_t *tab, size_t len, size_t *pos, int *out)
 int python_line_311(const uint8_t *tab, size_t len, int firstlineno, uint32_t off)
 {
 	uint64_t addr = 0, target = off / 2;
-	int line = firstlineno, has_line;
+	int64_t line = firstlineno;
 	size_t pos = 0;
+	int has_line;
 
 	while (pos < len) {
 		uint8_t b = tab[pos++];
@@ -107,8 +108,10 @@ int python_line_311(const uint8_t *tab, size_t len, int firstlineno, uint32_t of
 		} else {
 			pos += 1;
 		}
+		if (line < -(1 << 30) || line > (1 << 30))
+			return -1; /* no real table goes there */
 		if (target >= addr && target < addr + units)
-			return has_line ? line : -1;
+			return has_line ? (int)line : -1;
 		addr += units;
 	}
 	return -1;

@@ -1,7 +1,9 @@
 /* python_tracker.c: per-process CPython state for the sampler: detection, the py_procs BPF
  * map, eager code-object caching and frame symbolization (python_tracker.h). */
 #include "agent/python_tracker.h"
+#include "agent/elf.h"
 #include "agent/python.h"
+#include "agent/unwind_table.h"
 #include "agent/python_code.h"
 #include "lib/alloc.h"
 #include "lib/hash.h"
@@ -171,14 +173,15 @@ void python_tracker_forget_pid(struct python_tracker *t, int pid)
 	e->state = P_EXITED;
 }
 
-static struct python_proc *live_proc(struct python_tracker *t, int pid)
+static struct python_proc *live_proc(struct python_tracker *t, int pid, const char **why)
 {
 	struct pentry *e = find(t, pid, 0);
 
 	if (!e)
 		return NULL;
-	if (e->state == P_PENDING && now_ns() >= e->next_try_ns)
-		detect(t, e);
+	if (e->state == P_PENDING && now_ns() >= e->next_try_ns &&
+	    detect(t, e) < 0 && why)
+		*why = e->why;
 	if (e->state == P_PYTHON && !e->script) {
 		const char *script;
 
@@ -188,14 +191,15 @@ static struct python_proc *live_proc(struct python_tracker *t, int pid)
 	return e->state == P_PYTHON ? e->proc : NULL;
 }
 
-void python_tracker_note_sample(struct python_tracker *t, int pid, const uint64_t *words,
-				size_t n)
+const char *python_tracker_note_sample(struct python_tracker *t, int pid, const uint64_t *words,
+				       size_t n)
 {
-	struct python_proc *p = live_proc(t, pid);
+	const char *why = NULL;
+	struct python_proc *p = live_proc(t, pid, &why);
 	size_t i;
 
 	if (!p)
-		return;
+		return why;
 	for (i = 0; i + 1 < n; i++) {
 		uint64_t tag = words[i] >> FW_TAG_SHIFT;
 
@@ -208,6 +212,7 @@ void python_tracker_note_sample(struct python_tracker *t, int pid, const uint64_
 		t->frames++;
 		i++;
 	}
+	return NULL;
 }
 
 int python_tracker_symbolize(struct python_tracker *t, int pid, uint64_t w0, uint64_t w1,
@@ -236,7 +241,7 @@ const char *python_tracker_script(struct python_tracker *t, int pid)
 {
 	struct pentry *e;
 
-	live_proc(t, pid);
+	live_proc(t, pid, NULL);
 	e = find(t, pid, 0);
 	return e ? e->script : NULL;
 }
@@ -263,4 +268,23 @@ void python_tracker_get_stats(const struct python_tracker *t, struct python_trac
 	st->code_reads = cs.reads;
 	st->read_errors = cs.read_errors;
 	st->checksum_mismatches = cs.checksum_mismatches;
+}
+
+int python_tracker_interp_ranges(void *ctx, struct elf_file *e, const char *path,
+				 struct unwind_range *out, int max)
+{
+	struct elf_section_info sec;
+	uint64_t lo[2], hi[2];
+	int n, i;
+
+	(void)ctx;
+	if (!python_is_interpreter_path(path, NULL, NULL) &&
+	    elf_section_info(e, ".PyRuntime", &sec) < 0)
+		return 0;
+	n = python_eval_ranges(e, lo, hi);
+	for (i = 0; i < n && i < max; i++) {
+		out[i].lo = lo[i];
+		out[i].hi = hi[i];
+	}
+	return i;
 }

@@ -34,9 +34,11 @@ int python_tracker_add_pid(struct python_tracker *t, int pid, const char **why);
 void python_tracker_forget_pid(struct python_tracker *t, int pid);
 
 /* Read now the code objects that the user words of a sample name (words as in sampler.h, leaf
- * first), unless cached. Cheap on cache hits. */
-void python_tracker_note_sample(struct python_tracker *t, int pid, const uint64_t *words,
-				size_t n);
+ * first), unless cached. Cheap on cache hits. Also retries the detection of an interpreter
+ * that was still starting: returns, once, the reason when that detection ends in failure
+ * (e.g. an unsupported version), else NULL. */
+const char *python_tracker_note_sample(struct python_tracker *t, int pid, const uint64_t *words,
+				       size_t n);
 
 /* Symbolize the frame made of words w0 (FW_TAG_PYTHON) and w1 (FW_TAG_PYTHON_INSTR).
  * Returns 0 with qualname/filename/line set, or -ENOENT (unknown or reused code object). */
@@ -53,6 +55,14 @@ int python_tracker_symbolize(struct python_tracker *t, int pid, uint64_t w0, uin
 const char *python_tracker_script(struct python_tracker *t, int pid);
 /* "3.11.7" for a tracked pid, or NULL. */
 const char *python_tracker_version(struct python_tracker *t, int pid);
+
+/* The native unwinder's interpreter hook (unwinder.h: unwinder_interp_fn): the link-time
+ * ranges of CPython's eval loop in file e, so the BPF unwinder calls the Python walker there.
+ * ctx is unused (may be the tracker). Returns the number of ranges (0 for other files). */
+struct elf_file;
+struct unwind_range;
+int python_tracker_interp_ranges(void *ctx, struct elf_file *e, const char *path,
+				 struct unwind_range *out, int max);
 
 struct python_tracker_stats {
 	size_t procs;              /* CPython processes tracked */

@@ -4,8 +4,11 @@
 #include "agent/session.h"
 #include "agent/aggregate.h"
 #include "agent/procinfo.h"
+#include "agent/python_tracker.h"
 #include "agent/sampler.h"
 #include "agent/symbolizer.h"
+#include "agent/unwinder.h"
+#include "sampler.skel.h"
 #include "lib/alloc.h"
 #include "lib/hash.h"
 #include "lib/log.h"
@@ -26,7 +29,9 @@ struct session {
 	struct session_opts opts;
 	struct sampler *sampler;
 	struct symbolizer *sym;
+	struct unwinder *unw;  /* native unwind tables (NULL: frame pointers only) */
 	struct agg *agg;
+	struct python_tracker *py; /* CPython processes: detection, code objects, labels */
 	struct u64map pids;   /* pid + 1 -> enum pid_state */
 	struct u64map procs;  /* pid + 1 -> struct procinfo * */
 	uint32_t *exited;     /* pids whose exit we saw, forgotten at the next collect */
@@ -100,14 +105,49 @@ static void note_pid(struct session *s, uint32_t pid, enum pid_state state)
 		u64map_put(&s->pids, (uint64_t)pid + 1, state);
 }
 
+/* Look for CPython in a process we start to follow; say once why one cannot be profiled. */
+static void session_track_python(struct session *s, int pid)
+{
+	const char *why = NULL;
+
+	if (s->py && python_tracker_add_pid(s->py, pid, &why) < 0 && why)
+		log_warn("python stacks of PID %d: %s", pid, why);
+}
+
 static int on_record(void *ctx, const struct event_hdr *hdr, size_t size)
 {
 	struct session *s = ctx;
 	uint64_t *state;
 
+	/* Unwind tables follow the processes; stack snapshots become frames. */
+	unwinder_on_event(s->unw, hdr, size);
+	if (hdr->type == EVENT_SAMPLE && s->unw) {
+		const struct event_hdr *fixed;
+		size_t fixed_size;
+
+		if (unwinder_fix_sample(s->unw, hdr, size, &fixed, &fixed_size) > 0) {
+			hdr = fixed;
+			size = fixed_size;
+		}
+	}
 	switch (hdr->type) {
 	case EVENT_SAMPLE:
 		agg_add_record(s->agg, hdr, size);
+		if (hdr->pid && s->py) {
+			/* Read the code objects a sample names while the process lives. */
+			const struct sample_body *b = (const void *)(hdr + 1);
+
+			if (size >= sizeof(*hdr) + sizeof(*b) +
+					    ((size_t)b->nkernel + b->nuser) * sizeof(uint64_t))
+			{
+				const char *why = python_tracker_note_sample(
+					s->py, (int)hdr->pid, (const uint64_t *)(b + 1) + b->nkernel,
+					b->nuser);
+
+				if (why)
+					log_warn("python stacks of PID %u: %s", hdr->pid, why);
+			}
+		}
 		if (!hdr->pid)
 			break;
 		state = u64map_get(&s->pids, (uint64_t)hdr->pid + 1);
@@ -119,6 +159,9 @@ static int on_record(void *ctx, const struct event_hdr *hdr, size_t size)
 			struct procinfo *info;
 
 			symbolizer_track_pid(s->sym, (int)hdr->pid);
+			if (s->unw)
+				unwinder_track_pid(s->unw, (int)hdr->pid);
+			session_track_python(s, (int)hdr->pid);
 			if (pi) {
 				info = (struct procinfo *)(uintptr_t)*pi;
 			} else {
@@ -164,10 +207,27 @@ int session_start(const struct session_opts *opts, struct session **out)
 	so.filter_pids = opts->npids || opts->command;
 	so.follow_children = opts->command != NULL;
 	so.include_idle = opts->include_idle;
+	so.python_mode = 2; /* CPython frames interleaved by the native unwinder */
 	if (sampler_open(&so, &s->sampler, &err) < 0) {
 		error("%s", err.msg);
 		goto fail;
 	}
+	s->py = python_tracker_new(bpf_map__fd(sampler_skel(s->sampler)->maps.py_procs));
+	agg_set_python(s->agg, s->py);
+	{
+		struct unwinder_opts uo;
+
+		memset(&uo, 0, sizeof(uo));
+		uo.interp = python_tracker_interp_ranges;
+		uo.interp_ctx = s->py;
+		s->unw = unwinder_new(sampler_skel(s->sampler)->obj, &uo, &err);
+	}
+	if (!s->unw)
+		log_warn("native unwinding without frame pointers is off: %s", err.msg);
+	for (i = 0; i < opts->npids && s->unw; i++)
+		unwinder_track_pid(s->unw, opts->pids[i]);
+	for (i = 0; i < opts->npids; i++)
+		session_track_python(s, opts->pids[i]);
 	for (i = 0; i < opts->npids; i++) {
 		if (sampler_add_pid(s->sampler, opts->pids[i]) < 0) {
 			error("cannot follow PID %d: %s", opts->pids[i], strerror(errno));
@@ -341,6 +401,8 @@ static void forget_exited(struct session *s)
 		}
 		u64map_remove(&s->pids, key);
 		symbolizer_forget_pid(s->sym, (int)s->exited[i]);
+		if (s->py)
+			python_tracker_forget_pid(s->py, (int)s->exited[i]);
 	}
 	s->nexited = 0;
 }
@@ -389,6 +451,28 @@ void session_print_stats(struct session *s)
 		(unsigned long long)st[STAT_USTACK_ERRORS], (unsigned long long)st[STAT_USTACK_TRUNCATED],
 		(unsigned long long)rt, (unsigned long long)cnt,
 		(unsigned long long)alloc_peak_bytes());
+	if (s->unw) {
+		struct unwinder_stats us;
+
+		unwinder_stats(s->unw, &us);
+		fprintf(stderr, "unwind: pids=%llu files=%llu entries_used=%llu entries_cap=%llu "
+			"kernel_bytes=%llu table_builds=%llu table_build_ms=%.1f evictions=%llu "
+			"cap_hits=%llu snapshots=%llu snapshots_complete=%llu bpf_unwinds=%llu "
+			"bpf_complete=%llu bpf_frames=%llu bpf_truncated=%llu bpf_invalid=%llu "
+			"bpf_read_errors=%llu\n",
+			(unsigned long long)us.pids, (unsigned long long)us.files,
+			(unsigned long long)us.entries_used, (unsigned long long)us.entries_cap,
+			(unsigned long long)us.kernel_bytes, (unsigned long long)us.table_builds,
+			us.table_build_ns / 1e6, (unsigned long long)us.evictions,
+			(unsigned long long)us.cap_hits, (unsigned long long)us.snapshots,
+			(unsigned long long)us.snapshots_complete,
+			(unsigned long long)us.bpf[USTAT_UNWINDS],
+			(unsigned long long)us.bpf[USTAT_COMPLETE],
+			(unsigned long long)us.bpf[USTAT_FRAMES],
+			(unsigned long long)us.bpf[USTAT_TRUNCATED],
+			(unsigned long long)us.bpf[USTAT_ERR_INVALID],
+			(unsigned long long)us.bpf[USTAT_ERR_READ]);
+	}
 }
 
 uint64_t session_lost(struct session *s)
@@ -425,6 +509,8 @@ void session_free(struct session *s)
 {
 	if (!s)
 		return;
+	unwinder_free(s->unw);
+	python_tracker_free(s->py);
 	sampler_close(s->sampler);
 	symbolizer_free(s->sym);
 	agg_free(s->agg);

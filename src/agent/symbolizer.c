@@ -22,6 +22,7 @@
 #include "lib/strtab.h"
 
 #include <elf.h>
+#include <elfutils/libdw.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,8 @@
 /* Past this many cached files, files that no tracked process maps any more are dropped (their
  * strings stay: results handed out remain valid). */
 #define SYM_MAX_FILES 4096
+/* An unknown kernel address re-reads /proc/kallsyms at most this often. */
+#define SYM_KALLSYMS_RELOAD_NS (60 * 1000000000LL)
 /* An address outside every known mapping re-reads the maps at most this often. */
 #define SYM_REFRESH_NS 1000000000LL
 
@@ -47,6 +50,13 @@ struct sym_file {
 	uint32_t build_id;      /* strtab id of the hex build id, 0 if none */
 	struct u64map addrs;    /* link-time addr + 1 -> name id << 32 | mangled id */
 	int used;               /* mark for eviction */
+
+	/* line info (only with opts.line_info): the file holding DWARF, opened lazily */
+	struct elf_file *dwarf_src; /* f->debug or f->elf, still attached, or NULL */
+	Elf *libelf;
+	Dwarf *dwarf;
+	int dwarf_tried;
+	struct u64map lines;        /* link-time addr + 1 -> file id << 32 | line */
 };
 
 struct sym_map {
@@ -85,6 +95,7 @@ struct symbolizer {
 
 	struct kallsyms *kallsyms;
 	int kallsyms_tried;
+	int64_t kallsyms_loaded_ns;
 	char kernel_problem[256];
 	struct u64map kernel_addrs; /* addr -> name id << 32 | module id */
 
@@ -135,9 +146,14 @@ static void file_free(struct sym_file *f)
 {
 	if (!f)
 		return;
+	if (f->dwarf)
+		dwarf_end(f->dwarf);
+	if (f->libelf)
+		elf_end(f->libelf);
 	elf_close(f->elf);
 	elf_close(f->debug);
 	u64map_release(&f->addrs);
+	u64map_release(&f->lines);
 	xfree(f);
 }
 
@@ -181,6 +197,7 @@ static struct sym_file *file_add(struct symbolizer *s, struct elf_file *elf)
 
 	f->elf = elf;
 	u64map_init(&f->addrs);
+	u64map_init(&f->lines);
 	ALLOC_GROW(s->files, s->nfiles + 1, s->files_cap);
 	s->files[s->nfiles++] = f;
 	return f;
@@ -257,8 +274,19 @@ static void file_prepare(struct symbolizer *s, struct sym_file *f, const char *p
 			elf_symbols_load(f->elf, NULL);
 		}
 	}
-	elf_detach_file(f->elf);
-	if (f->debug)
+	/* With line info on, keep the descriptor of the file that has DWARF line tables. */
+	if (s->opts.line_info) {
+		struct elf_section_info si;
+
+		if (f->debug && elf_section_info(f->debug, ".debug_line", &si) == 0 &&
+		    si.type != SHT_NOBITS)
+			f->dwarf_src = f->debug;
+		else if (elf_section_info(f->elf, ".debug_line", &si) == 0 && si.type != SHT_NOBITS)
+			f->dwarf_src = f->elf;
+	}
+	if (f->dwarf_src != f->elf)
+		elf_detach_file(f->elf);
+	if (f->debug && f->dwarf_src != f->debug)
 		elf_detach_file(f->debug);
 }
 
@@ -511,6 +539,14 @@ static uint64_t file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t v
 		return *v;
 	}
 	sym = f->syms ? elf_symbol_lookup(f->syms, vaddr) : NULL;
+	if (!sym && f->syms) {
+		/* Callers look return addresses up at addr - 1. A signal frame's return address is
+		 * the first byte of the trampoline (__restore_rt), so addr - 1 falls in the padding
+		 * before it: a function starting right after is the one meant. */
+		sym = elf_symbol_lookup(f->syms, vaddr + 1);
+		if (sym && sym->addr != vaddr + 1)
+			sym = NULL;
+	}
 	if (sym) {
 		uint32_t mangled = strtab_intern(s->strings, elf_symbol_name(f->syms, sym));
 		uint32_t name = demangled_id(s, mangled);
@@ -528,6 +564,36 @@ static uint64_t file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t v
 		u64map_put(&f->addrs, key, packed);
 		s->cached_addrs++;
 	}
+	return packed;
+}
+
+/* Source file and line of link-time address vaddr in f from DWARF, cached; 0 when unknown. */
+static uint64_t file_line(struct symbolizer *s, struct sym_file *f, uint64_t vaddr)
+{
+	uint64_t key = vaddr + 1, *v, packed = 0;
+	Dwarf_Die cu;
+	Dwarf_Line *line;
+	const char *src;
+	int lineno = 0;
+
+	if (!f->dwarf_src || key == 0 || key == ~0ULL)
+		return 0;
+	if ((v = u64map_get(&f->lines, key)))
+		return *v;
+	if (!f->dwarf_tried) {
+		f->dwarf_tried = 1;
+		elf_version(EV_CURRENT);
+		/* ELF_C_READ reads with pread, never maps the file: a file truncated under us
+		 * gives errors, not SIGBUS. */
+		f->libelf = elf_begin(elf_fd(f->dwarf_src), ELF_C_READ, NULL);
+		if (f->libelf)
+			f->dwarf = dwarf_begin_elf(f->libelf, DWARF_C_READ, NULL);
+	}
+	if (f->dwarf && dwarf_addrdie(f->dwarf, vaddr, &cu) && (line = dwarf_getsrc_die(&cu, vaddr)) &&
+	    dwarf_lineno(line, &lineno) == 0 && lineno > 0 && (src = dwarf_linesrc(line, NULL, NULL)))
+		packed = (uint64_t)strtab_intern(s->strings, src) << 32 | (uint32_t)lineno;
+	if (f->lines.count < SYM_MAX_CACHED_ADDRS)
+		u64map_put(&f->lines, key, packed);
 	return packed;
 }
 
@@ -565,16 +631,28 @@ int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_res
 		out->name = strtab_get(s->strings, (uint32_t)(packed >> 32));
 		out->mangled = strtab_get(s->strings, (uint32_t)packed);
 	}
+	if (s->opts.line_info && (packed = file_line(s, m->file, addr - m->bias))) {
+		out->source_file = strtab_get(s->strings, (uint32_t)(packed >> 32));
+		out->line = (int)(uint32_t)packed;
+	}
 	return 0;
 }
 
 static void kernel_load(struct symbolizer *s)
 {
 	struct errmsg err = { "" };
+	struct kallsyms *k = NULL;
 
 	s->kallsyms_tried = 1;
-	if (kallsyms_load(NULL, &s->kallsyms, &err) < 0)
+	s->kallsyms_loaded_ns = now_ns();
+	if (kallsyms_load(NULL, &k, &err) < 0) {
 		snprintf(s->kernel_problem, sizeof(s->kernel_problem), "%s", err.msg);
+		return;
+	}
+	kallsyms_free(s->kallsyms);
+	s->kallsyms = k;
+	/* cached results came from the old table; their strings stay valid in s->strings */
+	u64map_release(&s->kernel_addrs);
 }
 
 int symbolizer_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out)
@@ -594,6 +672,11 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *ou
 		packed = *v;
 	} else {
 		name = kallsyms_lookup(s->kallsyms, addr, NULL, &mod);
+		if (!name && now_ns() - s->kallsyms_loaded_ns >= SYM_KALLSYMS_RELOAD_NS) {
+			/* a module or BPF program loaded since: read the table again */
+			kernel_load(s);
+			name = kallsyms_lookup(s->kallsyms, addr, NULL, &mod);
+		}
 		packed = 0;
 		if (name) {
 			char modname[80];

@@ -463,6 +463,24 @@ static int add_plt(struct builder *b, struct elf_file *e)
 	return 0;
 }
 
+/* The ELF entry point (_start, or ld.so's _start when the dynamic linker runs) is the outermost
+ * frame even when no CFI says so (hand-written assembly): a STOP rule where CFI leaves a gap. */
+static int add_entry_stop(struct builder *b, struct elf_file *e)
+{
+	const struct elf_symbol *sym;
+	struct unwind_entry rule;
+	uint64_t entry = elf_entry(e), len = 64;
+
+	if (!entry)
+		return 0;
+	memset(&rule, 0, sizeof(rule));
+	rule.kind = UNW_STOP;
+	sym = elf_symbol_lookup(e, entry);
+	if (sym && sym->addr == entry && sym->size && sym->size <= 4096)
+		len = sym->size;
+	return add_row(b, entry, entry + len, &rule);
+}
+
 /* The frame-pointer rule over every executable segment: CFA = rbp + 16, RBP at CFA - 16. */
 static int add_fp(struct builder *b, struct elf_file *e)
 {
@@ -514,7 +532,9 @@ int unwind_table_build(struct elf_file *e, struct elf_file *debug, const struct 
 		int had_cfi = b.n > 0;
 
 		b.prio = 3;
-		rc = add_plt(&b, e);
+		rc = add_entry_stop(&b, e);
+		if (!rc)
+			rc = add_plt(&b, e);
 		if (!rc && (!had_cfi || is_go)) {
 			b.prio = 4;
 			rc = add_fp(&b, e);

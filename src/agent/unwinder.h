@@ -74,7 +74,7 @@ void unwinder_forget_pid(struct unwinder *u, int pid);
 void unwinder_on_event(struct unwinder *u, const struct event_hdr *hdr, size_t size);
 
 /* For an EVENT_SAMPLE record: if its user words are a stack snapshot, unwind it and return 1
- * with *out/*out_size a rewritten record (frame words in place of the snapshot; memory owned by
+ * with *out and *out_size a rewritten record (frame words in place of the snapshot; memory owned by
  * u, valid until the next call). Returns 0 when the record needs nothing, negative errno when
  * the record is malformed. */
 int unwinder_fix_sample(struct unwinder *u, const struct event_hdr *hdr, size_t size,

@@ -16,6 +16,7 @@
 #define SCORCH_PYTHON_BPF_H
 
 #include "python.h"
+#include "unwind.h"
 
 #define PY_MAX_FRAMES  192 /* Python frames per sample */
 #define PY_MAX_THREADS 128 /* thread states searched per interpreter */
@@ -36,6 +37,21 @@ struct {
 	__type(value, __u64); /* PyThreadState address */
 } py_tstates SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PYSTAT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} py_stats SEC(".maps");
+
+static __always_inline void py_stat_add(__u32 which, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&py_stats, &which);
+
+	if (v)
+		*v += n;
+}
+
 /* Walker state for one sample. */
 struct py_walk {
 	struct py_proc p;  /* copy of the process's map value */
@@ -44,7 +60,16 @@ struct py_walk {
 	__u32 tid;
 	__u32 nframes;     /* Python frames emitted so far */
 	__u32 error;       /* a read failed: the walk stopped */
+	/* The current emission (kept here, in map memory, not on the stack: the verifier then
+	 * sees unknown values and checks the loop body once instead of once per value). */
+	__u32 active;      /* py_sample_start() found a thread state for this sample */
+	__u32 pos;         /* next index in rec->frames */
+	__u32 limit;       /* do not write at or past this index */
+	__u32 segment;     /* 1: stop at the end of one C-level eval call */
 };
+
+/* 1: keep the native _PyEval_EvalFrameDefault frames next to the Python frames they run. */
+const volatile __u32 python_keep_eval_frames = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -57,10 +82,6 @@ struct {
 struct py_loop_ctx {
 	struct py_walk *w;
 	struct sample_record *rec;
-	__u32 pos;      /* next index in rec->frames */
-	__u32 limit;    /* do not write at or past this index */
-	__u32 segment;  /* 1: stop at the end of one C-level eval call */
-	__u32 stop;
 };
 
 /* bpf_loop callback for the thread-state search. */
@@ -131,6 +152,7 @@ static __always_inline int py_walk_begin(struct py_walk *w, __u32 tgid)
 
 	if (!p)
 		return 0;
+	py_stat_add(PYSTAT_SAMPLES, 1);
 	__builtin_memcpy(&w->p, p, sizeof(w->p));
 	w->frame = 0;
 	w->nframes = 0;
@@ -140,8 +162,10 @@ static __always_inline int py_walk_begin(struct py_walk *w, __u32 tgid)
 	if (w->p.off.flags & PY_F_FREE_THREADED)
 		return 0;
 	ts = py_find_tstate(w);
-	if (!ts)
+	if (!ts) {
+		py_stat_add(PYSTAT_NO_TSTATE, 1);
 		return 0;
+	}
 	if (py_read(&w->frame, sizeof(w->frame), ts + w->p.off.ts_frame)) {
 		w->frame = 0;
 		return 1;
@@ -161,12 +185,27 @@ static __always_inline int py_pc_in_eval(const struct py_walk *w, __u64 pc)
 
 static __always_inline void py_emit(struct py_loop_ctx *c, __u64 word)
 {
-	__u32 i = c->pos;
+	struct py_walk *w = c->w;
+	__u64 i = w->pos;
 
-	if (i >= c->limit || i >= PY_OUT_LIMIT)
+	asm volatile("" : "+r"(i)); /* bound-check the very register used as index */
+	if (i >= w->limit || i >= PY_OUT_LIMIT)
 		return;
 	c->rec->frames[i] = word;
-	c->pos = i + 1;
+	w->pos = i + 1;
+}
+
+static __always_inline void py_emit2(struct py_loop_ctx *c, __u64 a, __u64 b)
+{
+	struct py_walk *w = c->w;
+	__u64 i = w->pos;
+
+	asm volatile("" : "+r"(i));
+	if (i + 2 > w->limit || i >= PY_OUT_LIMIT - 1)
+		return;
+	c->rec->frames[i] = a;
+	c->rec->frames[i + 1] = b;
+	w->pos = i + 2;
 }
 
 /* One frame of the chain: emit it (or skip a shim), advance w->frame. */
@@ -180,10 +219,11 @@ static long py_frame_step(__u32 i, void *data)
 	__u8 owner = 0;
 	int entry = 0;
 
-	if (!frame || c->stop)
+	if (!frame)
 		return 1;
-	if (c->pos + 2 > c->limit || w->nframes >= PY_MAX_FRAMES) {
+	if (w->pos + 2 > w->limit || w->nframes >= PY_MAX_FRAMES) {
 		py_emit(c, (FW_TAG_PYTHON_MARK << FW_TAG_SHIFT) | PY_MARK_TRUNCATED);
+		py_stat_add(PYSTAT_TRUNCATED, 1);
 		w->frame = 0;
 		return 1;
 	}
@@ -197,9 +237,7 @@ static long py_frame_step(__u32 i, void *data)
 	w->frame = next;
 	if ((o->flags & PY_F_OWNER_SHIM) && owner >= 3) {
 		/* The entry frame of a C-level eval call: the end of its segment. */
-		if (c->segment)
-			return 1;
-		return 0;
+		return w->segment ? 1 : 0;
 	}
 	if (o->flags & PY_F_FRAME_OBJECTS) {
 		__s32 lasti = -1;
@@ -218,15 +256,17 @@ static long py_frame_step(__u32 i, void *data)
 	if (py_read(&firstlineno, sizeof(firstlineno), code + o->co_firstlineno) ||
 	    py_read(&name, sizeof(name), code + o->co_name))
 		goto bad;
-	py_emit(c, (FW_TAG_PYTHON << FW_TAG_SHIFT) | (code & FW_DATA_MASK));
-	py_emit(c, (FW_TAG_PYTHON_INSTR << FW_TAG_SHIFT) |
-			   ((__u64)py_code_checksum(firstlineno, name) << 32) | instr);
+	py_emit2(c, (FW_TAG_PYTHON << FW_TAG_SHIFT) | (code & FW_DATA_MASK),
+		 (FW_TAG_PYTHON_INSTR << FW_TAG_SHIFT) |
+			 ((__u64)py_code_checksum(firstlineno, name) << 32) | instr);
 	w->nframes++;
-	if (c->segment && entry)
+	py_stat_add(PYSTAT_FRAMES, 1);
+	if (w->segment && entry)
 		return 1;
 	return 0;
 bad:
 	py_emit(c, (FW_TAG_PYTHON_MARK << FW_TAG_SHIFT) | PY_MARK_BAD_FRAME);
+	py_stat_add(PYSTAT_ERRORS, 1);
 	w->frame = 0;
 	w->error = 1;
 	return 1;
@@ -237,22 +277,60 @@ bad:
 static __always_inline __u32 py_walk_eval_frame(struct py_walk *w, struct sample_record *rec,
 						__u32 pos, __u32 limit)
 {
-	struct py_loop_ctx c = { .w = w, .rec = rec, .pos = pos, .limit = limit, .segment = 1 };
+	struct py_loop_ctx c = { .w = w, .rec = rec };
 
+	w->pos = pos;
+	w->limit = limit;
+	w->segment = 1;
 	if (w->frame)
 		bpf_loop(PY_MAX_FRAMES, py_frame_step, &c, 0);
-	return c.pos;
+	return w->pos;
 }
 
 /* Emit every Python frame of the thread into rec->frames[pos..limit). Returns the new pos. */
 static __always_inline __u32 py_walk_all(struct py_walk *w, struct sample_record *rec,
 					 __u32 pos, __u32 limit)
 {
-	struct py_loop_ctx c = { .w = w, .rec = rec, .pos = pos, .limit = limit, .segment = 0 };
+	struct py_loop_ctx c = { .w = w, .rec = rec };
 
+	w->pos = pos;
+	w->limit = limit;
+	w->segment = 0;
 	if (w->frame)
 		bpf_loop(PY_MAX_FRAMES + 64, py_frame_step, &c, 0);
-	return c.pos;
+	return w->pos;
+}
+
+/* Interleaved mode, step 1: once per sample, before the native unwinder runs. */
+static __always_inline void py_sample_start(__u32 tgid)
+{
+	__u32 zero = 0;
+	struct py_walk *w = bpf_map_lookup_elem(&py_scratch, &zero);
+
+	if (w)
+		w->active = py_walk_begin(w, tgid);
+}
+
+/* Interleaved mode, step 2: the native unwinder's UNW_INTERP_HOOK (unwind_step.h). The native
+ * frame at st->pc is inside the eval loop and was just emitted; replace it by the Python
+ * frames this C-level eval call runs (or add them after it with python_keep_eval_frames), then
+ * let the native unwind go on from the same registers. */
+static __always_inline int py_unwind_hook(struct unw_state *st)
+{
+	__u32 zero = 0, n = st->n, keep = python_keep_eval_frames, pos;
+	struct py_walk *w = bpf_map_lookup_elem(&py_scratch, &zero);
+	struct sample_record *rec = bpf_map_lookup_elem(&scratch, &zero);
+
+	if (!w || !rec || !w->active || !w->frame || n == 0 || n >= MAX_USER_WORDS)
+		return 0;
+	py_stat_add(PYSTAT_HOOKS, 1);
+	if (!keep)
+		n--; /* overwrite the eval-loop frame */
+	pos = py_walk_eval_frame(w, rec, st->out_base + n, st->out_base + MAX_USER_WORDS - 1);
+	if (pos <= st->out_base + n)
+		return 0; /* no Python frame for it: keep the native frame */
+	st->n = pos - st->out_base;
+	return 0;
 }
 
 /* The "Python only" mode: when tgid is a known CPython and the thread has a thread state,
@@ -266,8 +344,15 @@ static __always_inline __u32 py_python_only(struct sample_record *rec, __u32 tgi
 
 	if (!w || start > MAX_KERNEL_FRAMES || !py_walk_begin(w, tgid))
 		return nuser;
-	end = py_walk_all(w, rec, start, start + MAX_USER_WORDS);
-	return end > start ? end - start : nuser; /* no Python frames: keep the native ones */
+	end = py_walk_all(w, rec, start, start + MAX_USER_WORDS - 1);
+	if (end <= start)
+		return nuser; /* no Python frames: keep the native ones */
+	end -= start;
+	/* Keep the bound visible to the verifier through the caller's size arithmetic. */
+	if (end > MAX_USER_WORDS - 1)
+		end = MAX_USER_WORDS - 1;
+	asm volatile("" : "+r"(end));
+	return end & (MAX_USER_WORDS - 1);
 }
 
 #endif

@@ -47,6 +47,17 @@ enum py_mark {
 	PY_MARK_TRUNCATED = 3, /* more Python frames than the walker reads per sample */
 };
 
+/* Counters in the py_stats map (per CPU). */
+enum py_stat {
+	PYSTAT_SAMPLES = 0,  /* samples of known CPython processes */
+	PYSTAT_NO_TSTATE,    /* ... whose thread has no thread state (or it was not found) */
+	PYSTAT_HOOKS,        /* native frames in the eval loop handed to the walker */
+	PYSTAT_FRAMES,       /* Python frames emitted */
+	PYSTAT_ERRORS,       /* unreadable frames or code objects */
+	PYSTAT_TRUNCATED,    /* walks cut at PY_MAX_FRAMES or the record's end */
+	PYSTAT__COUNT,
+};
+
 /* struct py_offsets.flags */
 #define PY_F_FRAME_OBJECTS (1u << 0) /* <= 3.10: PyFrameObject chain, instr = f_lasti int */
 #define PY_F_LASTI_UNITS   (1u << 1) /* 3.10: f_lasti counts 2-byte code units */

@@ -59,11 +59,12 @@ static __always_inline int wanted(__u32 pid)
 	return bpf_map_lookup_elem(&target_pids, &pid) != NULL;
 }
 
-#include "unwind_user.bpf.h"
 #include "python.bpf.h"
+#define UNW_INTERP_HOOK(st, m, e) py_unwind_hook(st)
+#include "unwind_user.bpf.h"
 
 /* CPython stacks: 0 off, 1 Python frames only (walked from the thread state, in place of the
- * native stack). */
+ * native stack), 2 Python frames interleaved with native frames by the unwinder's hook. */
 const volatile __u32 python_mode = 0;
 
 SEC("perf_event")
@@ -71,7 +72,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	__u32 zero = 0, nk = 0, nu = 0, size;
+	__u32 zero = 0, nk = 0, nu = 0;
+	__u64 rsize;
 	struct sample_record *rec;
 	long n;
 
@@ -106,8 +108,11 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		if (nk > MAX_KERNEL_FRAMES)
 			nk = MAX_KERNEL_FRAMES;
 		/* Kernel threads have no user stack. */
-		if (BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm))
+		if (BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm)) {
+			if (python_mode == 2)
+				py_sample_start(pid);
 			nu = unwind_user(ctx, rec, nk);
+		}
 		if (nu && python_mode == 1)
 			nu = py_python_only(rec, pid, nk, nu);
 	}
@@ -115,11 +120,13 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		nu = MAX_USER_WORDS;
 	rec->body.nkernel = nk;
 	rec->body.nuser = nu;
-	size = sizeof(rec->hdr) + sizeof(rec->body) + (nk + nu) * sizeof(__u64);
-	if (size > sizeof(*rec))
-		size = sizeof(*rec);
-	rec->hdr.size = size > 0xffff ? 0xffff : size;
-	if (bpf_ringbuf_output(&events, rec, size, 0))
+	/* 64-bit arithmetic: with a __u32 size clang bounds a zero-extended copy and the
+	 * verifier cannot see the bound on the value passed on. */
+	rsize = sizeof(rec->hdr) + sizeof(rec->body) + ((__u64)nk + nu) * sizeof(__u64);
+	if (rsize > sizeof(*rec))
+		rsize = sizeof(*rec);
+	rec->hdr.size = rsize > 0xffff ? 0xffff : rsize;
+	if (bpf_ringbuf_output(&events, rec, rsize, 0))
 		stat_inc(STAT_LOST_RINGBUF);
 	return 0;
 }

@@ -95,6 +95,23 @@ enum unwind_stat {
 	USTAT__COUNT,
 };
 
+/* The unwinder's state (unwind_step.h), shared with interpreter walkers: registers of the frame
+ * being unwound, where the process's mappings are, and how the unwind ended. */
+#define UNW_S_RETADDR (1u << 0) /* pc is a return address: look up pc - 1 */
+
+struct unw_state {
+	__u64 pc, sp, bp;     /* registers of the frame being unwound */
+	__u32 map_first;      /* the process's mappings: unw_maps[map_first .. +map_count) */
+	__u32 map_count;
+	__u32 n;              /* frame words emitted so far */
+	__u32 flags;          /* UNW_S_* */
+	__u32 result;         /* why the unwind stopped: enum unwind_stat (USTAT_COMPLETE, ...) */
+	__u32 signals;        /* signal frames crossed */
+	__u32 frames;         /* native frames emitted */
+	__u32 out_base;       /* BPF: index in the record's frames where the words go */
+	__u64 env;            /* user space: its reader's context (unused in BPF) */
+};
+
 /* A stack snapshot, sent when the process has no tables yet: the user frame words are
  *   word 0   (FW_TAG_SNAPSHOT << FW_TAG_SHIFT) | number of stack bytes copied
  *   word 1   pc, word 2 sp, word 3 rbp (user registers at the sample)

@@ -21,27 +21,15 @@
 
 #include "bpf/unwind.h"
 
-#define UNW_S_RETADDR (1u << 0) /* pc is a return address: look up pc - 1 */
-
-struct unwind_state {
-	__u64 pc, sp, bp;     /* registers of the frame being unwound */
-	__u32 map_first;      /* the process's mappings: unw_maps[map_first .. +map_count) */
-	__u32 map_count;
-	__u32 n;              /* frame words emitted so far */
-	__u32 flags;          /* UNW_S_* */
-	__u32 result;         /* why the unwind stopped: enum unwind_stat (USTAT_COMPLETE, ...) */
-	__u32 signals;        /* signal frames crossed */
-	__u32 frames;         /* native frames emitted */
-	__u32 pad;
-	__u64 env;            /* user space: its reader's context (unused in BPF) */
-};
-
 #ifndef UNW_INTERP_HOOK
 #define UNW_INTERP_HOOK(st, m, e) 0
 #endif
 
+/* UNW_HAVE_SEARCH: the includer provides unwind_find_mapping() and unwind_find_entry() with
+ * the semantics below (BPF does, with bpf_loop, to keep the verifier's work linear). */
+#ifndef UNW_HAVE_SEARCH
 /* The mapping holding pc, or NULL. Mappings are sorted by start. */
-static UNW_INLINE const struct unwind_mapping *unwind_find_mapping(struct unwind_state *st,
+static UNW_INLINE const struct unwind_mapping *unwind_find_mapping(struct unw_state *st,
 								   __u64 pc)
 {
 	const struct unwind_mapping *m;
@@ -70,7 +58,7 @@ static UNW_INLINE const struct unwind_mapping *unwind_find_mapping(struct unwind
 }
 
 /* The entry for table-relative address rel in the mapping's table, or NULL. */
-static UNW_INLINE const struct unwind_entry *unwind_find_entry(struct unwind_state *st,
+static UNW_INLINE const struct unwind_entry *unwind_find_entry(struct unw_state *st,
 							       const struct unwind_mapping *m,
 							       __u64 rel)
 {
@@ -99,9 +87,11 @@ static UNW_INLINE const struct unwind_entry *unwind_find_entry(struct unwind_sta
 	return e;
 }
 
+#endif
+
 /* Emit the current frame and move to its caller. Returns 0 to go on, 1 when the unwind is
  * over (st->result says why). */
-static UNW_INLINE int unwind_step(struct unwind_state *st)
+static UNW_INLINE int unwind_step(struct unw_state *st)
 {
 	const struct unwind_mapping *m;
 	const struct unwind_entry *e;

@@ -2,27 +2,326 @@
  * per sample with the record being built; it appends user frame words (sampler.h, FRAME WORDS)
  * leaf first at rec->frames[start..] and returns how many it wrote.
  *
- * This version asks the kernel for the frame-pointer chain (bpf_get_stack with
- * BPF_F_USER_STACK), which is complete only for code built with frame pointers. The
- * table-driven unwinder replaces this file's body without touching the sampler. */
+ * Native code is unwound without frame pointers, from per-file tables user space builds from
+ * DWARF CFI (maps and formats: unwind.h; the step itself: unwind_step.h, shared with user
+ * space). The loop runs under bpf_loop(), so a stack may have up to MAX_USER_WORDS frames.
+ * A process without tables yet, or a pc in a mapping user space does not know yet (dlopen),
+ * makes the sample carry a stack snapshot that user space unwinds with the same step
+ * (unwinder.c), so no early sample is lost. An unwind that fails ends with an
+ * [unwind error] marker, one cut at the limit with [truncated]; both are counted.
+ *
+ * Interpreters: entries flagged UNW_F_INTERP (e.g. CPython's eval loop) call
+ * unwind_interp_hook(); define UNW_INTERP_HOOK before including this file to walk the
+ * interpreter's frames there (see unwind_step.h for the contract).
+ *
+ * New mappings (dlopen) need no hook: the first sample whose pc falls outside the known
+ * mappings carries a snapshot, and user space re-reads the process's maps when it sees it. */
 #ifndef SCORCH_UNWIND_USER_BPF_H
 #define SCORCH_UNWIND_USER_BPF_H
+
+#include "unwind.h"
+
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 2 << 20); /* UNWINDER_DEFAULT_ENTRIES: 16 MiB */
+	__type(key, __u32);
+	__type(value, struct unwind_entry);
+} unw_entries SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 64 << 10); /* UNWINDER_DEFAULT_MAPPINGS: 2.5 MiB */
+	__type(key, __u32);
+	__type(value, struct unwind_mapping);
+} unw_maps SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384); /* UNWINDER_DEFAULT_PIDS */
+	__type(key, __u32);
+	__type(value, struct unwind_pid);
+} unw_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, USTAT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} unw_stats SEC(".maps");
+
+/* The unwind state lives in a per-CPU map, not on the stack: values read from a map are
+ * unknown to the verifier, so the bpf_loop callback is verified in a couple of passes instead
+ * of once per possible frame count. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unw_state);
+} unw_state_map SEC(".maps");
+
+static __always_inline void ustat_inc(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&unw_stats, &which);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline void ustat_add(__u32 which, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&unw_stats, &which);
+
+	if (v)
+		*v += n;
+}
+
+static __always_inline int unw_bpf_read(__u64 addr, __u64 *out)
+{
+	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr) ? 1 : 0;
+}
+
+static __always_inline int unw_bpf_emit(struct unw_state *st, __u64 word)
+{
+	__u32 zero = 0, idx;
+	struct sample_record *rec;
+
+	if (st->n >= MAX_USER_WORDS - 1) /* one word stays free for a marker */
+		return 1;
+	rec = bpf_map_lookup_elem(&scratch, &zero);
+	if (!rec)
+		return 1;
+	idx = st->out_base + st->n;
+	if (idx >= MAX_KERNEL_FRAMES + MAX_USER_WORDS)
+		return 1;
+	rec->frames[idx] = word;
+	st->n++;
+	return 0;
+}
+
+#ifndef UNW_INTERP_HOOK
+/* Called for a pc inside an interpreter's eval loop; the default walks on natively. */
+#define UNW_INTERP_HOOK(st, m, e) unwind_interp_hook(st, m, e)
+static __always_inline int unwind_interp_hook(struct unw_state *st,
+					      const struct unwind_mapping *m,
+					      const struct unwind_entry *e)
+{
+	return 0;
+}
+#endif
+
+#define UNW_INLINE __always_inline
+#define UNW_READ_U64(st, addr, dstp) unw_bpf_read((addr), (dstp))
+#define UNW_MAPPING(st, idx) unw_lookup_mapping(idx)
+#define UNW_ENTRY(st, idx) unw_lookup_entry(idx)
+#define UNW_EMIT(st, word) unw_bpf_emit((st), (word))
+
+static __always_inline const struct unwind_mapping *unw_lookup_mapping(__u32 idx)
+{
+	return bpf_map_lookup_elem(&unw_maps, &idx);
+}
+
+static __always_inline const struct unwind_entry *unw_lookup_entry(__u32 idx)
+{
+	return bpf_map_lookup_elem(&unw_entries, &idx);
+}
+
+/* Binary searches, one bpf_loop step per probe: the verifier checks the callback once instead
+ * of every path through an unrolled search. */
+struct unw_search {
+	__u32 lo, hi, first;
+	__u32 is_entry;
+	__u64 key;
+};
+
+static long unw_search_cb(__u32 i, void *data)
+{
+	struct unw_search *s = data;
+	__u32 mid, idx;
+
+	if (s->hi - s->lo <= 1)
+		return 1;
+	mid = s->lo + (s->hi - s->lo) / 2;
+	idx = s->first + mid;
+	if (s->is_entry) {
+		const struct unwind_entry *e = bpf_map_lookup_elem(&unw_entries, &idx);
+
+		if (!e)
+			return 1;
+		if (e->pc <= s->key)
+			s->lo = mid;
+		else
+			s->hi = mid;
+	} else {
+		const struct unwind_mapping *m = bpf_map_lookup_elem(&unw_maps, &idx);
+
+		if (!m)
+			return 1;
+		if (m->start <= s->key)
+			s->lo = mid;
+		else
+			s->hi = mid;
+	}
+	return 0;
+}
+
+#define UNW_HAVE_SEARCH 1
+
+static __always_inline const struct unwind_mapping *unwind_find_mapping(struct unw_state *st,
+									__u64 pc)
+{
+	struct unw_search s = { 0, st->map_count, st->map_first, 0, pc };
+	const struct unwind_mapping *m;
+	__u32 idx;
+
+	if (s.hi == 0 || s.hi > UNW_MAX_PID_MAPPINGS)
+		return 0;
+	bpf_loop(14, unw_search_cb, &s, 0);
+	idx = s.first + s.lo;
+	m = bpf_map_lookup_elem(&unw_maps, &idx);
+	if (!m || pc < m->start || pc >= m->end)
+		return 0;
+	return m;
+}
+
+static __always_inline const struct unwind_entry *unwind_find_entry(struct unw_state *st,
+								    const struct unwind_mapping *m,
+								    __u64 rel)
+{
+	struct unw_search s = { 0, m->table_count, m->table_first, 1, rel };
+	const struct unwind_entry *e;
+	__u32 idx;
+
+	if (s.hi == 0 || s.hi > UNW_MAX_FILE_ENTRIES || rel > 0xffffffffULL)
+		return 0;
+	bpf_loop(26, unw_search_cb, &s, 0);
+	idx = s.first + s.lo;
+	e = bpf_map_lookup_elem(&unw_entries, &idx);
+	if (!e || e->pc > rel)
+		return 0;
+	return e;
+}
+
+#include "unwind_step.h"
+
+static long unwind_loop_cb(__u32 i, void *data)
+{
+	__u32 zero = 0;
+	struct unw_state *st = bpf_map_lookup_elem(&unw_state_map, &zero);
+
+	if (!st)
+		return 1;
+	return unwind_step(st);
+}
+
+/* Copy registers and the stack for user space to unwind (see unwind.h: stack snapshot). */
+static __always_inline __u32 unwind_snapshot(struct sample_record *rec, __u32 start, __u64 pc,
+					     __u64 sp, __u64 bp)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 top = BPF_CORE_READ(task, mm, start_stack);
+	__u32 len = UNW_SNAPSHOT_MAX_BYTES, tries;
+
+	if (start > MAX_KERNEL_FRAMES)
+		return 0;
+	/* The main thread's stack ends a little above start_stack (argv, environment). */
+	if (top > sp && top - sp < UNW_SNAPSHOT_MAX_BYTES - 512)
+		len = ((__u32)(top - sp) + 512) & ~7u;
+	for (tries = 0; tries < 5; tries++) {
+		if (len > UNW_SNAPSHOT_MAX_BYTES)
+			len = UNW_SNAPSHOT_MAX_BYTES;
+		if (len < 8)
+			break;
+		if (bpf_probe_read_user(&rec->frames[start + UNW_SNAPSHOT_WORDS], len,
+					(const void *)sp) == 0)
+			goto copied;
+		/* the read crossed the end of the stack mapping: take less */
+		len = (len / 2) & ~7u;
+	}
+	ustat_inc(USTAT_SNAPSHOT_ERRORS);
+	len = 0;
+copied:
+	ustat_inc(USTAT_SNAPSHOTS);
+	rec->frames[start] = (FW_TAG_SNAPSHOT << FW_TAG_SHIFT) | len;
+	rec->frames[start + 1] = pc;
+	rec->frames[start + 2] = sp;
+	rec->frames[start + 3] = bp;
+	return UNW_SNAPSHOT_WORDS + len / 8;
+}
 
 static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
 					 struct sample_record *rec, __u32 start)
 {
-	long n;
+	struct unw_state st, *stp;
+	struct unwind_pid *up;
+	__u32 zero = 0;
+	__u32 pid = rec->hdr.pid, idx;
+	__u64 pc, sp, bp, cs, marker;
 
 	if (start > MAX_KERNEL_FRAMES)
 		return 0;
-	n = bpf_get_stack(ctx, &rec->frames[start], MAX_USER_WORDS * sizeof(__u64),
-			  BPF_F_USER_STACK);
-	if (n < 0) {
-		stat_inc(STAT_USTACK_ERRORS);
-		rec->frames[start] = (FW_TAG_MARKER << FW_TAG_SHIFT) | FW_MARKER_UNWIND_ERROR;
-		return 1;
+	/* cs is a union of u16 and u64 on recent kernels; the context allows only 8-byte loads */
+	cs = *(volatile __u64 *)((char *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs));
+	if (cs & 3) {
+		pc = ctx->regs.ip;
+		sp = ctx->regs.sp;
+		bp = ctx->regs.bp;
+	} else {
+		/* The sample hit kernel code: the user registers were saved on kernel entry. */
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+		pc = BPF_CORE_READ(regs, ip);
+		sp = BPF_CORE_READ(regs, sp);
+		bp = BPF_CORE_READ(regs, bp);
+		ustat_inc(USTAT_FROM_KERNEL);
 	}
-	return (__u32)n / sizeof(__u64);
+	up = bpf_map_lookup_elem(&unw_pids, &pid);
+	if (!up) {
+		ustat_inc(USTAT_ERR_NO_PID);
+		goto snapshot;
+	}
+	stp = bpf_map_lookup_elem(&unw_state_map, &zero);
+	if (!stp)
+		return 0;
+	__builtin_memset(stp, 0, sizeof(*stp));
+	stp->pc = pc;
+	stp->sp = sp;
+	stp->bp = bp;
+	stp->map_first = up->first;
+	stp->map_count = up->count;
+	stp->out_base = start; /* BPF: where the words go in rec->frames */
+	ustat_inc(USTAT_UNWINDS);
+	bpf_loop(MAX_USER_WORDS, unwind_loop_cb, NULL, 0);
+	st = *stp;
+	ustat_add(USTAT_FRAMES, st.frames);
+	if (st.result == USTAT_ERR_NO_MAPPING || st.result == USTAT_ERR_NO_TABLE) {
+		/* a mapping user space has not seen yet: let it unwind this one */
+		ustat_inc(st.result);
+		goto snapshot;
+	}
+	if (st.result == USTAT_COMPLETE) {
+		ustat_inc(USTAT_COMPLETE);
+		return st.n;
+	}
+	if (st.result == USTAT_TRUNCATED) {
+		ustat_inc(USTAT_TRUNCATED);
+		stat_inc(STAT_USTACK_TRUNCATED);
+		marker = FW_MARKER_TRUNCATED;
+	} else {
+		ustat_inc(st.result < USTAT__COUNT ? st.result : USTAT_ERR_INVALID);
+		stat_inc(STAT_USTACK_ERRORS);
+		marker = FW_MARKER_UNWIND_ERROR;
+	}
+	idx = start + st.n;
+	if (st.n < MAX_USER_WORDS && idx < MAX_KERNEL_FRAMES + MAX_USER_WORDS) {
+		rec->frames[idx] = (FW_TAG_MARKER << FW_TAG_SHIFT) | marker;
+		st.n++;
+	}
+	return st.n;
+snapshot:
+	return unwind_snapshot(rec, start, pc, sp, bp);
 }
 
 #endif

@@ -380,7 +380,17 @@ int cmd_agent(int argc, char **argv)
 	ret = r < 0 ? 1 : 0;
 out:
 	if (a.pusher) {
-		pusher_stop(a.pusher, 5000);
+		pusher_stop(a.pusher, 5000, &ps);
+		log_info("agent: stopped: %llu samples, %llu profiles sent, %llu undelivered, "
+			 "%llu dropped (queue full), %llu rejected by the server, %llu retries",
+			 (unsigned long long)(a.session ? session_samples(a.session) : 0),
+			 (unsigned long long)ps.sent, (unsigned long long)ps.queued,
+			 (unsigned long long)ps.dropped, (unsigned long long)ps.rejected,
+			 (unsigned long long)ps.retries);
+		if (ps.queued || ps.dropped || ps.rejected)
+			log_warn("agent: %llu profiles could not be delivered%s%s",
+				 (unsigned long long)(ps.queued + ps.dropped + ps.rejected),
+				 ps.last_error[0] ? ": " : "", ps.last_error);
 	}
 	session_free(a.session);
 	xfree(a.labels);

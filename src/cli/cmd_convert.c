@@ -33,14 +33,14 @@ static const char usage_text[] =
 	"  -f, --format FMT        output format whatever OUT's extension: pprof, folded,\n"
 	"                          speedscope, html or svg\n"
 	"  -t, --title TITLE       title of html, svg and speedscope output (default: IN's name)\n"
-	"  -i, --sample-index N    which pprof sample value to use (default: the profile's\n"
-	"                          default type, else 'cpu', else 'samples', else the first)\n"
+	"  -i, --sample-index N    which pprof sample value to use, from 0 (default: the\n"
+	"                          profile's default type, else 'cpu', else the last one)\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"examples:\n"
 	"  scorch convert cpu.pb.gz cpu.html              # flame graph of a pprof profile\n"
 	"  scorch convert -t 'nightly build' out.folded out.svg\n"
-	"  scorch convert -i 1 heap.pb.gz heap.folded     # second value (e.g. alloc_space)\n"
+	"  scorch convert -i 1 heap.pb.gz heap.folded     # Go heap: alloc_space\n"
 	"  scorch convert -f folded profile.pb.gz - | sort -k2 -n -t' ' | tail\n";
 
 static int read_input(const char *path, struct buf *b)
@@ -123,14 +123,13 @@ int cmd_convert(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		default:
-			fputs(usage_text, stderr);
+			fputs("see 'scorch convert --help'\n", stderr);
 			return 2;
 		}
 	}
 	if (argc - optind != 2) {
-		error("convert: expected IN and OUT, got %d argument%s", argc - optind,
-		      argc - optind == 1 ? "" : "s");
-		fputs(usage_text, stderr);
+		error("convert: expected IN and OUT, got %d argument%s; see 'scorch convert --help'",
+		      argc - optind, argc - optind == 1 ? "" : "s");
 		return 2;
 	}
 	inpath = argv[optind];

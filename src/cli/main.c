@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{ "record", cmd_record, "profile a command, processes or the whole machine into a file" },
 	{ "agent", cmd_agent, "profile the whole machine continuously and push to a server" },
 	{ "convert", cmd_convert, "convert a profile between pprof, folded, speedscope, html and svg" },
+	{ "server", cmd_server, "run the profile server: ingest, storage, query API" },
 	{ NULL, NULL, NULL },
 };
 

@@ -129,6 +129,7 @@ int buf_read_file(struct buf *b, const char *path)
 {
 	int fd, err = 0;
 	ssize_t got;
+	size_t want;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -144,7 +145,10 @@ int buf_read_file(struct buf *b, const char *path)
 			err = got == 0 ? 0 : -E2BIG;
 			break;
 		}
-		got = read(fd, p, b->cap - b->len - 1);
+		want = b->cap - b->len - 1;
+		if (want > b->max - b->len)
+			want = b->max - b->len;
+		got = read(fd, p, want);
 		if (got < 0) {
 			if (errno == EINTR)
 				continue;

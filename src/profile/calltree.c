@@ -13,13 +13,21 @@
 
 #define NAME_MAX_LEN 4096
 
+/* (parent, name) -> child, open addressing with the key and the node in one slot: building a
+ * tree is one lookup per frame of every sample, and this keeps each to about one cache miss. */
+struct child_slot {
+	uint64_t key; /* ((parent << 32) | name) + 1, 0 = empty */
+	uint32_t node;
+};
+
 struct builder {
 	struct strtab *names;
 	struct calltree_node *n;
 	size_t nn, ncap;
 	uint32_t *first, *next; /* child lists: 0 ends (the root is never a child) */
 	size_t fcap, xcap;
-	struct u64map index;    /* ((parent << 32) | name) + 1 -> node */
+	struct child_slot *slots;
+	size_t nslots, used;    /* nslots: a power of two, at most half used */
 };
 
 static int64_t sat_add(int64_t a, int64_t b)
@@ -51,17 +59,40 @@ static uint32_t new_node(struct builder *b, uint32_t parent, uint32_t name, uint
 	return i;
 }
 
+static void index_grow(struct builder *b)
+{
+	struct child_slot *old = b->slots;
+	size_t n = b->nslots, i, j, mask;
+
+	b->nslots = n ? n * 2 : 1024;
+	b->slots = xcalloc(b->nslots, sizeof(*b->slots));
+	mask = b->nslots - 1;
+	for (i = 0; i < n; i++) {
+		if (!old[i].key)
+			continue;
+		for (j = hash_u64(old[i].key) & mask; b->slots[j].key; j = (j + 1) & mask)
+			;
+		b->slots[j] = old[i];
+	}
+	xfree(old);
+}
+
 static uint32_t child(struct builder *b, uint32_t parent, uint32_t name, uint8_t kind)
 {
 	uint64_t key = (((uint64_t)parent << 32) | name) + 1;
-	uint64_t *v = u64map_get(&b->index, key);
-	uint32_t i;
+	size_t mask, j;
 
-	if (v)
-		return (uint32_t)*v;
-	i = new_node(b, parent, name, kind);
-	u64map_put(&b->index, key, i);
-	return i;
+	if ((b->used + 1) * 2 > b->nslots)
+		index_grow(b);
+	mask = b->nslots - 1;
+	for (j = hash_u64(key) & mask; b->slots[j].key; j = (j + 1) & mask) {
+		if (b->slots[j].key == key)
+			return b->slots[j].node;
+	}
+	b->slots[j].key = key;
+	b->slots[j].node = new_node(b, parent, name, kind);
+	b->used++;
+	return b->slots[j].node;
 }
 
 static int cmp_names(const void *a, const void *b, void *arg)
@@ -127,7 +158,6 @@ struct calltree *calltree_build(const struct profile *p, unsigned flags)
 	size_t i, j;
 
 	memset(&b, 0, sizeof(b));
-	u64map_init(&b.index);
 	b.names = t->names = strtab_new();
 	memset(loc_name, 0xff, (p->nlocations + 1) * sizeof(*loc_name));
 	if (flags & CALLTREE_NO_COMM)
@@ -173,7 +203,7 @@ struct calltree *calltree_build(const struct profile *p, unsigned flags)
 	xfree(b.n);
 	xfree(b.first);
 	xfree(b.next);
-	u64map_release(&b.index);
+	xfree(b.slots);
 	xfree(loc_name);
 	xfree(loc_kind);
 	xfree(name);

@@ -222,7 +222,7 @@ int folded_parse(const char *text, size_t len, size_t max_lines, struct profile 
 		 struct errmsg *err)
 {
 	struct parser ps;
-	const char *s = text, *end = text + len;
+	const char *s = len ? text : "", *end = s + len;
 	uint32_t *stack = NULL;
 	size_t stack_cap = 0, lineno = 0, nlines = 0;
 	int64_t total = 0;
@@ -271,7 +271,7 @@ int folded_parse(const char *text, size_t len, size_t max_lines, struct profile 
 			rc = errmsg_set(err, -ERANGE, "folded: line %zu: counts overflow", lineno);
 			goto cleanup;
 		}
-		for (e = sp; e > s && (e[-1] == ' ' || e[-1] == '\t'); e--)
+		for (e = sp; e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'); e--)
 			;
 		if (e == s) {
 			rc = errmsg_set(err, -EINVAL, "folded: line %zu: empty stack", lineno);

@@ -252,7 +252,7 @@ int pprof_encode(const struct profile *p, struct buf *out)
 	int err = pprof_encode_raw(p, &raw);
 
 	if (!err)
-		err = gzip_compress(raw.data, raw.len, Z_DEFAULT_COMPRESSION, out);
+		err = gzip_compress(raw.data, raw.len, Z_BEST_SPEED, out);
 	buf_release(&raw);
 	return err;
 }
@@ -529,12 +529,9 @@ static int choose_sample_type(struct decoder *d, int sample_index, struct profil
 		if (!strcmp(str_of(d, type[i]), "cpu"))
 			chosen = (int)i;
 	}
-	for (i = 0; chosen < 0 && i < d->ntypes; i++) {
-		if (!strcmp(str_of(d, type[i]), "samples"))
-			chosen = (int)i;
-	}
+	/* pprof's own convention: the last type (Go's heap: inuse_space). */
 	if (chosen < 0)
-		chosen = 0;
+		chosen = d->ntypes ? (int)d->ntypes - 1 : 0;
 	if (d->ntypes) {
 		p->sample_type = p->period_type = type[chosen];
 		p->sample_unit = p->period_unit = unit[chosen];

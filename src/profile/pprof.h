@@ -43,7 +43,8 @@ int pprof_encode_raw(const struct profile *p, struct buf *out);
  * profile. One sample value is kept:
  *   sample_index >= 0   that index (-EINVAL if the profile has fewer sample types);
  *   sample_index < 0    the profile's default_sample_type if it names one of its types, else
- *                       the first type named "cpu", else the first named "samples", else 0.
+ *                       the first type named "cpu", else the last type (what pprof itself
+ *                       shows by default: Go's heap profiles give inuse_space).
  * The profile's sample type/unit become the chosen one's; period type, period, time and
  * duration are copied. Label num_unit is dropped. Stacks expand to at most 4 frames per input
  * byte (plus 64 Ki) in total, a bound on memory for hostile inlining.

@@ -197,8 +197,8 @@ void profile_add_sample(struct profile *p, const uint32_t *locs, size_t nlocs,
 	for (id = chain_first(&priv->samples, h); id; id = priv->samples.next[id - 1]) {
 		s = &p->samples[id - 1];
 		if (s->nlocs == nlocs && s->nlabels == nlabels &&
-		    !memcmp(p->loc_pool + s->locs_first, locs, nlocs * sizeof(*locs)) &&
-		    labels_equal(p->label_pool + s->labels_first, labels, nlabels)) {
+		    (!nlocs || !memcmp(profile_sample_locs(p, s), locs, nlocs * sizeof(*locs))) &&
+		    labels_equal(profile_sample_labels(p, s), labels, nlabels)) {
 			s->value += value;
 			return;
 		}

@@ -121,12 +121,12 @@ void profile_add_sample(struct profile *p, const uint32_t *locs, size_t nlocs,
 static inline const uint32_t *profile_sample_locs(const struct profile *p,
 						  const struct profile_sample *s)
 {
-	return p->loc_pool + s->locs_first;
+	return p->loc_pool ? p->loc_pool + s->locs_first : NULL; /* NULL only when empty */
 }
 static inline const struct profile_label *profile_sample_labels(const struct profile *p,
 								 const struct profile_sample *s)
 {
-	return p->label_pool + s->labels_first;
+	return p->label_pool ? p->label_pool + s->labels_first : NULL;
 }
 /* The string value of label key (e.g. "comm") on sample s, or NULL. */
 const char *profile_sample_label_str(const struct profile *p, const struct profile_sample *s,

@@ -115,7 +115,7 @@ int speedscope_write(const struct profile *p, const char *title, struct buf *out
 		comm = comm_of(p, s, comm_key);
 		if (comm)
 			frame_of_name(&sf, comm, 0, 0);
-		for (j = 0; j < s->nlocs; j++)
+		for (j = s->nlocs; j-- > 0;)
 			frame_of_loc(&sf, p, locs[j], name);
 	}
 	nframes = strtab_count(sf.names) - 1;

@@ -3,7 +3,8 @@
  * The tree is built by walking every stack from the root, finding each child through a map
  * keyed by (parent node, name id). Truncation keeps the heaviest nodes: a node never weighs
  * more than its parent and is created after it, so sorting by (weight desc, index asc) puts
- * every parent before its children and any prefix of that order is a connected tree. */
+ * every parent before its children and any prefix of that order is a connected tree. The top
+ * nodes are found by selection (quickselect on the weights), not by sorting all nodes. */
 #include "server/flamebearer.h"
 #include "lib/alloc.h"
 #include "lib/hash.h"
@@ -121,15 +122,68 @@ static int64_t weight(const struct fb_node *n)
 	return n->total[0] + n->total[1];
 }
 
-static int cmp_weight(const void *a, const void *b, void *arg)
+/* The k-th largest (1-based) of a[0..n), reordering a: quickselect with a three-way partition,
+ * so that the many equal weights of real trees cost nothing extra. */
+static int64_t kth_largest(int64_t *a, size_t n, size_t k)
 {
-	const struct fb_tree *t = arg;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	int64_t wx = weight(&t->nodes[x]), wy = weight(&t->nodes[y]);
+	size_t lo = 0, hi = n; /* the answer is in a[lo..hi) at position k - 1 */
 
-	if (wx != wy)
-		return wx > wy ? -1 : 1;
-	return x < y ? -1 : x > y;
+	k--;
+	while (hi - lo > 1) {
+		int64_t x = a[lo], y = a[lo + (hi - lo) / 2], z = a[hi - 1], pivot;
+		size_t lt = lo, i = lo, gt = hi;
+
+		/* median of three */
+		pivot = x > y ? (y > z ? y : (x > z ? z : x)) : (x > z ? x : (y > z ? z : y));
+		/* [lo, lt) > pivot, [lt, i) == pivot, [gt, hi) < pivot (descending order) */
+		while (i < gt) {
+			int64_t v = a[i];
+
+			if (v > pivot) {
+				a[i] = a[lt];
+				a[lt++] = v;
+				i++;
+			} else if (v < pivot) {
+				a[i] = a[--gt];
+				a[gt] = v;
+			} else {
+				i++;
+			}
+		}
+		if (k < lt)
+			hi = lt;
+		else if (k >= gt)
+			lo = gt;
+		else
+			return pivot;
+	}
+	return a[lo];
+}
+
+/* Keep the k heaviest nodes, ties broken by index (a parent before its children). */
+static void mark_top(struct fb_tree *t, int64_t *scratch, size_t n, size_t k)
+{
+	int64_t thr;
+	size_t i, above = 0, ties;
+
+	for (i = 0; i < n; i++)
+		scratch[i] = weight(&t->nodes[i]);
+	thr = kth_largest(scratch, n, k);
+	for (i = 0; i < n; i++)
+		above += weight(&t->nodes[i]) > thr;
+	ties = k - above;
+	for (i = 0; i < n; i++) {
+		int64_t w = weight(&t->nodes[i]);
+
+		if (w > thr)
+			t->nodes[i].kept = 1;
+		else if (w == thr && ties) {
+			t->nodes[i].kept = 1;
+			ties--;
+		} else
+			t->nodes[i].kept = 0;
+	}
+	t->nodes[0].kept = 1;
 }
 
 static int cmp_kids(const void *a, const void *b, void *arg)
@@ -151,7 +205,7 @@ static int cmp_kids(const void *a, const void *b, void *arg)
 static void tree_truncate(struct fb_tree *t, size_t max_nodes)
 {
 	size_t n = t->n, i, k, others = 0;
-	uint32_t *order;
+	int64_t *scratch;
 	uint8_t *needs;
 	int iter;
 
@@ -162,16 +216,11 @@ static void tree_truncate(struct fb_tree *t, size_t max_nodes)
 			t->nodes[i].kept = 1;
 		return;
 	}
-	order = xmalloc(n * sizeof(*order));
+	scratch = xmalloc(n * sizeof(*scratch));
 	needs = xcalloc(n, 1);
-	for (i = 0; i < n; i++)
-		order[i] = (uint32_t)i;
-	qsort_r(order, n, sizeof(*order), cmp_weight, t);
-	/* order[0] is the root: it weighs the most and has the smallest index. */
 	k = max_nodes;
 	for (iter = 0; iter < 16; iter++) {
-		for (i = 0; i < n; i++)
-			t->nodes[order[i]].kept = i < k;
+		mark_top(t, scratch, n, k);
 		memset(needs, 0, n);
 		others = 0;
 		for (i = 1; i < n; i++) {
@@ -219,7 +268,7 @@ static void tree_truncate(struct fb_tree *t, size_t max_nodes)
 		}
 		xfree(kept_sum);
 	}
-	xfree(order);
+	xfree(scratch);
 	xfree(needs);
 }
 

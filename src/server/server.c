@@ -157,8 +157,9 @@ int server_parse_range(const struct http_request *req, struct http_response *res
 	if (q && *q && selector_parse(q, strlen(q), &out->sel, &err) < 0)
 		return http_error(resp, 400, "bad parameter '%s': %s", query_key, err.msg), -EINVAL;
 	out->q.sel = out->sel;
+	/* until is exclusive: the default covers data written during the current second. */
 	out->q.from = now - 3600;
-	out->q.until = now;
+	out->q.until = now + 1;
 	if (f && *f && timerange_parse_time(f, now, &out->q.from, &err) < 0)
 		goto bad_from;
 	if (u && *u && timerange_parse_time(u, now, &out->q.until, &err) < 0) {

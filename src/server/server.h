@@ -52,7 +52,7 @@ void server_stop(struct server *s, int timeout_ms);
 /* ---- Helpers for the route handlers ----------------------------------------------------- */
 
 /* A parsed selection: the selector from query parameter `query_key` (absent or empty = every
- * series) and the range [from, until) from `from_key` / `until_key` (default: the last hour
+ * series) and the range [from, until) from `from_key` / `until_key` (default: the last hour,
  * until now). */
 struct server_range {
 	struct selector *sel;

@@ -9,7 +9,6 @@
 #include "lib/strtab.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -455,12 +454,10 @@ void store_profile_add(struct store_profile *p, const char *const *names, size_t
 	p->total += value;
 }
 
-static const uint32_t *sort_frames; /* qsort has no context argument; guarded by sort_lock */
-static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int cmp_stack(const void *a, const void *b)
+static int cmp_stack(const void *a, const void *b, void *arg)
 {
 	const struct store_stack *x = a, *y = b;
+	const uint32_t *sort_frames = arg;
 	uint32_t i, n = x->depth < y->depth ? x->depth : y->depth;
 
 	if (x->value != y->value)
@@ -478,11 +475,8 @@ void store_profile_truncate(struct store_profile *p, size_t max)
 {
 	size_t i;
 
-	pthread_mutex_lock(&sort_lock);
-	sort_frames = p->frames;
-	qsort(p->stacks, p->nstacks, sizeof(*p->stacks), cmp_stack);
-	sort_frames = NULL;
-	pthread_mutex_unlock(&sort_lock);
+	if (p->nstacks > 1)
+		qsort_r(p->stacks, p->nstacks, sizeof(*p->stacks), cmp_stack, p->frames);
 	if (!max || p->nstacks <= max)
 		return;
 	for (i = max; i < p->nstacks; i++) {

@@ -325,7 +325,7 @@ static void conn_close(struct conn *c)
 static int conn_open(struct conn *c, const char *file, int64_t cache_kib, struct errmsg *err)
 {
 	char sql[128];
-	int i, ret;
+	int ret;
 
 	u64map_init(&c->stack_at);
 	u64map_init(&c->frame_at);
@@ -339,9 +339,13 @@ static int conn_open(struct conn *c, const char *file, int64_t cache_kib, struct
 	sqlite3_busy_timeout(c->db, 10000);
 	snprintf(sql, sizeof(sql), "PRAGMA cache_size = -%lld; PRAGMA temp_store = MEMORY;",
 		 (long long)cache_kib);
-	ret = exec_sql(c, sql, err);
-	if (ret < 0)
-		return ret;
+	return exec_sql(c, sql, err);
+}
+
+static int conn_prepare(struct conn *c, struct errmsg *err)
+{
+	int i;
+
 	for (i = 0; i < NREAD; i++)
 		if (sqlite3_prepare_v3(c->db, read_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &c->rd[i], NULL))
 			return db_error(c, err, "prepare");
@@ -350,7 +354,7 @@ static int conn_open(struct conn *c, const char *file, int64_t cache_kib, struct
 
 /* ---- open / close ------------------------------------------------------------------------------- */
 
-static int check_or_create_schema(struct conn *c, int sync_full, struct errmsg *err)
+static int check_or_create_schema(struct conn *c, int sync_full, int64_t wal_bytes, struct errmsg *err)
 {
 	sqlite3_stmt *st = NULL;
 	int ret, have = 0;
@@ -363,8 +367,9 @@ static int check_or_create_schema(struct conn *c, int sync_full, struct errmsg *
 	ret = exec_sql(c, "PRAGMA journal_mode = WAL", err);
 	if (ret < 0)
 		return ret;
-	snprintf(sql, sizeof(sql), "PRAGMA synchronous = %s; PRAGMA journal_size_limit = 16777216;",
-		 sync_full ? "FULL" : "NORMAL");
+	snprintf(sql, sizeof(sql), "PRAGMA synchronous = %s; PRAGMA journal_size_limit = %lld;"
+		 " PRAGMA wal_autocheckpoint = %lld;", sync_full ? "FULL" : "NORMAL",
+		 (long long)wal_bytes, (long long)(wal_bytes / 8192));
 	ret = exec_sql(c, sql, err);
 	if (ret < 0)
 		return ret;
@@ -444,7 +449,7 @@ static void sq_close(void *state)
 static int sq_open(const char *path, const struct store_opts *opts, void **state, struct errmsg *err)
 {
 	struct sq *sq = xcalloc(1, sizeof(*sq));
-	int64_t page_kib, reader_kib;
+	int64_t page_kib, reader_kib, wal_bytes;
 	int i, ret;
 
 	*state = NULL;
@@ -478,7 +483,16 @@ static int sq_open(const char *path, const struct store_opts *opts, void **state
 	ret = conn_open(&sq->w, sq->file, page_kib, err);
 	if (ret < 0)
 		goto cleanup;
-	ret = check_or_create_schema(&sq->w, sq->opts.sync_full, err);
+	/* The WAL is checkpointed (and truncated to this size) after about this many bytes. */
+	wal_bytes = 16 << 20;
+	if (sq->opts.max_disk_bytes && (int64_t)(sq->opts.max_disk_bytes / 16) < wal_bytes)
+		wal_bytes = (int64_t)(sq->opts.max_disk_bytes / 16);
+	if (wal_bytes < 64 * 8192)
+		wal_bytes = 64 * 8192;
+	ret = check_or_create_schema(&sq->w, sq->opts.sync_full, wal_bytes, err);
+	if (ret < 0)
+		goto cleanup;
+	ret = conn_prepare(&sq->w, err);
 	if (ret < 0)
 		goto cleanup;
 	for (i = 0; i < NWRITE; i++) {
@@ -495,6 +509,8 @@ static int sq_open(const char *path, const struct store_opts *opts, void **state
 		if (ret < 0)
 			goto cleanup;
 		ret = exec_sql(&sq->readers[i], "PRAGMA query_only = 1", err);
+		if (ret == 0)
+			ret = conn_prepare(&sq->readers[i], err);
 		if (ret < 0)
 			goto cleanup;
 		sq->readers[i].cache_limit = sq->opts.cache_bytes / 4 / (size_t)sq->nreaders;
@@ -1609,6 +1625,9 @@ static int enforce_size(struct sq *sq, struct errmsg *err)
 		if (ret < 0)
 			break;
 	}
+	/* Deleting wrote many pages to the WAL: give them back now (fails harmlessly when a reader
+	 * is active; the next checkpoint does it). */
+	sqlite3_wal_checkpoint_v2(sq->w.db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 	return ret;
 }
 

@@ -87,6 +87,10 @@ static void setup(void)
 			"gcc -O1 -g -fno-inline -no-pie -fno-PIE -o nopie p.c && "
 			"gcc -O1 -g -fno-inline -shared -fPIC -Wl,--build-id -o lib.so lib.c && "
 			"gcc -O1 -g -gz=zlib -o gz p.c && "
+			"printf '__attribute__((noinline)) int impl_v2(int x) { return x + 2; }\\n"
+			"__asm__(\".symver impl_v2, vfn2@@VER_2\");\\n' > v2.c && "
+			"echo 'VER_2 { global: vfn2; local: *; };' > v2.map && "
+			"gcc -O1 -shared -fPIC -Wl,--version-script=v2.map -o libv2.so v2.c && "
 			"objcopy --only-keep-debug pie pie.debug && "
 			"objcopy --strip-all --add-gnu-debuglink=pie.debug pie pie.stripped",
 			tmpdir) == 0;
@@ -198,6 +202,32 @@ static void test_shared_library(void)
 	elf_close(e);
 }
 
+static void test_versioned_names(void)
+{
+	struct elf_file *e = NULL;
+	const struct elf_symbol *s;
+	size_t n, i;
+	int found = 0;
+
+	if (!have_tools)
+		SKIP("gcc not usable");
+	CHECK_EQ_INT(elf_open(tpath("libv2.so"), &e, NULL), 0);
+	if (!e)
+		return;
+	CHECK_EQ_INT(elf_symbols_load(e, NULL), 0);
+	s = elf_symbols(e, &n);
+	for (i = 0; i < n; i++) {
+		CHECK(strchr(elf_symbol_name(e, &s[i]), '@') == NULL);
+		if (!strcmp(elf_symbol_name(e, &s[i]), "vfn2")) {
+			/* the global name wins over the local alias impl_v2 at the same address */
+			CHECK(elf_symbol_lookup(e, s[i].addr + 1) == &s[i]);
+			found = 1;
+		}
+	}
+	CHECK(found);
+	elf_close(e);
+}
+
 static void test_debuglink(void)
 {
 	struct elf_file *e = NULL, *d = NULL;
@@ -290,6 +320,7 @@ static void test_truncated_and_corrupt(void)
 	FILE *fp;
 	size_t cut, i;
 	struct errmsg err;
+	uint64_t main_addr;
 
 	if (!have_tools)
 		SKIP("gcc not usable");
@@ -299,6 +330,7 @@ static void test_truncated_and_corrupt(void)
 	f.d = xmalloc(1 << 20);
 	f.n = fread(f.d, 1, 1 << 20, fp);
 	fclose(fp);
+	main_addr = nm_addr(tpath("pie"), "main");
 	/* every truncation opens or fails cleanly; symbols never crash */
 	for (cut = 0; cut < f.n; cut += cut < 256 ? 7 : 397) {
 		struct elf_file *e = NULL;
@@ -308,7 +340,7 @@ static void test_truncated_and_corrupt(void)
 			CHECK_EQ_INT(rc, -ENOEXEC);
 		if (rc == 0) {
 			elf_symbols_load(e, &err);
-			elf_symbol_lookup(e, nm_addr(tpath("pie"), "main"));
+			elf_symbol_lookup(e, main_addr);
 			elf_close(e);
 		}
 	}
@@ -360,6 +392,7 @@ int main(void)
 	RUN(test_pie_and_nopie);
 	RUN(test_segments_and_bias);
 	RUN(test_shared_library);
+	RUN(test_versioned_names);
 	RUN(test_debuglink);
 	RUN(test_compressed_section);
 	RUN(test_self);

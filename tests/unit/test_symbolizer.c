@@ -40,10 +40,11 @@ static const char prog_src[] =
 	"volatile int sink;\n"
 	"__attribute__((noinline)) int leaf_fn(int x) { return x * 3 + sink; }\n"
 	"static __attribute__((noinline)) int static_fn(int x) { return leaf_fn(x) + 1; }\n"
+	"__attribute__((noinline, aligned(64))) int aligned_fn(int x) { return x ^ 0x55; }\n"
 	"int main(void) {\n"
-	"  sink = static_fn(1) + lib_add(1, 2) + _ZN6scorch5probe6scaledEi(3);\n"
-	"  printf(\"%p %p %p %p\\n\", (void *)leaf_fn, (void *)static_fn, (void *)lib_add,\n"
-	"         (void *)_ZN6scorch5probe6scaledEi);\n"
+	"  sink = static_fn(1) + lib_add(1, 2) + _ZN6scorch5probe6scaledEi(3) + aligned_fn(2);\n"
+	"  printf(\"%p %p %p %p %p\\n\", (void *)leaf_fn, (void *)static_fn, (void *)lib_add,\n"
+	"         (void *)_ZN6scorch5probe6scaledEi, (void *)aligned_fn);\n"
 	"  fflush(stdout);\n"
 	"  for (;;) pause();\n"
 	"}\n";
@@ -63,6 +64,7 @@ static void setup(void)
 	sh("cd %s && cat > p.c <<'EOF'\n%sEOF\ncat > lib.cc <<'EOF'\n%sEOF\n", tmpdir, prog_src, lib_src);
 	have_tools = sh("cd %s && g++ -O1 -fno-inline -shared -fPIC -o libprobe.so lib.cc && "
 			"gcc -O1 -fno-inline -pie -fPIE -o pie p.c -L. -lprobe -Wl,-rpath,'$ORIGIN' && "
+			"gcc -O1 -g -fno-inline -pie -fPIE -o pieg p.c -L. -lprobe -Wl,-rpath,'$ORIGIN' && "
 			"gcc -O1 -fno-inline -no-pie -fno-PIE -o nopie p.c -L. -lprobe -Wl,-rpath,'$ORIGIN' && "
 			"mkdir -p sub && objcopy --only-keep-debug pie sub/stripped.debug && "
 			"objcopy --strip-all --add-gnu-debuglink=sub/stripped.debug pie sub/stripped && "
@@ -73,7 +75,7 @@ static void setup(void)
 
 struct child {
 	pid_t pid;
-	uint64_t leaf, stat, lib_add, scaled;
+	uint64_t leaf, stat, lib_add, scaled, aligned;
 };
 
 /* Start prog and read the addresses it prints. */
@@ -81,7 +83,7 @@ static int child_start(const char *prog, struct child *c)
 {
 	int fds[2];
 	FILE *f;
-	unsigned long long a, b, x, y;
+	unsigned long long a, b, x, y, z;
 	int ok;
 
 	memset(c, 0, sizeof(*c));
@@ -97,7 +99,7 @@ static int child_start(const char *prog, struct child *c)
 	}
 	close(fds[1]);
 	f = fdopen(fds[0], "r");
-	ok = f && fscanf(f, "%llx %llx %llx %llx", &a, &b, &x, &y) == 4;
+	ok = f && fscanf(f, "%llx %llx %llx %llx %llx", &a, &b, &x, &y, &z) == 5;
 	if (f)
 		fclose(f);
 	if (!ok) {
@@ -109,6 +111,7 @@ static int child_start(const char *prog, struct child *c)
 	c->stat = b;
 	c->lib_add = x;
 	c->scaled = y;
+	c->aligned = z;
 	return 0;
 }
 
@@ -159,6 +162,10 @@ static void test_live_pie_and_exit(void)
 	CHECK_EQ_INT(symbolizer_user(s, c.pid, c.scaled, &r), 0);
 	CHECK_EQ_STR(r.mangled, "_ZN6scorch5probe6scaledEi");
 	CHECK(r.build_id != NULL && strlen(r.build_id) == 40);
+	/* one byte before a function, in the alignment padding: a return address at a function's
+	 * first byte (signal trampolines) looked up at addr - 1 */
+	CHECK_EQ_INT(symbolizer_user(s, c.pid, c.aligned - 1, &r), 0);
+	CHECK_EQ_STR(r.name, "aligned_fn");
 	child_stop(&c);
 	/* the process is gone: its addresses still resolve from the snapshot */
 	CHECK_EQ_INT(symbolizer_track_pid(s, c.pid), -ESRCH);
@@ -354,6 +361,41 @@ cleanup:
 	symbolizer_free(s);
 }
 
+static void test_line_info(void)
+{
+	struct symbolizer_options o = { 0 };
+	struct symbolizer *s;
+	struct sym_result r;
+	struct child c;
+	char prog[600];
+
+	if (!have_tools)
+		SKIP("gcc not usable");
+	o.line_info = 1;
+	s = symbolizer_new_opts(&o);
+	snprintf(prog, sizeof(prog), "%s/pieg", tmpdir);
+	CHECK_EQ_INT(child_start(prog, &c), 0);
+	if (!c.pid) {
+		symbolizer_free(s);
+		return;
+	}
+	/* leaf_fn is defined on line 6 of p.c */
+	CHECK_EQ_INT(symbolizer_user(s, c.pid, c.leaf, &r), 0);
+	CHECK_EQ_STR(r.name, "leaf_fn");
+	CHECK(r.source_file && strstr(r.source_file, "p.c"));
+	CHECK_EQ_INT(r.line, 6);
+	child_stop(&c);
+	/* after exit, from the cache and from the file kept open */
+	CHECK_EQ_INT(symbolizer_user(s, c.pid, c.stat, &r), 0);
+	CHECK_EQ_STR(r.name, "static_fn");
+	CHECK_EQ_INT(r.line, 7);
+	/* libprobe.so has no DWARF: no line, the name still resolves */
+	CHECK_EQ_INT(symbolizer_user(s, c.pid, c.scaled, &r), 0);
+	CHECK_EQ_STR(r.name, "scorch::probe::scaled(int)");
+	CHECK(r.source_file == NULL && r.line == 0);
+	symbolizer_free(s);
+}
+
 static void test_gone_pid(void)
 {
 	struct symbolizer *s = symbolizer_new();
@@ -379,6 +421,7 @@ int main(void)
 	RUN(test_self_libc_vdso);
 	RUN(test_kernel);
 	RUN(test_eviction);
+	RUN(test_line_info);
 	RUN(test_gone_pid);
 	sh("rm -rf %s", tmpdir);
 	return test_summary();

@@ -1,0 +1,59 @@
+#!/bin/sh
+# scorch agent -> scorch server end to end, with real BPF: profiles per service with the agent's
+# labels arrive and add up; the agent holds its data while the server is down and delivers it
+# once the server is back.
+. tests/integration/server.inc
+need_bpf
+
+# 1. A busy process, an agent pushing every 2 s, a server storing.
+start_server
+"$B/helpers/fp_hot" 8 &
+hot=$!
+$SCORCH agent --server "$URL" -F 99 --interval 2s -d 5 --label env=test 2> "$TMP/agent.log" ||
+	fail "agent exited $?: $(tail -5 "$TMP/agent.log")"
+wait $hot
+services=$(get /label-values label=service_name)
+echo "services: $services"
+echo "$services" | grep -q '"fp_hot"' || fail "no fp_hot service: $services"
+labels=$(get /labels)
+for l in host process cpus env service_name; do
+	echo "$labels" | grep -q "\"$l\"" || fail "label $l missing: $labels"
+done
+n=$(ticks 'fp_hot.cpu{env="test"}')
+echo "fp_hot samples: $n"
+[ "${n:-0}" -ge 100 ] || fail "fp_hot has only ${n:-0} samples at the server"
+h=$(get /render query='fp_hot.cpu{}' from=now-1h until=now format=folded)
+echo "$h" | grep -q 'main;run;hot_function [0-9]*$' || fail "no main;run;hot_function stack: $(echo "$h" | head -3)"
+host=$(hostname)
+get /label-values label=host | grep -q "\"$host\"" || fail "host label is not $host"
+stop_server
+
+# 2. Server down while the agent runs: data queued, delivered when it comes back.
+rm -rf "$DATA"
+PORT_FILE=$TMP/port
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$B/helpers/fp_hot" 12 &
+hot=$!
+$SCORCH -v agent --server "http://127.0.0.1:$port" -F 99 --interval 1s -d 7 2> "$TMP/agent2.log" &
+agent=$!
+sleep 4.5
+"$SCORCH" server --listen "127.0.0.1:$port" --data "$DATA" 2>>"$TMP/server.log" &
+SRV_PID=$!
+URL="http://127.0.0.1:$port"
+wait $agent || fail "agent exited $? after the server came back: $(tail -5 "$TMP/agent2.log")"
+kill $hot 2>/dev/null; wait $hot 2>/dev/null
+retries=$(sed -n 's/.*agent: stopped: .* \([0-9]*\) retries.*/\1/p' "$TMP/agent2.log")
+[ "${retries:-0}" -ge 1 ] || fail "the agent never retried while the server was down: $(tail -3 "$TMP/agent2.log")"
+# Every sample the agent took must be at the server, summed over all services.
+taken=$(sed -n 's/.*agent: stopped: \([0-9]*\) samples.*/\1/p' "$TMP/agent2.log")
+[ -n "$taken" ] || fail "the agent did not report its totals: $(tail -3 "$TMP/agent2.log")"
+stored=0
+for svc in $(get /label-values label=service_name | tr -d '[]"' | tr ',' ' '); do
+	n=$(ticks "$svc.cpu{}")
+	stored=$((stored + ${n:-0}))
+done
+echo "samples taken by the agent: $taken, at the server: $stored"
+[ "$stored" -eq "$taken" ] || fail "the server has $stored samples of the $taken the agent took"
+[ "$taken" -ge 100 ] || fail "too few samples taken: $taken"
+stop_server
+echo ok
