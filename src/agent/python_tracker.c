@@ -10,6 +10,8 @@
 #include "lib/log.h"
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <unistd.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -287,4 +289,24 @@ int python_tracker_interp_ranges(void *ctx, struct elf_file *e, const char *path
 		out[i].hi = hi[i];
 	}
 	return i;
+}
+
+void python_tracker_bpf_stats(const struct bpf_map *py_stats, uint64_t out[PYSTAT__COUNT])
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = py_stats ? bpf_map__fd(py_stats) : -1;
+	uint64_t *vals;
+	__u32 k;
+	int c;
+
+	memset(out, 0, sizeof(uint64_t) * PYSTAT__COUNT);
+	if (fd < 0 || ncpu <= 0)
+		return;
+	vals = xcalloc((size_t)ncpu, sizeof(*vals));
+	for (k = 0; k < PYSTAT__COUNT; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (c = 0; c < ncpu; c++)
+			out[k] += vals[c];
+	}
+	xfree(vals);
 }

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bpf/python.h"
+
 struct python_tracker;
 
 struct python_tracker *python_tracker_new(int py_procs_fd);
@@ -70,5 +72,9 @@ struct python_tracker_stats {
 	uint64_t cache_lookups, cache_hits, code_reads, read_errors, checksum_mismatches;
 };
 void python_tracker_get_stats(const struct python_tracker *t, struct python_tracker_stats *st);
+/* Sum over CPUs of the BPF walker's counters (the py_stats map; enum py_stat). Zeros when the
+ * map cannot be read. */
+struct bpf_map;
+void python_tracker_bpf_stats(const struct bpf_map *py_stats, uint64_t out[PYSTAT__COUNT]);
 
 #endif

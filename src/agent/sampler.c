@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -100,12 +101,30 @@ static int explain_load_error(int err, struct errmsg *msg)
 			  "the verifier's log)", strerror(-err));
 }
 
+/* Whether we hold cap (effective set). */
+static int has_cap(int cap)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return 0;
+	return !!(data[cap / 32].effective & (1u << (cap % 32)));
+}
+
 int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct errmsg *err)
 {
 	struct sampler *s = xcalloc(1, sizeof(*s));
 	size_t rb = opts->ringbuf_bytes ? opts->ringbuf_bytes : (8u << 20);
 	int ret;
 
+	/* Say it plainly before libbpf tries and fails. CAP_BPF is 39, CAP_PERFMON 38. */
+	if (geteuid() != 0 && !has_cap(CAP_SYS_ADMIN) && (!has_cap(39) || !has_cap(38))) {
+		xfree(s);
+		return errmsg_set(err, -EPERM, "profiling with eBPF needs root (or the capabilities "
+				  "CAP_BPF and CAP_PERFMON): run with sudo");
+	}
 	s->opts = *opts;
 	if (s->opts.freq_hz <= 0)
 		s->opts.freq_hz = 99;
@@ -129,6 +148,7 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct e
 	s->skel->rodata->follow_children = opts->follow_children ? 1 : 0;
 	s->skel->rodata->include_idle = opts->include_idle ? 1 : 0;
 	s->skel->rodata->python_mode = (uint32_t)opts->python_mode;
+	s->skel->rodata->python_keep_eval_frames = opts->python_keep_eval ? 1 : 0;
 	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)rb);
 	ret = sampler_bpf__load(s->skel);
 	if (ret) {

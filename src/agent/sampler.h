@@ -25,7 +25,8 @@ struct sampler_opts {
 	int include_idle;     /* report idle CPU samples (pid 0) when not filtering */
 	size_t ringbuf_bytes; /* ring buffer size, power of two (default 8 MiB) */
 	int python_mode;      /* CPython stacks (sampler.bpf.c: python_mode): 0 off, 1 Python
-				 frames only from the thread state */
+				 frames only from the thread state, 2 interleaved with native */
+	int python_keep_eval; /* keep _PyEval_EvalFrameDefault frames next to Python frames */
 };
 
 /* Open and load the BPF object. On failure returns a negative errno and explains the problem

@@ -207,7 +207,15 @@ int session_start(const struct session_opts *opts, struct session **out)
 	so.filter_pids = opts->npids || opts->command;
 	so.follow_children = opts->command != NULL;
 	so.include_idle = opts->include_idle;
-	so.python_mode = 2; /* CPython frames interleaved by the native unwinder */
+	{
+		/* CPython frames, interleaved by the native unwinder. SCORCH_PYTHON=off|only|keep
+		 * (no Python frames / Python frames only / keep the eval-loop frames) is a knob
+		 * for benchmarks and debugging. */
+		const char *pm = getenv("SCORCH_PYTHON");
+
+		so.python_mode = pm && !strcmp(pm, "off") ? 0 : pm && !strcmp(pm, "only") ? 1 : 2;
+		so.python_keep_eval = pm && !strcmp(pm, "keep");
+	}
 	if (sampler_open(&so, &s->sampler, &err) < 0) {
 		error("%s", err.msg);
 		goto fail;
@@ -451,6 +459,24 @@ void session_print_stats(struct session *s)
 		(unsigned long long)st[STAT_USTACK_ERRORS], (unsigned long long)st[STAT_USTACK_TRUNCATED],
 		(unsigned long long)rt, (unsigned long long)cnt,
 		(unsigned long long)alloc_peak_bytes());
+	if (s->py) {
+		struct python_tracker_stats ps;
+		uint64_t bpf[PYSTAT__COUNT];
+
+		python_tracker_get_stats(s->py, &ps);
+		python_tracker_bpf_stats(sampler_skel(s->sampler)->maps.py_stats, bpf);
+		fprintf(stderr, "python: procs=%zu frames_noted=%llu cache_lookups=%llu cache_hits=%llu "
+			"code_reads=%llu read_errors=%llu checksum_mismatches=%llu bpf_samples=%llu "
+			"bpf_no_tstate=%llu bpf_hooks=%llu bpf_frames=%llu bpf_errors=%llu "
+			"bpf_truncated=%llu bpf_walk_ns=%llu\n",
+			ps.procs, (unsigned long long)ps.frames, (unsigned long long)ps.cache_lookups,
+			(unsigned long long)ps.cache_hits, (unsigned long long)ps.code_reads,
+			(unsigned long long)ps.read_errors, (unsigned long long)ps.checksum_mismatches,
+			(unsigned long long)bpf[PYSTAT_SAMPLES], (unsigned long long)bpf[PYSTAT_NO_TSTATE],
+			(unsigned long long)bpf[PYSTAT_HOOKS], (unsigned long long)bpf[PYSTAT_FRAMES],
+			(unsigned long long)bpf[PYSTAT_ERRORS], (unsigned long long)bpf[PYSTAT_TRUNCATED],
+			(unsigned long long)bpf[PYSTAT_WALK_NS]);
+	}
 	if (s->unw) {
 		struct unwinder_stats us;
 

@@ -307,8 +307,13 @@ static __always_inline void py_sample_start(__u32 tgid)
 	__u32 zero = 0;
 	struct py_walk *w = bpf_map_lookup_elem(&py_scratch, &zero);
 
-	if (w)
-		w->active = py_walk_begin(w, tgid);
+	__u64 t0 = bpf_ktime_get_ns();
+
+	if (!w)
+		return;
+	w->active = py_walk_begin(w, tgid);
+	if (w->active)
+		py_stat_add(PYSTAT_WALK_NS, bpf_ktime_get_ns() - t0);
 }
 
 /* Interleaved mode, step 2: the native unwinder's UNW_INTERP_HOOK (unwind_step.h). The native
@@ -323,10 +328,13 @@ static __always_inline int py_unwind_hook(struct unw_state *st)
 
 	if (!w || !rec || !w->active || !w->frame || n == 0 || n >= MAX_USER_WORDS)
 		return 0;
+	__u64 t0 = bpf_ktime_get_ns();
+
 	py_stat_add(PYSTAT_HOOKS, 1);
 	if (!keep)
 		n--; /* overwrite the eval-loop frame */
 	pos = py_walk_eval_frame(w, rec, st->out_base + n, st->out_base + MAX_USER_WORDS - 1);
+	py_stat_add(PYSTAT_WALK_NS, bpf_ktime_get_ns() - t0);
 	if (pos <= st->out_base + n)
 		return 0; /* no Python frame for it: keep the native frame */
 	st->n = pos - st->out_base;
@@ -342,9 +350,12 @@ static __always_inline __u32 py_python_only(struct sample_record *rec, __u32 tgi
 	__u32 zero = 0, end;
 	struct py_walk *w = bpf_map_lookup_elem(&py_scratch, &zero);
 
+	__u64 t0 = bpf_ktime_get_ns();
+
 	if (!w || start > MAX_KERNEL_FRAMES || !py_walk_begin(w, tgid))
 		return nuser;
 	end = py_walk_all(w, rec, start, start + MAX_USER_WORDS - 1);
+	py_stat_add(PYSTAT_WALK_NS, bpf_ktime_get_ns() - t0);
 	if (end <= start)
 		return nuser; /* no Python frames: keep the native ones */
 	end -= start;

@@ -55,6 +55,7 @@ enum py_stat {
 	PYSTAT_FRAMES,       /* Python frames emitted */
 	PYSTAT_ERRORS,       /* unreadable frames or code objects */
 	PYSTAT_TRUNCATED,    /* walks cut at PY_MAX_FRAMES or the record's end */
+	PYSTAT_WALK_NS,      /* time spent in the walker (thread-state lookup + frames), ns */
 	PYSTAT__COUNT,
 };
 

@@ -90,7 +90,8 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	n = strlen(line);
 	while (n && line[n - 1] == '\n')
 		line[--n] = '\0';
-	fprintf(stderr, "%slibbpf: %s\n", prefixes[ours], line);
+	fprintf(stderr, "%s%s%s\n", prefixes[ours], strncmp(line, "libbpf: ", 8) ? "libbpf: " : "",
+		line);
 	return 0;
 }
 

@@ -1,7 +1,8 @@
 /* calltree.c: merge a profile's samples into a root-first call tree (see calltree.h).
  *
  * Building inserts each sample's path with a (parent, name) -> child hash map, linking children
- * in lists; a final pass lays the tree out in preorder with sorted children. Frame names are
+ * in lists, and adds the sample's value to the self of its last node only; a final pass sums
+ * the totals bottom-up and lays the tree out in preorder with sorted children. Frame names are
  * computed once per location, not per sample. */
 #include "profile/calltree.h"
 #include "lib/alloc.h"
@@ -112,11 +113,15 @@ static void layout(struct builder *b, struct calltree *t)
 	uint32_t *kids = NULL;
 	size_t i, sp = 0, pos = 0, kcap = 0;
 
-	for (i = 0; i < b->nn; i++)
+	/* Totals and subtree sizes bottom-up: a child is always created after its parent. */
+	for (i = 0; i < b->nn; i++) {
 		size[i] = 1;
-	/* A child is always created after its parent. */
-	for (i = b->nn; i-- > 1;)
+		b->n[i].total = b->n[i].self;
+	}
+	for (i = b->nn; i-- > 1;) {
 		size[b->n[i].parent] += size[i];
+		b->n[b->n[i].parent].total = sat_add(b->n[b->n[i].parent].total, b->n[i].total);
+	}
 	t->nodes = xmalloc(b->nn * sizeof(*t->nodes));
 	t->nnodes = b->nn;
 	stack[sp++] = 0;
@@ -171,13 +176,11 @@ struct calltree *calltree_build(const struct profile *p, unsigned flags)
 
 		if (s->value <= 0)
 			continue;
-		b.n[0].total = sat_add(b.n[0].total, s->value);
 		for (j = 0; comm_key != UINT32_MAX && j < s->nlabels; j++) {
 			if (labels[j].key == comm_key && labels[j].str) {
 				node = child(&b, node,
 					     strtab_intern(t->names, profile_get_str(p, labels[j].str)),
 					     CALLTREE_PROCESS);
-				b.n[node].total = sat_add(b.n[node].total, s->value);
 				break;
 			}
 		}
@@ -195,7 +198,6 @@ struct calltree *calltree_build(const struct profile *p, unsigned flags)
 					loc_kind[loc] = l && l->mapping ? CALLTREE_NATIVE : CALLTREE_SPECIAL;
 			}
 			node = child(&b, node, loc_name[loc], loc_kind[loc]);
-			b.n[node].total = sat_add(b.n[node].total, s->value);
 		}
 		b.n[node].self = sat_add(b.n[node].self, s->value);
 	}

@@ -11,6 +11,7 @@
 
 #define MAX_REPEAT         32   /* largest count in {n,m} */
 #define MAX_REPEAT_PRODUCT 1024 /* product of all counts of one regex */
+#define MAX_REGEX_DEPTH    8    /* nested groups */
 
 struct scan {
 	const char *s;
@@ -86,11 +87,19 @@ static int check_regex(const char *re, size_t at, struct errmsg *err)
 	size_t i, n = strlen(re);
 	unsigned long product = 1;
 	long depth = 0;
+	int prev_repeat = 0;
 
 	if (n > SELECTOR_MAX_REGEX)
 		return errmsg_set(err, -E2BIG, "regex longer than %d bytes at offset %zu",
 				  SELECTOR_MAX_REGEX, at);
 	for (i = 0; i < n; i++) {
+		int repeat = re[i] == '*' || re[i] == '+' || re[i] == '?' ||
+			     (re[i] == '{' && i + 1 < n && ((re[i + 1] >= '0' && re[i + 1] <= '9') || re[i + 1] == ','));
+
+		/* "a**" is undefined in POSIX and compiles in exponential time in some libcs. */
+		if (repeat && prev_repeat)
+			return errmsg_set(err, -EINVAL, "repeated quantifier in regex at offset %zu", at);
+		prev_repeat = repeat;
 		if (re[i] == '\\' && i + 1 < n) {
 			if (re[i + 1] >= '0' && re[i + 1] <= '9')
 				return errmsg_set(err, -EINVAL, "back-references are not supported in regex at offset %zu", at);
@@ -113,7 +122,9 @@ static int check_regex(const char *re, size_t at, struct errmsg *err)
 				i++;
 			}
 		} else if (re[i] == '(') {
-			depth++;
+			if (++depth > MAX_REGEX_DEPTH)
+				return errmsg_set(err, -E2BIG, "regex nests deeper than %d groups at offset %zu",
+						  MAX_REGEX_DEPTH, at);
 		} else if (re[i] == ')') {
 			if (--depth < 0)
 				return errmsg_set(err, -EINVAL, "unbalanced ')' in regex at offset %zu", at);
@@ -135,6 +146,8 @@ static int check_regex(const char *re, size_t at, struct errmsg *err)
 			}
 			if (j == i + 1)
 				continue;
+			if (j < n && re[j] == '}')
+				i = j; /* the next character must not be another quantifier */
 			if (j < n && re[j] == '}' && re[j - 1] == ',')
 				vmax = MAX_REPEAT; /* "{n,}" unbounded: counts as the largest */
 			product *= vmax ? vmax : 1;

@@ -141,6 +141,7 @@ static int check_meta(const char *what, const char *v, struct errmsg *err)
 
 static int check_batch(const struct store_batch *b, struct errmsg *err)
 {
+	uint64_t *seen = NULL;
 	size_t i, j;
 	int ret;
 
@@ -159,29 +160,52 @@ static int check_batch(const struct store_batch *b, struct errmsg *err)
 				  b->nsamples, STORE_MAX_SAMPLES);
 	if (b->nsamples && !b->samples)
 		return errmsg_set(err, -EINVAL, "batch has no sample array");
-	for (i = 0; i < b->nframe_names; i++) {
-		if (!b->frame_names[i])
-			return errmsg_set(err, -EINVAL, "frame name %zu is NULL", i);
-		if (strlen(b->frame_names[i]) > STORE_MAX_FRAME)
-			return errmsg_set(err, -E2BIG, "frame name %zu is longer than %d bytes", i,
-					  STORE_MAX_FRAME);
-	}
+	if (b->nframe_names && !b->frame_names)
+		return errmsg_set(err, -EINVAL, "batch has no frame names");
+	/* Only the names samples refer to are checked (once each). */
+	seen = xcalloc(b->nframe_names / 64 + 1, sizeof(*seen));
 	for (i = 0; i < b->nsamples; i++) {
 		const struct store_sample *sm = &b->samples[i];
 
-		if (sm->value < 0)
-			return errmsg_set(err, -EINVAL, "negative sample value %lld", (long long)sm->value);
-		if (sm->nframes > STORE_MAX_DEPTH)
-			return errmsg_set(err, -E2BIG, "stack of %u frames (at most %d)", sm->nframes,
-					  STORE_MAX_DEPTH);
-		if (sm->nframes && !sm->frames)
-			return errmsg_set(err, -EINVAL, "sample %zu has no frame array", i);
-		for (j = 0; j < sm->nframes; j++)
-			if (sm->frames[j] >= b->nframe_names)
-				return errmsg_set(err, -EINVAL, "sample %zu refers to frame %u of %zu", i,
-						  sm->frames[j], b->nframe_names);
+		if (sm->value < 0) {
+			ret = errmsg_set(err, -EINVAL, "negative sample value %lld", (long long)sm->value);
+			goto cleanup;
+		}
+		if (sm->nframes > STORE_MAX_DEPTH) {
+			ret = errmsg_set(err, -E2BIG, "stack of %u frames (at most %d)", sm->nframes,
+					 STORE_MAX_DEPTH);
+			goto cleanup;
+		}
+		if (sm->nframes && !sm->frames) {
+			ret = errmsg_set(err, -EINVAL, "sample %zu has no frame array", i);
+			goto cleanup;
+		}
+		for (j = 0; j < sm->nframes; j++) {
+			uint32_t f = sm->frames[j];
+
+			if (f >= b->nframe_names) {
+				ret = errmsg_set(err, -EINVAL, "sample %zu refers to frame %u of %zu", i, f,
+						 b->nframe_names);
+				goto cleanup;
+			}
+			if (seen[f / 64] & (1ULL << (f % 64)))
+				continue;
+			seen[f / 64] |= 1ULL << (f % 64);
+			if (!b->frame_names[f]) {
+				ret = errmsg_set(err, -EINVAL, "frame name %u is NULL", f);
+				goto cleanup;
+			}
+			if (strlen(b->frame_names[f]) > STORE_MAX_FRAME) {
+				ret = errmsg_set(err, -E2BIG, "frame name %u is longer than %d bytes", f,
+						 STORE_MAX_FRAME);
+				goto cleanup;
+			}
+		}
 	}
-	return 0;
+	ret = 0;
+cleanup:
+	xfree(seen);
+	return ret;
 }
 
 int store_write(struct store *s, const struct store_batch *batches, size_t n, struct errmsg *err)

@@ -84,8 +84,8 @@ static uint64_t fmix(uint64_t x)
 	return x;
 }
 
-/* The stored hash of a frame name or stack blob (little-endian 8-byte words). Never 0 or ~0,
- * so it can key a u64map. */
+/* The stored hash of a frame name or stack blob (little-endian 8-byte words, one multiply
+ * each, then a full avalanche). Never 0 or ~0, so it can key a u64map. */
 static uint64_t sq_hash(const void *data, size_t len)
 {
 	const uint8_t *p = data;
@@ -93,7 +93,8 @@ static uint64_t sq_hash(const void *data, size_t len)
 
 	while (len >= 8) {
 		memcpy(&v, p, 8);
-		h = fmix(h ^ v) + 0x9e3779b97f4a7c15ULL;
+		h = (h ^ v) * 0x9fb21c651e98df25ULL;
+		h ^= h >> 29;
 		p += 8;
 		len -= 8;
 	}

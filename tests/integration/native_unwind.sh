@@ -2,7 +2,7 @@
 # unwind_chain.c), profiled for real, must be whole: a chain through a libc callback (qsort)
 # and a signal handler, a 500-frame recursion, a library loaded with dlopen(), and processes
 # that live 100 ms.
-. tests/integration/lib.sh
+. tests/integration/lib.inc
 need_bpf
 H=$B/helpers/unwind_chain
 [ -x "$H" ] || fail "helper $H not built (make B=$B test-build)"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # scorch record: a known hot function dominates, exit status, -p, -a with idle, errors.
-. tests/integration/lib.sh
+. tests/integration/lib.inc
 need_bpf
 
 # 1. A command with a known split: hot_function ~80%, cold_function ~20%, under main.
@@ -47,7 +47,15 @@ grep -q "cannot write output" "$TMP/o.err" || fail "unclear message: $(cat "$TMP
 $SCORCH record -q -a -d 1 -o "$TMP/x.unknownext" 2> "$TMP/e.err" && fail "unknown extension accepted"
 grep -q "cannot tell the format" "$TMP/e.err" || fail "unclear message: $(cat "$TMP/e.err")"
 
-# 7. Whole machine: idle shows as its own frame, kernel frames carry _[k].
+# 7. Not root: refused with the fix named.
+if command -v setpriv >/dev/null 2>&1; then
+	chmod 1777 "$TMP"
+	setpriv --reuid=65534 --regid=65534 --clear-groups $SCORCH record -q -a -d 1 -o "$TMP/np.folded" 2> "$TMP/np.err" &&
+		fail "record as nobody succeeded"
+	grep -q "needs root (or the capabilities CAP_BPF and CAP_PERFMON)" "$TMP/np.err" || fail "unclear message as nobody: $(cat "$TMP/np.err")"
+fi
+
+# 8. Whole machine: idle shows as its own frame, kernel frames carry _[k].
 "$B/helpers/fp_hot" 1.5 &
 pid=$!
 idle0=$(awk '/^cpu / { print $5 + $6 }' /proc/stat)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # scorch record: every output format from a real profile, go tool pprof reads our pprof, and
 # SIGINT/SIGTERM stop cleanly with the profile written.
-. tests/integration/lib.sh
+. tests/integration/lib.inc
 need_bpf
 
 $SCORCH record -q -F 499 -o "$TMP/hot.pb.gz" -- "$B/helpers/fp_hot" 1 || fail "record to pprof exited $?"

@@ -116,6 +116,10 @@ static void test_parse_errors(void)
 	CHECK(strstr(parse_error("{a=~\"x{100}\"}"), "repetition count") != NULL);
 	CHECK(strstr(parse_error("{a=~\"((x{20}){20}){20}\"}"), "too many counted repetitions") != NULL);
 	CHECK(strstr(parse_error("{a=~\"x)|(.*\"}"), "unbalanced") != NULL);
+	CHECK(strstr(parse_error("{a=~\"ab**\"}"), "repeated quantifier") != NULL);
+	CHECK(strstr(parse_error("{a=~\"a{2}*\"}"), "repeated quantifier") != NULL);
+	CHECK(strstr(parse_error("{a=~\"((((((((((a))))))))))\"}"), "nests deeper") != NULL);
+	CHECK(*parse_error("{a=~\"[*+]*x\\\\**\"}") == '\0'); /* escaped star, bracket */
 	CHECK(strstr(parse_error("app.cpu{a=\"b\"} trailing"), "unexpected text at offset 15") != NULL);
 	CHECK(*parse_error("{a=~\"[0-9]{1,3}\\\\.[0-9]{1,3}\"}") == '\0');
 	{
