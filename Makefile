@@ -133,6 +133,16 @@ $(B)/helpers/fp_%: tests/helpers/fp_%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline -fno-optimize-sibling-calls $(WARN) -o $@ $< -ldl -lz -lpthread -lm
 
+# Benchmarks written in C: bench/x.c becomes $(B)/bench/x (optimized, linked with libscorch).
+BENCH_SRCS := $(sort $(wildcard bench/*.c))
+BENCHES    := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRCS))
+$(B)/bench/%: bench/%.c $(B)/libscorch.a
+	$(call say,BENCH,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) -I$(B) $(CFLAGS) $(WARN) -o $@ $< $(B)/libscorch.a $(LDLIBS)
+
+bench: $(BENCHES)
+
 deps:
 	$(Q)sh scripts/install-deps.sh
 
@@ -151,7 +161,7 @@ run: deps
 clean:
 	rm -rf $(B) scorch
 
-.PHONY: all deps test test-build fuzz run clean
+.PHONY: all bench deps test test-build fuzz run clean
 .PRECIOUS: $(B)/bpf/%.bpf.o $(B)/bpf/%.skel.h $(B)/bpf/vmlinux.h $(B)/web_assets.h
 
 -include $(OBJS:.o=.d) $(SAN_OBJS:.o=.d)

@@ -22,6 +22,7 @@
 #define PY_MAX_THREADS 128 /* thread states searched per interpreter */
 #define PY_MAX_INTERPS 4
 #define PY_OUT_LIMIT   (MAX_KERNEL_FRAMES + MAX_USER_WORDS)
+#define PY_HDR         128 /* bytes of a frame / code object read at once (power of two) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -66,6 +67,10 @@ struct py_walk {
 	__u32 pos;         /* next index in rec->frames */
 	__u32 limit;       /* do not write at or past this index */
 	__u32 segment;     /* 1: stop at the end of one C-level eval call */
+	/* The first PY_HDR bytes of the current frame and code object, read at once: one read
+	 * instead of one per field (+8: room for an 8-byte load at any masked offset). */
+	__u8 fbuf[PY_HDR + 8];
+	__u8 cbuf[PY_HDR + 8];
 };
 
 /* 1: keep the native _PyEval_EvalFrameDefault frames next to the Python frames they run. */
@@ -208,6 +213,25 @@ static __always_inline void py_emit2(struct py_loop_ctx *c, __u64 a, __u64 b)
 	w->pos = i + 2;
 }
 
+/* A field of size bytes at base + off: from buf (the first PY_HDR bytes at base, when have is
+ * set) or read from memory. 0 on success. */
+static __always_inline int py_get(__u8 *buf, int have, __u64 base, __u64 off, void *dst,
+				  __u32 size)
+{
+	if (have && off + size <= PY_HDR) {
+		asm volatile("" : "+r"(off));
+		off &= PY_HDR - 1;
+		if (size == 8)
+			*(__u64 *)dst = *(__u64 *)(buf + off);
+		else if (size == 4)
+			*(__u32 *)dst = *(__u32 *)(buf + off);
+		else
+			*(__u8 *)dst = *(__u8 *)(buf + off);
+		return 0;
+	}
+	return py_read(dst, size, base + off);
+}
+
 /* One frame of the chain: emit it (or skip a shim), advance w->frame. */
 static long py_frame_step(__u32 i, void *data)
 {
@@ -217,7 +241,7 @@ static long py_frame_step(__u32 i, void *data)
 	__u64 frame = w->frame, code = 0, next = 0, ptr = 0, name = 0;
 	__u32 instr = (__u32)PY_INSTR_UNKNOWN, firstlineno = 0;
 	__u8 owner = 0;
-	int entry = 0;
+	int entry = 0, fh, ch;
 
 	if (!frame)
 		return 1;
@@ -227,12 +251,13 @@ static long py_frame_step(__u32 i, void *data)
 		w->frame = 0;
 		return 1;
 	}
-	if (py_read(&code, sizeof(code), frame + o->fr_code) ||
-	    py_read(&next, sizeof(next), frame + o->fr_previous))
+	fh = !py_read(w->fbuf, PY_HDR, frame);
+	if (py_get(w->fbuf, fh, frame, o->fr_code, &code, 8) ||
+	    py_get(w->fbuf, fh, frame, o->fr_previous, &next, 8))
 		goto bad;
 	if (o->flags & PY_F_TAGGED_CODE)
 		code &= ~3ULL;
-	if (o->fr_owner != PY_NO_OFFSET && py_read(&owner, 1, frame + o->fr_owner))
+	if (o->fr_owner != PY_NO_OFFSET && py_get(w->fbuf, fh, frame, o->fr_owner, &owner, 1))
 		goto bad;
 	w->frame = next;
 	if ((o->flags & PY_F_OWNER_SHIM) && owner >= 3) {
@@ -243,18 +268,19 @@ static long py_frame_step(__u32 i, void *data)
 		__s32 lasti = -1;
 
 		entry = 1;
-		if (!py_read(&lasti, sizeof(lasti), frame + o->fr_instr) && lasti >= 0)
+		if (!py_get(w->fbuf, fh, frame, o->fr_instr, &lasti, 4) && lasti >= 0)
 			instr = (o->flags & PY_F_LASTI_UNITS) ? (__u32)lasti * 2 : (__u32)lasti;
 	} else {
 		__u64 base = code + o->co_code_adaptive;
 
 		entry = (o->flags & PY_F_IS_ENTRY) && owner;
-		if (!py_read(&ptr, sizeof(ptr), frame + o->fr_instr) && ptr >= base &&
+		if (!py_get(w->fbuf, fh, frame, o->fr_instr, &ptr, 8) && ptr >= base &&
 		    ptr - base < (1u << 24))
 			instr = (__u32)(ptr - base);
 	}
-	if (py_read(&firstlineno, sizeof(firstlineno), code + o->co_firstlineno) ||
-	    py_read(&name, sizeof(name), code + o->co_name))
+	ch = !py_read(w->cbuf, PY_HDR, code);
+	if (py_get(w->cbuf, ch, code, o->co_firstlineno, &firstlineno, 4) ||
+	    py_get(w->cbuf, ch, code, o->co_name, &name, 8))
 		goto bad;
 	py_emit2(c, (FW_TAG_PYTHON << FW_TAG_SHIFT) | (code & FW_DATA_MASK),
 		 (FW_TAG_PYTHON_INSTR << FW_TAG_SHIFT) |
