@@ -6,7 +6,7 @@
 #      stack reaches <module>, hot lines right, % of c_zlib samples with native frames above.
 #   2. BPF cost of the Python walker per sample with 50 Python frames (py_stats walk time).
 #   3. code-object cache hit rate of the symbolizer.
-# Needs root. Usage: sh bench/python_accuracy.sh [RUNS] [SECONDS]
+# Needs root. Usage: [SCORCH=path] sh bench/python_accuracy.sh [RUNS] [SECONDS]
 set -u
 cd "$(dirname "$0")/.."
 RUNS=${1:-3}
@@ -15,7 +15,8 @@ CHECK_PY=/usr/bin/python3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [ "$(id -u)" = 0 ] || { echo "needs root"; exit 1; }
-[ -x ./scorch ] || { echo "build ./scorch first"; exit 1; }
+SCORCH=${SCORCH:-./scorch}
+[ -x "$SCORCH" ] || { echo "build ./scorch first"; exit 1; }
 
 median() { sort -n | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]; else print "-"}'; }
 fig() { sed -n "s/.*[ ]$1=\([0-9.]*\).*/\1/p"; }
@@ -31,7 +32,7 @@ for py in /root/.pyenv/versions/3.8.*/bin/python3.8 /root/.pyenv/versions/3.9.*/
 	[ "$py" = /usr/bin/python3.11 ] && ver="$ver (Debian)"
 	: > "$tmp/s"; : > "$tmp/a"
 	for r in $(seq "$RUNS"); do
-		timeout 120 ./scorch record -F 499 -o "$tmp/o.folded" -- "$py" \
+		timeout 120 "$SCORCH" record -F 499 -o "$tmp/o.folded" -- "$py" \
 			tests/helpers/python/accuracy.py "$SECS" "$tmp/t" > /dev/null 2>&1 &&
 			$CHECK_PY tests/helpers/python/check_accuracy.py "$tmp/o.folded" "$tmp/t" |
 			grep FIGURES >> "$tmp/s"
@@ -76,7 +77,7 @@ for py in /root/.pyenv/versions/3.9.*/bin/python3.9 /root/.pyenv/versions/3.11.*
 	for mode in on only; do
 		: > "$tmp/c"
 		for r in $(seq "$RUNS"); do
-			SCORCH_PYTHON=$mode timeout 60 ./scorch record --stats -F 499 -o "$tmp/d.folded" \
+			SCORCH_PYTHON=$mode timeout 60 "$SCORCH" record --stats -F 499 -o "$tmp/d.folded" \
 				-- "$py" "$tmp/deep.py" 2 2>&1 | grep '^python:' >> "$tmp/c"
 		done
 		awk '{for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
@@ -95,7 +96,7 @@ echo
 echo "Symbolization cache (accuracy.py, 3.12, ${SECS}s):"
 py=$(ls /root/.pyenv/versions/3.12.*/bin/python3.12 2>/dev/null | head -1)
 if [ -n "$py" ]; then
-	./scorch record --stats -F 499 -o "$tmp/o.folded" -- "$py" tests/helpers/python/accuracy.py \
+	"$SCORCH" record --stats -F 499 -o "$tmp/o.folded" -- "$py" tests/helpers/python/accuracy.py \
 		"$SECS" 2>&1 | grep '^python:' | awk '{for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 		printf "lookups %d, hits %d (%.2f%%), code objects read %d, read errors %d\n",
 		v["cache_lookups"], v["cache_hits"], 100 * v["cache_hits"] / (v["cache_lookups"] ? v["cache_lookups"] : 1),

@@ -89,16 +89,29 @@ struct py_loop_ctx {
 	struct sample_record *rec;
 };
 
+static __always_inline int py_read(void *dst, __u32 size, __u64 addr)
+{
+	return bpf_probe_read_user(dst, size, (const void *)addr);
+}
+
 /* bpf_loop callback for the thread-state search. */
 struct py_ts_ctx {
 	struct py_walk *w;
 	__u64 ts;
-	__u64 found;
+	__u64 found;    /* the thread's thread state that runs Python code now */
+	__u64 fallback; /* the thread's first thread state, whatever it runs */
 };
 
-static __always_inline int py_read(void *dst, __u32 size, __u64 addr)
+static __always_inline __u64 py_ts_frame(struct py_walk *w, __u64 ts)
 {
-	return bpf_probe_read_user(dst, size, (const void *)addr);
+	__u64 f = 0;
+
+	if (py_read(&f, sizeof(f), ts + w->p.off.ts_frame))
+		return 0;
+	if ((w->p.off.flags & PY_F_CFRAME) && f &&
+	    py_read(&f, sizeof(f), f + w->p.off.ts_cframe_frame))
+		return 0;
+	return f;
 }
 
 static long py_ts_step(__u32 i, void *data)
@@ -112,8 +125,14 @@ static long py_ts_step(__u32 i, void *data)
 	if (py_read(&id, sizeof(id), c->ts + w->p.off.ts_thread_id))
 		return 1;
 	if (id == w->fsbase) {
-		c->found = c->ts;
-		return 1;
+		/* With subinterpreters one OS thread has a thread state in each interpreter it
+		 * entered: take the one with a current frame. */
+		if (py_ts_frame(w, c->ts)) {
+			c->found = c->ts;
+			return 1;
+		}
+		if (!c->fallback)
+			c->fallback = c->ts;
 	}
 	if (py_read(&c->ts, sizeof(c->ts), c->ts + w->p.off.ts_next))
 		return 1;
@@ -123,28 +142,33 @@ static long py_ts_step(__u32 i, void *data)
 static __always_inline __u64 py_find_tstate(struct py_walk *w)
 {
 	struct py_ts_ctx c = { .w = w };
-	__u64 *cached, interp = 0, id = 0;
+	__u64 *cached, interp = 0, id = 0, next = 0;
 	int i;
 
-	cached = bpf_map_lookup_elem(&py_tstates, &w->tid);
-	if (cached && *cached &&
-	    !py_read(&id, sizeof(id), *cached + w->p.off.ts_thread_id) && id == w->fsbase)
-		return *cached;
-	if (py_read(&interp, sizeof(interp), w->p.runtime + w->p.off.rt_interp_head))
+	if (py_read(&interp, sizeof(interp), w->p.runtime + w->p.off.rt_interp_head) || !interp)
 		return 0;
+	/* The per-thread cache is only right with one interpreter. */
+	if (!py_read(&next, sizeof(next), interp + w->p.off.interp_next) && !next) {
+		cached = bpf_map_lookup_elem(&py_tstates, &w->tid);
+		if (cached && *cached &&
+		    !py_read(&id, sizeof(id), *cached + w->p.off.ts_thread_id) && id == w->fsbase)
+			return *cached;
+	}
 	for (i = 0; i < PY_MAX_INTERPS && interp; i++) {
 		c.ts = 0;
 		if (py_read(&c.ts, sizeof(c.ts), interp + w->p.off.interp_threads_head))
-			return 0;
+			break;
 		bpf_loop(PY_MAX_THREADS, py_ts_step, &c, 0);
-		if (c.found) {
-			bpf_map_update_elem(&py_tstates, &w->tid, &c.found, BPF_ANY);
-			return c.found;
-		}
+		if (c.found)
+			break;
 		if (py_read(&interp, sizeof(interp), interp + w->p.off.interp_next))
-			return 0;
+			break;
 	}
-	return 0;
+	if (!c.found)
+		c.found = c.fallback;
+	if (c.found)
+		bpf_map_update_elem(&py_tstates, &w->tid, &c.found, BPF_ANY);
+	return c.found;
 }
 
 /* Start a walk for the current task of process tgid. Returns 1 when the process is a known

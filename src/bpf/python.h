@@ -14,21 +14,23 @@
  * A word with tag FW_TAG_PYTHON_MARK (data = enum py_mark) reports a walker problem in place of
  * frames it could not read.
  *
- * THE CALL SITE FOR THE NATIVE UNWINDER (python.bpf.h):
- *   1. Once per sample: py_walk_begin(&walk, tgid) fills a struct py_walk (per-CPU scratch is
- *      fine; about 120 bytes) from the py_procs map and the current task; it returns 0 when the
- *      process is not a known CPython (then never call the rest).
- *   2. For each native frame with pc: if py_pc_in_eval(&walk, pc) (pc inside
- *      _PyEval_EvalFrameDefault or its .cold part), call
- *          n = py_walk_eval_frame(&walk, out, max_words);
- *      which writes the Python frames this C-level eval call runs (leaf first, 2 words each)
- *      into out[0..n) and returns n. Emit them INSTEAD of the native frame (or after it when
- *      the user asked to keep interpreter frames), then continue native unwinding.
- *      The walker remembers where it stopped (walk.frame), so the next eval frame further
- *      down the native stack continues from there. out must be a pointer the verifier can
- *      bound: py_walk_eval_frame never writes past out[max_words - 1].
- *   3. Without native interleaving: py_walk_all(&walk, out, max_words) emits every Python frame
- *      of the thread (the "python only" mode of the sampler).
+ * THE CALL SITES (python.bpf.h; wired in sampler.bpf.c, const python_mode):
+ *   python_mode 2, interleaved with the native unwinder (the default):
+ *     1. py_sample_start(tgid) once per sample, before unwind_user(): looks the process up in
+ *        py_procs and finds the sampled thread's thread state (per-CPU py_scratch).
+ *     2. sampler.bpf.c defines UNW_INTERP_HOOK(st, m, e) as py_unwind_hook(st) before
+ *        including unwind_user.bpf.h. The native unwinder calls it for every frame whose pc
+ *        is in a range user space flagged UNW_F_INTERP (python_tracker_interp_ranges():
+ *        _PyEval_EvalFrameDefault and its .cold part). The hook replaces the native frame
+ *        just emitted (st->n - 1) by the Python frames of that C-level eval call (<= 3.10:
+ *        one frame; 3.11: up to the is_entry frame; 3.12+: up to the owner >= 3 shim),
+ *        keeps the native frame too when python_keep_eval_frames is set, and returns 0 so
+ *        native unwinding goes on. The walker remembers where it stopped, so the next eval
+ *        frame further down the native stack continues from there.
+ *   python_mode 1, Python frames only: py_python_only() replaces the user words by all Python
+ *     frames of the thread (no native frames); a thread without Python frames keeps its
+ *     native stack.
+ * Counters: the py_stats map (enum py_stat), read by python_tracker_bpf_stats().
  */
 #ifndef SCORCH_BPF_PYTHON_H
 #define SCORCH_BPF_PYTHON_H

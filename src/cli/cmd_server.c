@@ -79,6 +79,7 @@ static char *read_token(const char *path)
 {
 	struct buf b = BUF_INIT(4096);
 	char *tok, *end;
+	size_t len;
 	int rc = buf_read_file(&b, path);
 
 	if (rc < 0) {
@@ -87,7 +88,9 @@ static char *read_token(const char *path)
 		buf_release(&b);
 		return NULL;
 	}
+	len = b.len;
 	tok = buf_detach(&b, NULL);
+	tok[len] = '\0';
 	end = strchr(tok, '\n');
 	if (end)
 		*end = '\0';

@@ -63,6 +63,7 @@ static int ensure(struct buf *b, size_t n)
 		return -ENOMEM;
 	b->data = p;
 	b->cap = ncap;
+	b->data[b->len] = '\0'; /* keep the NUL-termination promise after buf_reserve() */
 	return 0;
 }
 

@@ -79,8 +79,21 @@ static void put_value_type(struct protobuf_writer *w, uint32_t field, uint32_t t
 	protobuf_end(w, m);
 }
 
+/* A sample count with a CPU period is written the way Go writes CPU profiles: a second value,
+ * cpu/nanoseconds = count x period, which pprof tools show by default. */
+static int cpu_time_value(const struct profile *p)
+{
+	const struct strtab *t = p->strings;
+
+	return p->period > 0 && !strcmp(strtab_get(t, p->sample_type), "samples") &&
+	       !strcmp(strtab_get(t, p->sample_unit), "count") &&
+	       !strcmp(strtab_get(t, p->period_type), "cpu") &&
+	       !strcmp(strtab_get(t, p->period_unit), "nanoseconds");
+}
+
 static void put_samples(struct protobuf_writer *w, const struct profile *p)
 {
+	int cpu = cpu_time_value(p);
 	size_t i, j, m, n;
 
 	for (i = 0; i < p->nsamples && !w->err; i++) {
@@ -100,6 +113,13 @@ static void put_samples(struct protobuf_writer *w, const struct profile *p)
 		}
 		n = protobuf_begin(w, SAMPLE_VALUE);
 		protobuf_put_raw_varint(w, (uint64_t)s->value);
+		if (cpu) {
+			int64_t ns;
+
+			if (__builtin_mul_overflow(s->value, p->period, &ns))
+				ns = s->value < 0 ? INT64_MIN : INT64_MAX;
+			protobuf_put_raw_varint(w, (uint64_t)ns);
+		}
 		protobuf_end(w, n);
 		for (j = 0; j < s->nlabels; j++) {
 			n = protobuf_begin(w, SAMPLE_LABEL);
@@ -183,6 +203,8 @@ int pprof_encode_raw(const struct profile *p, struct buf *out)
 	}
 
 	put_value_type(&w, PROFILE_SAMPLE_TYPE, p->sample_type, p->sample_unit);
+	if (cpu_time_value(p))
+		put_value_type(&w, PROFILE_SAMPLE_TYPE, p->period_type, p->period_unit);
 	put_samples(&w, p);
 	for (i = 0; i < p->nmappings; i++)
 		put_mapping(&w, i + 1, &p->mappings[i], p->mappings[i].file, mflags[i + 1]);
@@ -523,6 +545,11 @@ static int choose_sample_type(struct decoder *d, int sample_index, struct profil
 	}
 	for (i = 0; chosen < 0 && def && i < d->ntypes; i++) {
 		if (type[i] == def)
+			chosen = (int)i;
+	}
+	/* The sample count first: exact, and with the period it gives the time too. */
+	for (i = 0; chosen < 0 && i < d->ntypes; i++) {
+		if (!strcmp(str_of(d, type[i]), "samples"))
 			chosen = (int)i;
 	}
 	for (i = 0; chosen < 0 && i < d->ntypes; i++) {

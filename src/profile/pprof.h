@@ -14,7 +14,12 @@
  *     python; a name "[...]" without mapping and file -> special; anything else native.
  * A pprof location with several lines (inlined calls, innermost first) becomes that many
  * consecutive locations of the model, leaf first. Ids written by the encoder (mapping, function,
- * location = the model's ids; string indexes = the model's string ids) come back unchanged. */
+ * location = the model's ids; string indexes = the model's string ids) come back unchanged.
+ *
+ * A profile of sample type samples/count with period type cpu/nanoseconds (what the recorder
+ * makes) is written as Go writes CPU profiles: sample types samples/count and cpu/nanoseconds,
+ * the second value being count x period, which pprof tools show by default. Decoding it with
+ * the default index gives the counts back exactly; sample_index 1 gives the times. */
 #ifndef SCORCH_PPROF_H
 #define SCORCH_PPROF_H
 
@@ -43,8 +48,9 @@ int pprof_encode_raw(const struct profile *p, struct buf *out);
  * profile. One sample value is kept:
  *   sample_index >= 0   that index (-EINVAL if the profile has fewer sample types);
  *   sample_index < 0    the profile's default_sample_type if it names one of its types, else
- *                       the first type named "cpu", else the last type (what pprof itself
- *                       shows by default: Go's heap profiles give inuse_space).
+ *                       the first type named "samples" (Go's CPU profiles: the count, with
+ *                       the period in period_type/period), else the first named "cpu", else
+ *                       the last type (pprof's own default: Go's heap gives inuse_space).
  * The profile's sample type/unit become the chosen one's; period type, period, time and
  * duration are copied. Label num_unit is dropped. Stacks expand to at most 4 frames per input
  * byte (plus 64 Ki) in total, a bound on memory for hostile inlining.

@@ -181,7 +181,8 @@ struct store_profile {
 	size_t nstacks, stacks_cap;
 	int64_t total;          /* sum of all values, including `other` */
 	int64_t other;          /* value of stacks left out by the cap (not in stacks[]) */
-	uint64_t other_stacks;  /* how many distinct stacks were left out */
+	uint64_t other_stacks;  /* distinct stacks left out (a lower bound once a merge passed
+	                         * STORE_MAX_MERGE_STACKS) */
 	/* Metadata of the selected series (of the one with the newest data when they differ). */
 	uint64_t nseries;
 	uint32_t sample_rate;

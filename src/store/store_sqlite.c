@@ -1632,16 +1632,15 @@ static int enforce_size(struct sq *sq, struct errmsg *err)
 	return ret;
 }
 
+static int put_rollup(struct sq *sq, int level, int64_t series, int64_t t, struct accum *acc,
+		      struct errmsg *err);
+
 /* Build the rollup of one partition from the finer levels. */
 static int build_rollup(struct sq *sq, int level, int64_t series, int64_t t, struct errmsg *err)
 {
 	struct conn *c = &sq->w;
 	struct accum acc;
 	struct walk w = { 0 };
-	struct pair *pairs = NULL;
-	size_t n = 0, len, it = 0;
-	uint64_t k, v;
-	int64_t total;
 	int ret;
 
 	accum_init(&acc, MAX_ROLLUP_STACKS);
@@ -1659,10 +1658,35 @@ static int build_rollup(struct sq *sq, int level, int64_t series, int64_t t, str
 	sqlite3_bind_int64(c->wr[W_ROLLUP_DEL], 2, series);
 	sqlite3_bind_int64(c->wr[W_ROLLUP_DEL], 3, t);
 	ret = step_done(c, c->wr[W_ROLLUP_DEL], err, "cannot delete rollup");
-	if (ret < 0 || acc.overflow || !acc.map.count)
-		goto done; /* too many stacks or no data: queries read the finer levels */
-	pairs = xmalloc(acc.map.count * sizeof(*pairs));
-	while (u64map_next(&acc.map, &it, &k, &v)) {
+	if (ret < 0)
+		goto cleanup;
+	/* Too many stacks or no data: no rollup, queries read the finer levels. */
+	if (!acc.overflow && acc.map.count)
+		ret = put_rollup(sq, level, series, t, &acc, err);
+	if (ret == 0) {
+		sqlite3_bind_int(c->wr[W_DIRTY_DEL], 1, level);
+		sqlite3_bind_int64(c->wr[W_DIRTY_DEL], 2, series);
+		sqlite3_bind_int64(c->wr[W_DIRTY_DEL], 3, t);
+		ret = step_done(c, c->wr[W_DIRTY_DEL], err, "cannot clear partition mark");
+	}
+cleanup:
+	u64map_release(&acc.map);
+	return ret;
+}
+
+/* Write the accumulated partition as a rollup row. */
+static int put_rollup(struct sq *sq, int level, int64_t series, int64_t t, struct accum *acc,
+		      struct errmsg *err)
+{
+	struct conn *c = &sq->w;
+	struct pair *pairs;
+	size_t n = 0, len, it = 0;
+	uint64_t k, v;
+	int64_t total;
+	int ret;
+
+	pairs = xmalloc(acc->map.count * sizeof(*pairs));
+	while (u64map_next(&acc->map, &it, &k, &v)) {
 		if (!v)
 			continue;
 		pairs[n].stack = k;
@@ -1671,22 +1695,13 @@ static int build_rollup(struct sq *sq, int level, int64_t series, int64_t t, str
 	}
 	qsort(pairs, n, sizeof(*pairs), cmp_pair_stack);
 	len = encode_pairs(sq, pairs, n, &total);
+	xfree(pairs);
 	sqlite3_bind_int(c->wr[W_ROLLUP_PUT], 1, level);
 	sqlite3_bind_int64(c->wr[W_ROLLUP_PUT], 2, series);
 	sqlite3_bind_int64(c->wr[W_ROLLUP_PUT], 3, t);
 	sqlite3_bind_int64(c->wr[W_ROLLUP_PUT], 4, total);
 	sqlite3_bind_blob(c->wr[W_ROLLUP_PUT], 5, sq->blob, (int)len, SQLITE_STATIC);
 	ret = step_done(c, c->wr[W_ROLLUP_PUT], err, "cannot write rollup");
-done:
-	if (ret == 0) {
-		sqlite3_bind_int(c->wr[W_DIRTY_DEL], 1, level);
-		sqlite3_bind_int64(c->wr[W_DIRTY_DEL], 2, series);
-		sqlite3_bind_int64(c->wr[W_DIRTY_DEL], 3, t);
-		ret = step_done(c, c->wr[W_DIRTY_DEL], err, "cannot clear partition mark");
-	}
-cleanup:
-	xfree(pairs);
-	u64map_release(&acc.map);
 	return ret;
 }
 

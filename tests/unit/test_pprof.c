@@ -368,7 +368,7 @@ static void foreign_profile(struct buf *b, int packed, int with_default)
 	protobuf_put_uint64(&w, 2, 4);
 	protobuf_end(&w, m);
 	if (with_default)
-		protobuf_put_uint64(&w, 14, 1);
+		protobuf_put_uint64(&w, 14, 3);
 	CHECK_EQ_INT(w.err, 0);
 }
 
@@ -396,13 +396,14 @@ static void test_foreign(void)
 			fprintf(stderr, "  %s\n", err.msg);
 			continue;
 		}
-		/* No default type: "cpu" is preferred over "samples". */
-		CHECK_EQ_STR(S(p, p->sample_type), "cpu");
-		CHECK_EQ_STR(S(p, p->sample_unit), "nanoseconds");
+		/* No default type: the count is preferred over the time. */
+		CHECK_EQ_STR(S(p, p->sample_type), "samples");
+		CHECK_EQ_STR(S(p, p->sample_unit), "count");
+		CHECK_EQ_STR(S(p, p->period_type), "cpu");
 		CHECK_EQ_INT(p->period, 10000000);
 		CHECK_EQ_INT(p->nsamples, 2);
-		CHECK_EQ_INT(p->samples[0].value, 40000000);
-		CHECK_EQ_INT(p->samples[1].value, 10000000);
+		CHECK_EQ_INT(p->samples[0].value, 4);
+		CHECK_EQ_INT(p->samples[1].value, 1);
 		/* Inlined location 20 became two, leaf first, then kernel 30. */
 		CHECK_EQ_INT(p->samples[0].nlocs, 3);
 		locs = profile_sample_locs(p, &p->samples[0]);
@@ -426,12 +427,13 @@ static void test_foreign(void)
 		CHECK_EQ_INT(fn_of(p, locs[1])->kind, FRAME_SPECIAL);
 		profile_free(p);
 
-		/* An explicit index, and the profile's default type, win over "cpu". */
-		CHECK_EQ_INT(pprof_decode(b.data, b.len, MAXU, 0, &p, &err), 0);
+		/* An explicit index, and the profile's default type, win over "samples". */
+		CHECK_EQ_INT(pprof_decode(b.data, b.len, MAXU, 1, &p, &err), 0);
 		if (p) {
-			CHECK_EQ_STR(S(p, p->sample_type), "samples");
-			CHECK_EQ_INT(p->samples[0].value, 4);
-			CHECK_EQ_INT(profile_total(p), 5);
+			CHECK_EQ_STR(S(p, p->sample_type), "cpu");
+			CHECK_EQ_STR(S(p, p->sample_unit), "nanoseconds");
+			CHECK_EQ_INT(p->samples[0].value, 40000000);
+			CHECK_EQ_INT(profile_total(p), 50000000);
 			profile_free(p);
 		}
 		CHECK_EQ_INT(pprof_decode(b.data, b.len, MAXU, 2, &p, &err), -EINVAL);
@@ -440,7 +442,7 @@ static void test_foreign(void)
 		foreign_profile(&b, packed, 1);
 		CHECK_EQ_INT(pprof_decode(b.data, b.len, MAXU, -1, &p, &err), 0);
 		if (p) {
-			CHECK_EQ_STR(S(p, p->sample_type), "samples");
+			CHECK_EQ_STR(S(p, p->sample_type), "cpu");
 			profile_free(p);
 		}
 		buf_release(&b);
@@ -675,6 +677,35 @@ static void test_last_type(void)
 	buf_release(&b);
 }
 
+/* The recorder's samples/count profile with a cpu/nanoseconds period gets Go's second value. */
+static void test_cpu_value(void)
+{
+	struct profile *p = rich_profile(), *q = NULL;
+	struct buf b = BUF_INIT(BUF_UNLIMITED);
+	struct errmsg err = { "" };
+
+	profile_set_type(p, "samples", "count", 10000000);
+	profile_set_period_type(p, "cpu", "nanoseconds");
+	CHECK_EQ_INT(pprof_encode(p, &b), 0);
+	/* Index 1: the time, count x period. */
+	CHECK_EQ_INT(pprof_decode(b.data, b.len, MAXU, 1, &q, &err), 0);
+	if (q) {
+		CHECK_EQ_STR(S(q, q->sample_type), "cpu");
+		CHECK_EQ_STR(S(q, q->sample_unit), "nanoseconds");
+		CHECK_EQ_INT(profile_total(q), profile_total(p) * 10000000);
+		CHECK_EQ_INT(q->samples[2].value, 7 * 10000000LL);
+		profile_free(q);
+	}
+	/* Default: exactly what was written. */
+	CHECK_EQ_INT(pprof_decode(b.data, b.len, MAXU, -1, &q, &err), 0);
+	if (q) {
+		check_same(p, q);
+		profile_free(q);
+	}
+	buf_release(&b);
+	profile_free(p);
+}
+
 static int have_go(void)
 {
 	return system("command -v go >/dev/null 2>&1") == 0;
@@ -689,12 +720,14 @@ static void test_go_pprof(void)
 	uint32_t fhot, fcold, fmain, lhot, lcold, lmain, s[2];
 	char cmd[512], line[512];
 	FILE *f;
-	int fd, found_hot = 0, found_total = 0, found_kernel = 0, hot_first = -1, row = 0;
+	int fd, found_hot = 0, found_total = 0, found_kernel = 0, found_type = 0, hot_first = -1, row = 0;
 
 	if (!have_go())
 		SKIP("'go' is not installed: cannot check the encoding with go tool pprof");
+	/* As the recorder makes them: sample counts, a cpu/nanoseconds period of 10 ms. */
 	p = profile_new();
-	profile_set_type(p, "cpu", "nanoseconds", 10000000);
+	profile_set_type(p, "samples", "count", 10000000);
+	profile_set_period_type(p, "cpu", "nanoseconds");
 	p->duration_nanos = 3000000000LL;
 	fmain = profile_intern_function(p, FRAME_NATIVE, "main", NULL, "main.c", 1);
 	fhot = profile_intern_function(p, FRAME_NATIVE, "hot_function", NULL, "main.c", 10);
@@ -705,9 +738,9 @@ static void test_go_pprof(void)
 	lcold = profile_intern_location(p, 0, 0xffffffff81001000ULL, fcold, 0);
 	s[1] = lmain;
 	s[0] = lhot;
-	profile_add_sample(p, s, 2, NULL, 0, 2000000000);
+	profile_add_sample(p, s, 2, NULL, 0, 200);
 	s[0] = lcold;
-	profile_add_sample(p, s, 2, NULL, 0, 1000000000);
+	profile_add_sample(p, s, 2, NULL, 0, 100);
 	CHECK_EQ_INT(pprof_encode(p, &gz), 0);
 	fd = mkstemp(path);
 	CHECK(fd >= 0);
@@ -723,6 +756,8 @@ static void test_go_pprof(void)
 		buf_puts(&outb, line);
 		if (strstr(line, "of 3s total"))
 			found_total = 1;
+		if (!strncmp(line, "Type: cpu", 9))
+			found_type = 1;
 		/* Rows of the table: "flat flat% sum% cum cum% name". */
 		if (strstr(line, "%") && (strstr(line, "hot_function") || strstr(line, "cold_syscall") ||
 					  strstr(line, " main"))) {
@@ -743,7 +778,8 @@ static void test_go_pprof(void)
 	CHECK(found_hot);
 	CHECK(hot_first == 1);
 	CHECK(found_kernel);
-	if (!found_total || !found_hot || hot_first != 1 || !found_kernel)
+	CHECK(found_type);
+	if (!found_total || !found_hot || hot_first != 1 || !found_kernel || !found_type)
 		fprintf(stderr, "  go tool pprof said:\n%s\n", outb.data ? outb.data : "");
 cleanup:
 	profile_free(p);
@@ -762,6 +798,7 @@ int main(void)
 	RUN(test_inline_bomb);
 	RUN(test_gzip_bomb);
 	RUN(test_last_type);
+	RUN(test_cpu_value);
 	RUN(test_go_pprof);
 	return test_summary();
 }

@@ -10,6 +10,7 @@
 #include "lib/strtab.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -720,6 +721,59 @@ static void test_top_and_sandwich(void)
 	store_profile_free(p);
 }
 
+/* Queries run on reader connections while the writer commits: each sees a consistent snapshot
+ * (the total is a multiple of the per-batch total and never goes down). */
+struct reader_arg {
+	struct store *s;
+	int failures, rounds;
+};
+
+static void *reader_thread(void *p)
+{
+	struct reader_arg *a = p;
+	int64_t last = 0;
+	int i;
+
+	for (i = 0; i < a->rounds; i++) {
+		int64_t v = total_of(a->s, "app.cpu", 0, T0 + DAY);
+
+		if (v < last || v % 6 != 0)
+			a->failures++;
+		last = v;
+	}
+	return NULL;
+}
+
+static void test_concurrent_reads(void)
+{
+	static const char *const st[] = { "main;a", "main;b" };
+	static const int64_t v[] = { 2, 4 };
+	struct reader_arg a[2];
+	pthread_t th[2];
+	struct errmsg err = { "" };
+	struct store *s;
+	int i;
+
+	make_dir();
+	s = open_store(NULL);
+	for (i = 0; i < 2; i++) {
+		a[i].s = s;
+		a[i].failures = 0;
+		a[i].rounds = 40;
+		pthread_create(&th[i], NULL, reader_thread, &a[i]);
+	}
+	for (i = 0; i < 200; i++)
+		put(s, "cpu", "app", NULL, T0 + i * 10, st, v, 2);
+	CHECK_EQ_INT(store_maintain(s, T0 + 2 * DAY, &err), 0);
+	for (i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		CHECK_EQ_INT(a[i].failures, 0);
+	}
+	CHECK_EQ_INT(total_of(s, "app.cpu", 0, T0 + DAY), 1200);
+	store_close(s);
+	remove_dir();
+}
+
 int main(void)
 {
 	RUN(test_write_read_exact);
@@ -734,5 +788,6 @@ int main(void)
 	RUN(test_labels_and_series);
 	RUN(test_timeseries_group_by);
 	RUN(test_top_and_sandwich);
+	RUN(test_concurrent_reads);
 	return test_summary();
 }
