@@ -68,6 +68,24 @@ int python_is_interpreter_path(const char *path, unsigned *major, unsigned *mino
 	return 1;
 }
 
+/* python3.13t, libpython3.13t.so.1.0: the ABI flag 't' of a free-threaded build. */
+static int is_free_threaded_name(const char *path)
+{
+	const char *b = base_name(path), *s;
+
+	if (!python_is_interpreter_path(path, NULL, NULL))
+		return 0;
+	s = strchr(b, '.'); /* the dot of 3.X */
+	if (!s)
+		return 0;
+	for (s++; *s >= '0' && *s <= '9'; s++)
+		;
+	for (; *s == 'd' || *s == 'm' || *s == 't' || *s == 'u'; s++)
+		if (*s == 't')
+			return 1;
+	return 0;
+}
+
 int python_eval_ranges(struct elf_file *e, uint64_t lo[2], uint64_t hi[2])
 {
 	static const char *const names[2] = {
@@ -468,10 +486,7 @@ int python_proc_open(int pid, struct python_proc **out, struct errmsg *err)
 		p->bpf.eval_lo[i] = lo[i] + bias;
 		p->bpf.eval_hi[i] = hi[i] + bias;
 	}
-	rc = proc_setup(p, major, minor, py_version,
-			strstr(base_name(ent->path), "t.so") != NULL ||
-				(base_name(ent->path)[strlen(base_name(ent->path)) - 1] == 't'),
-			err);
+	rc = proc_setup(p, major, minor, py_version, is_free_threaded_name(ent->path), err);
 	if (rc)
 		goto cleanup;
 	*out = p;
@@ -532,25 +547,18 @@ const char *python_proc_file(const struct python_proc *p)
 int python_proc_symbolize(struct python_proc *p, struct python_code_cache *cc,
 			  const struct python_frame *f, struct python_sym *out)
 {
-	static struct python_code direct;
 	const struct python_code *c;
 
-	if (cc) {
-		c = python_code_cache_get(cc, (uint32_t)p->pid, f->code, f->checksum, &p->mem,
-					  &p->off, &p->types);
-	} else {
-		python_code_release(&direct);
-		c = python_code_read(&p->mem, &p->off, &p->types, f->code, &direct, NULL) == 0 &&
-				    direct.checksum == f->checksum
-			    ? &direct
-			    : NULL;
-	}
+	c = python_code_cache_get(cc, (uint32_t)p->pid, f->code, f->checksum, &p->mem, &p->off,
+				  &p->types);
 	if (!c)
 		return -ENOENT;
 	out->qualname = c->qualname;
 	out->filename = c->filename;
 	out->firstlineno = c->firstlineno;
 	out->line = python_code_line(c, f->instr);
+	if (out->line < 0)
+		out->line = c->firstlineno;
 	return 0;
 }
 

@@ -94,9 +94,10 @@ int python_proc_walk(struct python_proc *p, struct python_threads *out);
  * or module, e.g. an interactive session, or the main thread has no Python frames now). */
 int python_proc_script(struct python_proc *p, const char **script);
 
-/* Name, file and line of a frame. The code object goes through cc (may be NULL: read
- * directly). Returns 0 with out filled (strings owned by cc, valid until its next get), or
- * -ENOENT when the code object is gone or unreadable. */
+/* Name, file and line of a frame (the first line of the function when the instruction has
+ * no line). The code object goes through the cache cc. Returns 0 with out filled (strings
+ * owned by cc, valid until its next get), or -ENOENT when the code object is gone, unreadable
+ * or no longer the one the frame saw (checksum). */
 struct python_sym {
 	const char *qualname;
 	const char *filename;

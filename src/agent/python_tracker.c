@@ -168,11 +168,21 @@ int python_tracker_add_pid(struct python_tracker *t, int pid, const char **why)
 void python_tracker_forget_pid(struct python_tracker *t, int pid)
 {
 	struct pentry *e = find(t, pid, 0);
+	size_t i;
 
 	if (!e)
 		return;
+	/* The profile with this pid's last samples is built: nothing of it is needed now. */
 	entry_clear(t, e);
-	e->state = P_EXITED;
+	xfree(e->script);
+	python_code_cache_forget_pid(t->cache, (uint32_t)pid);
+	i = (size_t)(e - t->v);
+	u64map_remove(&t->index, (uint64_t)pid + 1);
+	if (i != t->n - 1) {
+		t->v[i] = t->v[t->n - 1];
+		u64map_put(&t->index, (uint64_t)t->v[i].pid + 1, i + 1);
+	}
+	t->n--;
 }
 
 static struct python_proc *live_proc(struct python_tracker *t, int pid, const char **why)

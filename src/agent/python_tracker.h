@@ -9,11 +9,15 @@
  *   python_tracker_add_pid(pid)           a new process or an exec; cheap for non-Python
  *   python_tracker_note_sample(...)       for each sample record, in the drain loop
  *   python_tracker_symbolize(...)         when building the profile
- *   python_tracker_forget_pid(pid)        the process exited (its cached code stays)
+ *   python_tracker_forget_pid(pid)        the process exited and its last samples are
+ *                                         symbolized: everything of it is dropped
  *
- * Ownership: strings returned stay valid until the tracker is freed (names live in the code
- * cache: see python_code.h for when an eviction can end them; copy them into the profile right
- * away). Not thread-safe. */
+ * Code objects are cached from the first sample that names them, so a process that exits
+ * before the profile is built still gets its names (until python_tracker_forget_pid()).
+ *
+ * Ownership: returned strings are owned by the tracker and valid until its next call that may
+ * read or drop code objects (note_sample, symbolize, forget_pid, add_pid): copy them into the
+ * profile right away. Not thread-safe. */
 #ifndef SCORCH_AGENT_PYTHON_TRACKER_H
 #define SCORCH_AGENT_PYTHON_TRACKER_H
 

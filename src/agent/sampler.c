@@ -247,6 +247,13 @@ int sampler_poll(struct sampler *s, int timeout_ms, sampler_record_fn fn, void *
 	s->fn_ctx = ctx;
 	s->fn_ret = 0;
 	n = ring_buffer__poll(s->rb, timeout_ms);
+	/* Samples do not wake the reader (sampler.bpf.c: sample_wakeup()): drain what is there
+	 * whether or not epoll said so. */
+	if (n >= 0 && !s->fn_ret) {
+		int m = ring_buffer__consume(s->rb);
+
+		n = m < 0 ? m : n + m;
+	}
 	if (s->fn_ret)
 		return s->fn_ret;
 	return n;

@@ -220,13 +220,15 @@ int session_start(const struct session_opts *opts, struct session **out)
 		error("%s", err.msg);
 		goto fail;
 	}
-	s->py = python_tracker_new(bpf_map__fd(sampler_skel(s->sampler)->maps.py_procs));
-	agg_set_python(s->agg, s->py);
+	if (so.python_mode) {
+		s->py = python_tracker_new(bpf_map__fd(sampler_skel(s->sampler)->maps.py_procs));
+		agg_set_python(s->agg, s->py);
+	}
 	{
 		struct unwinder_opts uo;
 
 		memset(&uo, 0, sizeof(uo));
-		uo.interp = python_tracker_interp_ranges;
+		uo.interp = s->py ? python_tracker_interp_ranges : NULL;
 		uo.interp_ctx = s->py;
 		s->unw = unwinder_new(sampler_skel(s->sampler)->obj, &uo, &err);
 	}

@@ -15,7 +15,8 @@
  *   tag 0            native frame: the absolute instruction address (a return address for
  *                    every frame but the leaf; user space subtracts 1 before symbolizing it)
  *   FW_TAG_MARKER    a marker frame; data = enum fw_marker ([truncated], [unwind error] ...)
- *   Other tags are reserved for interpreter frames (e.g. CPython code object + instruction).
+ *   0x02 - 0x04      CPython frames and markers (python.h: FW_TAG_PYTHON, _INSTR, _MARK)
+ *   Other tags are reserved for interpreter frames.
  */
 #ifndef SCORCH_BPF_SAMPLER_H
 #define SCORCH_BPF_SAMPLER_H

@@ -110,6 +110,11 @@ struct unw_state {
 	__u32 frames;         /* native frames emitted */
 	__u32 out_base;       /* BPF: index in the record's frames where the words go */
 	__u64 env;            /* user space: its reader's context (unused in BPF) */
+	/* Caches of the current unwind (zero at its start): consecutive frames are mostly in the
+	 * same mapping, and a recursion looks the same address up again and again. */
+	__u64 last_lookup;    /* the address last looked up in a table */
+	__u32 last_map;       /* index in unw_maps of the mapping last found, + 1 (0: none) */
+	__u32 last_entry;     /* index in unw_entries of last_lookup's entry, + 1 (0: none) */
 };
 
 /* A stack snapshot, sent when the process has no tables yet: the user frame words are

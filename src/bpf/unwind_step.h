@@ -5,6 +5,8 @@
  * The includer defines, before including this file:
  *   UNW_INLINE                      function attribute (__always_inline in BPF)
  *   UNW_READ_U64(st, addr, dstp)    read 8 bytes of the unwound process at addr; 0 on success
+ *   UNW_READ_2U64(st, addr, dst)    (optional) read 16 bytes at addr into __u64 dst[2]; 0 on
+ *                                   success (default: two UNW_READ_U64)
  *   UNW_MAPPING(st, idx)            const struct unwind_mapping * at index idx, or NULL
  *   UNW_ENTRY(st, idx)              const struct unwind_entry * at index idx, or NULL
  *   UNW_EMIT(st, word)              append a frame word; 0 on success, non-zero when full
@@ -25,12 +27,18 @@
 #define UNW_INTERP_HOOK(st, m, e) 0
 #endif
 
+#ifndef UNW_READ_2U64
+#define UNW_READ_2U64(st, addr, dst) \
+	(UNW_READ_U64(st, (addr), &(dst)[0]) || UNW_READ_U64(st, (addr) + 8, &(dst)[1]))
+#endif
+
 /* UNW_HAVE_SEARCH: the includer provides unwind_find_mapping() and unwind_find_entry() with
- * the semantics below (BPF does, with bpf_loop, to keep the verifier's work linear). */
+ * the semantics below (BPF does, with bpf_loop, to keep the verifier's work linear). Both
+ * store the index of what they found in *idx. */
 #ifndef UNW_HAVE_SEARCH
 /* The mapping holding pc, or NULL. Mappings are sorted by start. */
 static UNW_INLINE const struct unwind_mapping *unwind_find_mapping(struct unw_state *st,
-								   __u64 pc)
+								   __u64 pc, __u32 *idx)
 {
 	const struct unwind_mapping *m;
 	__u32 lo = 0, hi = st->map_count, i;
@@ -51,7 +59,8 @@ static UNW_INLINE const struct unwind_mapping *unwind_find_mapping(struct unw_st
 		else
 			hi = mid;
 	}
-	m = UNW_MAPPING(st, st->map_first + lo);
+	*idx = st->map_first + lo;
+	m = UNW_MAPPING(st, *idx);
 	if (!m || pc < m->start || pc >= m->end)
 		return 0;
 	return m;
@@ -60,7 +69,7 @@ static UNW_INLINE const struct unwind_mapping *unwind_find_mapping(struct unw_st
 /* The entry for table-relative address rel in the mapping's table, or NULL. */
 static UNW_INLINE const struct unwind_entry *unwind_find_entry(struct unw_state *st,
 							       const struct unwind_mapping *m,
-							       __u64 rel)
+							       __u64 rel, __u32 *idx)
 {
 	const struct unwind_entry *e;
 	__u32 lo = 0, hi = m->table_count, first = m->table_first, i;
@@ -81,13 +90,54 @@ static UNW_INLINE const struct unwind_entry *unwind_find_entry(struct unw_state 
 		else
 			hi = mid;
 	}
-	e = UNW_ENTRY(st, first + lo);
+	*idx = first + lo;
+	e = UNW_ENTRY(st, *idx);
 	if (!e || e->pc > rel)
 		return 0;
 	return e;
 }
 
 #endif
+
+/* The mapping holding lookup: the last one found when it still matches, else a search. */
+static UNW_INLINE const struct unwind_mapping *unwind_mapping_of(struct unw_state *st,
+								 __u64 lookup)
+{
+	const struct unwind_mapping *m;
+	__u32 idx = 0;
+
+	if (st->last_map) {
+		m = UNW_MAPPING(st, st->last_map - 1);
+		if (m && lookup >= m->start && lookup < m->end)
+			return m;
+	}
+	m = unwind_find_mapping(st, lookup, &idx);
+	if (m)
+		st->last_map = idx + 1;
+	return m;
+}
+
+/* The entry for lookup in mapping m: the last one found when the address repeats (a
+ * recursion), else a search. */
+static UNW_INLINE const struct unwind_entry *unwind_entry_of(struct unw_state *st,
+							     const struct unwind_mapping *m,
+							     __u64 lookup)
+{
+	const struct unwind_entry *e;
+	__u32 idx = 0;
+
+	if (st->last_entry && lookup == st->last_lookup) {
+		e = UNW_ENTRY(st, st->last_entry - 1);
+		if (e)
+			return e;
+	}
+	e = unwind_find_entry(st, m, lookup - m->bias, &idx);
+	if (e) {
+		st->last_lookup = lookup;
+		st->last_entry = idx + 1;
+	}
+	return e;
+}
 
 /* Emit the current frame and move to its caller. Returns 0 to go on, 1 when the unwind is
  * over (st->result says why). */
@@ -109,7 +159,7 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 	}
 	st->frames++;
 	lookup = st->pc - ((st->flags & UNW_S_RETADDR) ? 1 : 0);
-	m = unwind_find_mapping(st, lookup);
+	m = unwind_mapping_of(st, lookup);
 	if (!m) {
 		st->result = USTAT_ERR_NO_MAPPING;
 		return 1;
@@ -120,7 +170,7 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 		st->result = USTAT_ERR_NO_TABLE;
 		return 1;
 	} else {
-		e = unwind_find_entry(st, m, lookup - m->bias);
+		e = unwind_entry_of(st, m, lookup);
 		if (!e) {
 			st->result = USTAT_ERR_INVALID;
 			return 1;
@@ -179,11 +229,21 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 		st->result = USTAT_ERR_LOOP; /* the CFA must move up the stack */
 		return 1;
 	}
-	if (UNW_READ_U64(st, cfa - 8, &ra)) {
+	if (e->rbp == -2 && kind != UNW_DEREF_RBP) {
+		/* the usual `push rbp` frame: the caller's RBP sits just below the return
+		 * address, one read for both */
+		__u64 pair[2];
+
+		if (UNW_READ_2U64(st, cfa - 16, pair)) {
+			st->result = USTAT_ERR_READ;
+			return 1;
+		}
+		st->bp = pair[0];
+		ra = pair[1];
+	} else if (UNW_READ_U64(st, cfa - 8, &ra)) {
 		st->result = USTAT_ERR_READ;
 		return 1;
-	}
-	if (kind == UNW_DEREF_RBP) {
+	} else if (kind == UNW_DEREF_RBP) {
 		if (UNW_READ_U64(st, old_bp + (__s64)e->rbp * 8, &v)) {
 			st->result = USTAT_ERR_READ;
 			return 1;

@@ -83,6 +83,11 @@ static __always_inline int unw_bpf_read(__u64 addr, __u64 *out)
 	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr) ? 1 : 0;
 }
 
+static __always_inline int unw_bpf_read2(__u64 addr, __u64 *out)
+{
+	return bpf_probe_read_user(out, 2 * sizeof(*out), (const void *)addr) ? 1 : 0;
+}
+
 static __always_inline int unw_bpf_emit(struct unw_state *st, __u64 word)
 {
 	__u32 zero = 0, idx;
@@ -114,6 +119,7 @@ static __always_inline int unwind_interp_hook(struct unw_state *st,
 
 #define UNW_INLINE __always_inline
 #define UNW_READ_U64(st, addr, dstp) unw_bpf_read((addr), (dstp))
+#define UNW_READ_2U64(st, addr, dst) unw_bpf_read2((addr), (dst))
 #define UNW_MAPPING(st, idx) unw_lookup_mapping(idx)
 #define UNW_ENTRY(st, idx) unw_lookup_entry(idx)
 #define UNW_EMIT(st, word) unw_bpf_emit((st), (word))
@@ -170,7 +176,7 @@ static long unw_search_cb(__u32 i, void *data)
 #define UNW_HAVE_SEARCH 1
 
 static __always_inline const struct unwind_mapping *unwind_find_mapping(struct unw_state *st,
-									__u64 pc)
+									__u64 pc, __u32 *found)
 {
 	struct unw_search s = { 0, st->map_count, st->map_first, 0, pc };
 	const struct unwind_mapping *m;
@@ -180,6 +186,7 @@ static __always_inline const struct unwind_mapping *unwind_find_mapping(struct u
 		return 0;
 	bpf_loop(14, unw_search_cb, &s, 0);
 	idx = s.first + s.lo;
+	*found = idx;
 	m = bpf_map_lookup_elem(&unw_maps, &idx);
 	if (!m || pc < m->start || pc >= m->end)
 		return 0;
@@ -188,7 +195,7 @@ static __always_inline const struct unwind_mapping *unwind_find_mapping(struct u
 
 static __always_inline const struct unwind_entry *unwind_find_entry(struct unw_state *st,
 								    const struct unwind_mapping *m,
-								    __u64 rel)
+								    __u64 rel, __u32 *found)
 {
 	struct unw_search s = { 0, m->table_count, m->table_first, 1, rel };
 	const struct unwind_entry *e;
@@ -198,6 +205,7 @@ static __always_inline const struct unwind_entry *unwind_find_entry(struct unw_s
 		return 0;
 	bpf_loop(26, unw_search_cb, &s, 0);
 	idx = s.first + s.lo;
+	*found = idx;
 	e = bpf_map_lookup_elem(&unw_entries, &idx);
 	if (!e || e->pc > rel)
 		return 0;

@@ -42,8 +42,10 @@ static const char usage_text[] =
 	"\n"
 	"examples:\n"
 	"  scorch server --data /var/lib/scorch --retention 14d --max-disk 20GB\n"
-	"  curl --data-binary @profile.folded 'http://127.0.0.1:4040/ingest?name=myapp.cpu{env=dev}'\n"
-	"  curl 'http://127.0.0.1:4040/render?query=myapp.cpu{env=\"dev\"}&from=now-1h&format=html' > fg.html\n"
+	"  curl --data-binary @profile.folded --url-query 'name=myapp.cpu{env=dev}' \\\n"
+	"       http://127.0.0.1:4040/ingest\n"
+	"  curl -G --data-urlencode 'query=myapp.cpu{env=\"dev\"}' -d from=now-1h -d format=html \\\n"
+	"       http://127.0.0.1:4040/render > flamegraph.html\n"
 	"  scorch server --listen 0.0.0.0:4040 --auth-token-file /etc/scorch/token\n";
 
 enum {

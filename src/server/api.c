@@ -266,9 +266,9 @@ void api_top(void *ctx, const struct http_request *req, struct http_response *re
 		goto cleanup;
 	}
 	n = query_top(p, &rows);
-	if (sort && !strcmp(sort, "total"))
+	if (n > 1 && sort && !strcmp(sort, "total"))
 		qsort(rows, n, sizeof(*rows), cmp_total);
-	else if (sort && !strcmp(sort, "name"))
+	else if (n > 1 && sort && !strcmp(sort, "name"))
 		qsort(rows, n, sizeof(*rows), cmp_name);
 	rc = buf_printf(b, "{\"total\":%" PRId64 ",\"functions\":%zu,\"rows\":[", p->total, n);
 	for (i = 0; i < n && i < limit && !rc; i++) {

@@ -1,13 +1,11 @@
 /* flamebearer.c: call tree building, truncation and level encoding (see flamebearer.h).
  *
- * The tree is built by walking every stack from the root, finding each child through a map
- * keyed by (parent node, name id). Truncation keeps the heaviest nodes: a node never weighs
+ * The tree is built from the stacks sorted by frames (see tree_build()). Truncation keeps the heaviest nodes: a node never weighs
  * more than its parent and is created after it, so sorting by (weight desc, index asc) puts
  * every parent before its children and any prefix of that order is a connected tree. The top
  * nodes are found by selection (quickselect on the weights), not by sorting all nodes. */
 #include "server/flamebearer.h"
 #include "lib/alloc.h"
-#include "lib/hash.h"
 #include "lib/json.h"
 #include "lib/strtab.h"
 #include "store/store.h"
@@ -32,7 +30,7 @@ struct fb_tree {
 	struct fb_node *nodes;
 	size_t n, cap;
 	struct strtab *names;
-	struct u64map index; /* (parent << 32 | name) + 1 -> node */
+	int64_t other[2];    /* the profiles' own `other` values */
 	uint32_t *kids;
 	uint32_t name_total, name_other;
 };
@@ -50,24 +48,10 @@ static uint32_t add_node(struct fb_tree *t, uint32_t parent, uint32_t name)
 	return (uint32_t)t->n++;
 }
 
-static uint32_t child_of(struct fb_tree *t, uint32_t parent, uint32_t name)
-{
-	uint64_t key = (((uint64_t)parent << 32) | name) + 1;
-	uint64_t *v = u64map_get(&t->index, key);
-	uint32_t id;
-
-	if (v)
-		return (uint32_t)*v;
-	id = add_node(t, parent, name);
-	u64map_put(&t->index, key, id);
-	return id;
-}
-
 static void tree_init(struct fb_tree *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->names = strtab_new();
-	u64map_init(&t->index);
 	t->name_total = strtab_intern(t->names, "total");
 	t->name_other = strtab_intern(t->names, "other");
 	add_node(t, 0, t->name_total);
@@ -78,10 +62,25 @@ static void tree_release(struct fb_tree *t)
 	xfree(t->nodes);
 	xfree(t->kids);
 	strtab_free(t->names);
-	u64map_release(&t->index);
 }
 
-static void tree_add_profile(struct fb_tree *t, const struct store_profile *p, int side)
+/* Stacks of both sides with frames as ids of the tree's name table, to be sorted. */
+struct fb_entry {
+	uint32_t first, depth;
+	int side;
+	int64_t value;
+};
+
+struct fb_input {
+	uint32_t *pool;
+	size_t npool, pool_cap;
+	struct fb_entry *e;
+	size_t n, cap;
+	uint32_t max_depth;
+};
+
+static void input_add(struct fb_tree *t, struct fb_input *in, const struct store_profile *p,
+		      int side)
 {
 	uint32_t nnames = strtab_count(p->names);
 	uint32_t *map = xmalloc((nnames ? nnames : 1) * sizeof(*map));
@@ -90,11 +89,17 @@ static void tree_add_profile(struct fb_tree *t, const struct store_profile *p, i
 	memset(map, 0xff, (nnames ? nnames : 1) * sizeof(*map));
 	for (i = 0; i < p->nstacks; i++) {
 		const struct store_stack *st = &p->stacks[i];
-		uint32_t cur = 0;
+		struct fb_entry *e;
 
 		if (st->value <= 0)
 			continue;
-		t->nodes[0].total[side] += st->value;
+		ALLOC_GROW(in->e, in->n + 1, in->cap);
+		ALLOC_GROW(in->pool, in->npool + st->depth, in->pool_cap);
+		e = &in->e[in->n++];
+		e->first = (uint32_t)in->npool;
+		e->depth = st->depth;
+		e->side = side;
+		e->value = st->value;
 		for (j = 0; j < st->depth; j++) {
 			uint32_t f = p->frames[st->first + j];
 
@@ -102,19 +107,78 @@ static void tree_add_profile(struct fb_tree *t, const struct store_profile *p, i
 				f = 0;
 			if (map[f] == UINT32_MAX)
 				map[f] = strtab_intern(t->names, strtab_get(p->names, f));
-			cur = child_of(t, cur, map[f]);
-			t->nodes[cur].total[side] += st->value;
+			in->pool[in->npool++] = map[f];
 		}
-		t->nodes[cur].self[side] += st->value;
+		if (st->depth > in->max_depth)
+			in->max_depth = st->depth;
 	}
-	if (p->other > 0) {
-		uint32_t o = child_of(t, 0, t->name_other);
-
-		t->nodes[0].total[side] += p->other;
-		t->nodes[o].total[side] += p->other;
-		t->nodes[o].self[side] += p->other;
-	}
+	if (p->other > 0)
+		t->other[side] += p->other;
 	xfree(map);
+}
+
+static int cmp_entry(const void *a, const void *b, void *arg)
+{
+	const struct fb_entry *x = a, *y = b;
+	const uint32_t *pool = arg, *px = pool + x->first, *py = pool + y->first;
+	uint32_t i, n = x->depth < y->depth ? x->depth : y->depth;
+
+	for (i = 0; i < n; i++)
+		if (px[i] != py[i])
+			return px[i] < py[i] ? -1 : 1;
+	return (x->depth > y->depth) - (x->depth < y->depth);
+}
+
+/* Build the tree from stacks sorted by their frame ids: stacks sharing a prefix are then
+ * adjacent, so each stack reuses the path of the previous one up to their common prefix and
+ * only creates the nodes after it. No lookup structure is needed, and no node is created twice
+ * (a second stack with the same prefix and next frame would have to sort between them). */
+static void tree_build(struct fb_tree *t, struct fb_input *in)
+{
+	uint32_t *path = xmalloc(((size_t)in->max_depth + 1) * sizeof(*path));
+	const struct fb_entry *prev = NULL;
+	size_t i;
+	uint32_t j;
+	int side;
+
+	if (in->n > 1)
+		qsort_r(in->e, in->n, sizeof(*in->e), cmp_entry, in->pool);
+	path[0] = 0;
+	for (i = 0; i < in->n; i++) {
+		const struct fb_entry *e = &in->e[i];
+		const uint32_t *ids = in->pool + e->first;
+		uint32_t lcp = 0;
+
+		if (prev) {
+			const uint32_t *pids = in->pool + prev->first;
+
+			while (lcp < prev->depth && lcp < e->depth && ids[lcp] == pids[lcp])
+				lcp++;
+		}
+		for (j = lcp; j < e->depth; j++)
+			path[j + 1] = add_node(t, path[j], ids[j]);
+		for (j = 0; j <= e->depth; j++)
+			t->nodes[path[j]].total[e->side] += e->value;
+		t->nodes[path[e->depth]].self[e->side] += e->value;
+		prev = e;
+	}
+	xfree(path);
+	/* The profiles' own rest goes to a root child "other" (merged with a frame so named). */
+	for (side = 0; side < 2; side++) {
+		uint32_t o = 0;
+		size_t n;
+
+		if (t->other[side] <= 0)
+			continue;
+		for (n = 1; n < t->n && !o; n++)
+			if (t->nodes[n].parent == 0 && t->nodes[n].name == t->name_other)
+				o = (uint32_t)n;
+		if (!o)
+			o = add_node(t, 0, t->name_other);
+		t->nodes[0].total[side] += t->other[side];
+		t->nodes[o].total[side] += t->other[side];
+		t->nodes[o].self[side] += t->other[side];
+	}
 }
 
 static int64_t weight(const struct fb_node *n)
@@ -403,6 +467,7 @@ static int build_and_write(const struct store_profile *left, const struct store_
 			   size_t max_nodes, struct buf *out)
 {
 	struct fb_tree t;
+	struct fb_input in;
 	int err;
 
 	if (max_nodes == 0)
@@ -410,10 +475,14 @@ static int build_and_write(const struct store_profile *left, const struct store_
 	if (max_nodes > FLAMEBEARER_MAX_MAX_NODES)
 		max_nodes = FLAMEBEARER_MAX_MAX_NODES;
 	tree_init(&t);
+	memset(&in, 0, sizeof(in));
 	if (left)
-		tree_add_profile(&t, left, 0);
+		input_add(&t, &in, left, 0);
 	if (right)
-		tree_add_profile(&t, right, 1);
+		input_add(&t, &in, right, 1);
+	tree_build(&t, &in);
+	xfree(in.pool);
+	xfree(in.e);
 	tree_truncate(&t, max_nodes);
 	err = write_json(&t, right != NULL, out);
 	tree_release(&t);

@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #define HTTP_DEFAULT_MAX_BODY (64u << 20)
+#define HTTP_MIN_BODY_BUDGET (256u << 20)
+#define HTTP_MAX_RESERVE (4u << 20)
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -27,6 +29,8 @@ struct http_server {
 	size_t max_body;
 	unsigned port;
 	atomic_uint inflight;
+	size_t body_budget;      /* bytes all request bodies together may hold */
+	atomic_size_t buffered;  /* bytes they hold now */
 };
 
 /* Per-request state, from the first call of the access handler to the completion callback. */
@@ -36,9 +40,17 @@ struct reqstate {
 	int too_large;  /* body exceeded max_body: discard the rest, answer 413 */
 	int no_memory;  /* body could not be buffered: answer 503 */
 	int status;     /* status of the response queued, 0 before */
+	size_t bytes_in; /* body bytes received */
 	struct timespec start;
 	double seconds;
 };
+
+/* Free a request's body and return its bytes to the budget. */
+static void body_release(struct http_server *s, struct reqstate *st)
+{
+	atomic_fetch_sub(&s->buffered, st->body.len);
+	buf_release(&st->body);
+}
 
 static double elapsed_since(const struct timespec *t0)
 {
@@ -194,8 +206,9 @@ static enum MHD_Result first_call(struct http_server *s, struct MHD_Connection *
 			st->too_large = 1;
 			return send_error(conn, st, 413, msg);
 		}
-		/* Reserve the announced size once, so a large body is not copied while doubling. */
-		if (n > 0 && !buf_reserve(&st->body, (size_t)n))
+		/* Reserve the announced size (up to a few MB: a client may announce and not send)
+		 * so that a large body is not copied over and over while doubling. */
+		if (n > 0 && !buf_reserve(&st->body, n < HTTP_MAX_RESERVE ? (size_t)n : HTTP_MAX_RESERVE))
 			st->no_memory = 1;
 	}
 	return MHD_YES;
@@ -225,15 +238,25 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
+		st->bytes_in += *upload_data_size;
 		if (!st->too_large && !st->no_memory) {
-			int err = buf_append(&st->body, upload_data, *upload_data_size);
+			size_t before = st->body.len;
+			int err;
 
+			/* All bodies together stay under a budget, whatever many clients send. */
+			if (atomic_fetch_add(&s->buffered, *upload_data_size) + *upload_data_size >
+			    s->body_budget)
+				err = -ENOMEM;
+			else
+				err = buf_append(&st->body, upload_data, *upload_data_size);
+			atomic_fetch_sub(&s->buffered, *upload_data_size);
+			atomic_fetch_add(&s->buffered, st->body.len - before);
 			if (err == -E2BIG) {
 				st->too_large = 1;
-				buf_release(&st->body);
+				body_release(s, st);
 			} else if (err) {
 				st->no_memory = 1;
-				buf_release(&st->body);
+				body_release(s, st);
 			}
 		}
 		*upload_data_size = 0;
@@ -246,7 +269,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 		return send_error(conn, st, 413, msg);
 	}
 	if (st->no_memory)
-		return send_error(conn, st, 503, "out of memory buffering the request body");
+		return send_error(conn, st, 503, "server busy: too much request data buffered, retry");
 
 	req.method = method;
 	req.path = url;
@@ -259,7 +282,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 	buf_init(&resp.body, BUF_UNLIMITED);
 	st->route->fn(s->cfg->ctx, &req, &resp);
 	/* The body is not needed any more: free it before the response goes out. */
-	buf_release(&st->body);
+	body_release(s, st);
 	ret = send_response(conn, st, &resp);
 	buf_release(&resp.body);
 	return ret;
@@ -275,8 +298,8 @@ static void request_completed(void *cls, struct MHD_Connection *conn, void **con
 		return;
 	if (s->cfg->observe)
 		s->cfg->observe(s->cfg->ctx, st->route, st->status ? st->status : 499,
-				st->body.len, st->status ? st->seconds : elapsed_since(&st->start));
-	buf_release(&st->body);
+				st->bytes_in, st->status ? st->seconds : elapsed_since(&st->start));
+	body_release(s, st);
 	xfree(st);
 	*con_cls = NULL;
 	atomic_fetch_sub(&s->inflight, 1);
@@ -374,7 +397,9 @@ struct http_server *http_server_start(const struct http_config *cfg, struct errm
 	s = xcalloc(1, sizeof(*s));
 	s->cfg = cfg;
 	s->max_body = cfg->max_body ? cfg->max_body : HTTP_DEFAULT_MAX_BODY;
+	s->body_budget = s->max_body < HTTP_MIN_BODY_BUDGET / 2 ? HTTP_MIN_BODY_BUDGET : 2 * s->max_body;
 	atomic_init(&s->inflight, 0);
+	atomic_init(&s->buffered, 0);
 	s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, access_handler, s,
 				     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				     MHD_OPTION_THREAD_POOL_SIZE, threads,

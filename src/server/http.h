@@ -7,7 +7,9 @@
  *
  * Limits: a request body larger than max_body is answered 413 without being stored (refused
  * up front when Content-Length says so, otherwise the rest is read and discarded); at most
- * max_connections connections are open at once; `threads` handlers run concurrently.
+ * max_connections connections are open at once; `threads` handlers run concurrently; all bodies
+ * being received together hold at most max(256 MiB, 2 * max_body), beyond which requests get
+ * 503 (retry later).
  *
  * Handlers run on worker threads, concurrently: whatever ctx points to must be thread-safe. */
 #ifndef SCORCH_HTTP_H

@@ -295,8 +295,10 @@ int ingest_profile(const struct profile *p, const struct ingest_meta *meta,
 			extra[2 * nextra] = profile_get_str(p, labels[j].key);
 			extra[2 * nextra + 1] = v;
 			nextra++;
-			if (buf_puts(&sig, extra[2 * nextra - 2]) < 0 || buf_putc(&sig, '\x1f') < 0 ||
-			    buf_puts(&sig, v) < 0 || buf_putc(&sig, '\x1e') < 0) {
+			/* Length-prefixed, so that no label content can fake a separator. */
+			if (buf_printf(&sig, "%zu:", strlen(extra[2 * nextra - 2])) < 0 ||
+			    buf_puts(&sig, extra[2 * nextra - 2]) < 0 ||
+			    buf_printf(&sig, "%zu:", strlen(v)) < 0 || buf_puts(&sig, v) < 0) {
 				rc = errmsg_set(err, -EINVAL, "sample labels too long");
 				goto cleanup;
 			}
@@ -536,7 +538,8 @@ static void handle(struct server *s, const struct http_request *req, struct http
 
 		rc = pprof_decode(body, body_len, pprof_limit(s), -1, &prof, &err);
 		if (rc < 0) {
-			http_error(resp, rc == -E2BIG ? 413 : 422, "cannot decode pprof: %s", err.msg);
+			/* Over-limit structures and inflation bombs alike: the body is unusable. */
+			http_error(resp, 422, "cannot decode pprof: %s", err.msg);
 			goto cleanup;
 		}
 		ingest_pprof_type(prof, name.type, ptype, sizeof(ptype), &units, &prate);

@@ -1528,7 +1528,8 @@ static int sq_timeseries(void *state, const struct store_query *q, int64_t step,
 			sum += grp->values[k];
 		grp->total = sum;
 	}
-	qsort(ts->groups, ts->ngroups, sizeof(*ts->groups), cmp_group);
+	if (ts->ngroups > 1)
+		qsort(ts->groups, ts->ngroups, sizeof(*ts->groups), cmp_group);
 	*out = ts;
 	ts = NULL;
 cleanup:

@@ -135,6 +135,24 @@ static void test_truncation_many_nodes(void)
 	store_profile_free(p);
 }
 
+static void test_shared_prefixes(void)
+{
+	struct store_profile *p = store_profile_new();
+
+	/* Equal stacks, prefixes of other stacks, and shared prefixes far apart in the input. */
+	add(p, "a;b;c", 1);
+	add(p, "x", 2);
+	add(p, "a;b", 3);
+	add(p, "a;b;c", 4);
+	add(p, "a", 5);
+	add(p, "a;d", 6);
+	check_single(p, 0,
+		     "{\"names\":[\"total\",\"a\",\"x\",\"b\",\"d\",\"c\"],"
+		     "\"levels\":[[0,21,0,0],[0,19,5,1,0,2,2,2],[0,8,3,3,0,6,6,4],[0,5,5,5]],"
+		     "\"numTicks\":21,\"maxSelf\":6}");
+	store_profile_free(p);
+}
+
 static void test_profile_other(void)
 {
 	struct store_profile *p = store_profile_new();
@@ -211,6 +229,7 @@ int main(void)
 	RUN(test_children_sorted_by_name);
 	RUN(test_truncation);
 	RUN(test_truncation_many_nodes);
+	RUN(test_shared_prefixes);
 	RUN(test_profile_other);
 	RUN(test_empty);
 	RUN(test_diff);

@@ -6,6 +6,7 @@
 #include "agent/python_code.h"
 #include "agent/python_mem.h"
 #include "agent/python_offsets.h"
+#include "agent/python_tracker.h"
 #include "lib/alloc.h"
 #include "lib/log.h"
 #include "test.h"
@@ -285,7 +286,7 @@ static void check_live(const char *py, int minor)
 		python_mem_init_pid(&m, c.pid);
 		rc = python_proc_open_mem(&m, c.pid, python_proc_bpf(p)->runtime, 3,
 					  wrong_minor[minor - 8], &wrong, &err);
-		if (rc != -EINVAL && rc != -EFAULT)
+		if (rc != -EINVAL && rc != -EFAULT && rc != -EAGAIN)
 			fprintf(stderr, "  %s as 3.%u: rc %d %s\n", py, wrong_minor[minor - 8], rc, err.msg);
 		CHECK(rc == -EINVAL || rc == -EFAULT || rc == -EAGAIN);
 		if (!rc)
@@ -309,6 +310,67 @@ out:
 	} else {
 		CHECK(!"python -m stack did not start");
 	}
+}
+
+/* The tracker: frame words as BPF makes them, names still there after the process exited. */
+static void test_tracker_exited(void)
+{
+	const char *py = interpreters[4], *why = NULL; /* 3.12 */
+	struct python_tracker *t;
+	struct python_tracker_sym ps;
+	struct python_threads th = { 0 };
+	struct python_proc *p = NULL;
+	struct errmsg err = { { 0 } };
+	uint64_t words[64];
+	size_t n = 0, i, k;
+	struct child c;
+
+	if (geteuid() != 0)
+		SKIP("reading another process's memory needs root here");
+	if (!exists(py))
+		SKIP("%s not installed", py);
+	if (start_stack(py, 0, &c) < 0) {
+		CHECK(!"stack.py did not start");
+		return;
+	}
+	t = python_tracker_new(-1);
+	CHECK_EQ_INT(python_tracker_add_pid(t, c.pid, &why), 1);
+	CHECK_EQ_INT(python_tracker_add_pid(t, getpid(), &why), 0);
+	CHECK_EQ_INT(python_proc_open(c.pid, &p, &err), 0);
+	if (p && python_proc_walk(p, &th) == 0) {
+		for (i = 0; i < th.n && !n; i++) {
+			if (th.v[i].native_thread_id != c.pid)
+				continue;
+			for (k = 0; k < th.v[i].nframes && n + 2 <= 64; k++) {
+				const struct python_frame *f = &th.v[i].frames[k];
+
+				words[n++] = (FW_TAG_PYTHON << FW_TAG_SHIFT) | f->code;
+				words[n++] = (FW_TAG_PYTHON_INSTR << FW_TAG_SHIFT) |
+					     ((uint64_t)f->checksum << 32) | f->instr;
+			}
+		}
+	}
+	CHECK_EQ_INT(n, 20);
+	CHECK(python_tracker_note_sample(t, c.pid, words, n) == NULL);
+	CHECK(python_tracker_script(t, c.pid) &&
+	      strstr(python_tracker_script(t, c.pid), "tests/helpers/python/stack.py"));
+	stop_child(&c); /* the process is gone: names come from the cache */
+	if (n == 20) {
+		CHECK_EQ_INT(python_tracker_symbolize(t, c.pid, words[0], words[1], &ps), 0);
+		CHECK_EQ_STR(ps.qualname, "park");
+		CHECK_EQ_INT(ps.line, 23);
+		CHECK_EQ_INT(python_tracker_symbolize(t, c.pid, words[14], words[15], &ps), 0);
+		CHECK_EQ_STR(ps.qualname, "Outer.method");
+		/* a checksum that does not match what was cached: unknown, not a wrong name */
+		CHECK_EQ_INT(python_tracker_symbolize(t, c.pid, words[0], words[1] ^ (1ULL << 32),
+						      &ps), -ENOENT);
+	}
+	python_tracker_forget_pid(t, c.pid);
+	CHECK_EQ_INT(python_tracker_symbolize(t, c.pid, words[0], words[1], &ps), -ENOENT);
+	CHECK(python_tracker_script(t, c.pid) == NULL);
+	python_threads_release(&th);
+	python_proc_free(p);
+	python_tracker_free(t);
 }
 
 static void test_live(void)
@@ -609,5 +671,6 @@ int main(void)
 	RUN(test_py314_image);
 	RUN(test_linetables);
 	RUN(test_live);
+	RUN(test_tracker_exited);
 	return test_summary();
 }
