@@ -246,9 +246,12 @@ int sampler_poll(struct sampler *s, int timeout_ms, sampler_record_fn fn, void *
 	s->fn = fn;
 	s->fn_ctx = ctx;
 	s->fn_ret = 0;
+	/* Samples do not wake the reader (sampler.bpf.c: sample_wakeup()): wait at most
+	 * SAMPLER_MAX_WAIT_MS so they are read while their processes most likely still run. */
+	if (timeout_ms < 0 || timeout_ms > SAMPLER_MAX_WAIT_MS)
+		timeout_ms = SAMPLER_MAX_WAIT_MS;
 	n = ring_buffer__poll(s->rb, timeout_ms);
-	/* Samples do not wake the reader (sampler.bpf.c: sample_wakeup()): drain what is there
-	 * whether or not epoll said so. */
+	/* drain what is there whether or not epoll said so */
 	if (n >= 0 && !s->fn_ret) {
 		int m = ring_buffer__consume(s->rb);
 

@@ -468,6 +468,7 @@ static int proc_publish(struct unwinder *u, struct uproc *p)
 		bm->file_id = m->f ? m->f->id : 0;
 	}
 	up.first = first;
+	up.flags = 0;
 	up.count = count;
 	if (u->pids_fd >= 0 && bpf_map_update_elem(u->pids_fd, &p->pid, &up, BPF_ANY)) {
 		int e = -errno;

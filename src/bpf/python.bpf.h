@@ -19,7 +19,7 @@
 #include "unwind.h"
 
 #define PY_MAX_FRAMES  192 /* Python frames per sample */
-#define PY_MAX_THREADS 128 /* thread states searched per interpreter */
+#define PY_MAX_THREADS 1024 /* thread states searched per interpreter (cache misses only) */
 #define PY_MAX_INTERPS 4
 #define PY_OUT_LIMIT   (MAX_KERNEL_FRAMES + MAX_USER_WORDS)
 #define PY_HDR         128 /* bytes of a frame / code object read at once (power of two) */

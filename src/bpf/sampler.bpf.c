@@ -55,9 +55,10 @@ static __always_inline void stat_inc(__u32 which)
 /* Samples do not wake the reader: waking it sends an inter-processor interrupt, which in a
  * VM costs more than the rest of the sample (about 7 us of the program's run time). The
  * reader polls with a timeout and drains the buffer each time (sampler_poll()); a sample wakes
- * it only when it makes the buffer cross an eighth of its size. Lifecycle events and samples
- * carrying a stack snapshot always wake it: the unwinder needs a new process's maps (or a new
- * mapping) while the process still runs. */
+ * it only when it makes the buffer cross an eighth of its size. Lifecycle events, samples
+ * carrying a stack snapshot and the first sample of a process since its mappings were
+ * published wake it (unwind_user() says so): user space reads a new process's maps, symbols
+ * and code objects while the process still runs. */
 static __always_inline __u64 sample_wakeup(__u64 rsize)
 {
 	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
@@ -125,11 +126,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		if (BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm)) {
 			if (python_mode == 2)
 				py_sample_start(pid);
-			nu = unwind_user(ctx, rec, nk);
-			/* a stack snapshot: user space must learn the process's maps now */
-			if (nu && nk < MAX_KERNEL_FRAMES + MAX_USER_WORDS &&
-			    rec->frames[nk] >> FW_TAG_SHIFT == FW_TAG_SNAPSHOT)
-				wake = BPF_RB_FORCE_WAKEUP;
+			nu = unwind_user(ctx, rec, nk, &wake);
 		}
 		if (nu && python_mode == 1)
 			nu = py_python_only(rec, pid, nk, nu);
@@ -144,7 +141,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (rsize > sizeof(*rec))
 		rsize = sizeof(*rec);
 	rec->hdr.size = rsize > 0xffff ? 0xffff : rsize;
-	if (bpf_ringbuf_output(&events, rec, rsize, wake ? wake : sample_wakeup(rsize)))
+	if (bpf_ringbuf_output(&events, rec, rsize,
+			       wake ? BPF_RB_FORCE_WAKEUP : sample_wakeup(rsize)))
 		stat_inc(STAT_LOST_RINGBUF);
 	return 0;
 }

@@ -10,6 +10,9 @@
  * (unwinder.c), so no early sample is lost. An unwind that fails ends with an
  * [unwind error] marker, one cut at the limit with [truncated]; both are counted.
  *
+ * *wake is set when user space should see the sample at once (a snapshot, or the first sample
+ * since user space published the process's mappings): the sampler then wakes the reader.
+ *
  * Interpreters: entries flagged UNW_F_INTERP (e.g. CPython's eval loop) call
  * unwind_interp_hook(); define UNW_INTERP_HOOK before including this file to walk the
  * interpreter's frames there (see unwind_step.h for the contract).
@@ -260,7 +263,7 @@ copied:
 }
 
 static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
-					 struct sample_record *rec, __u32 start)
+					 struct sample_record *rec, __u32 start, __u64 *wake)
 {
 	struct unw_state st, *stp;
 	struct unwind_pid *up;
@@ -289,6 +292,10 @@ static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
 	if (!up) {
 		ustat_inc(USTAT_ERR_NO_PID);
 		goto snapshot;
+	}
+	if (!(up->flags & UNW_PID_SAMPLED)) {
+		up->flags |= UNW_PID_SAMPLED;
+		*wake = 1;
 	}
 	stp = bpf_map_lookup_elem(&unw_state_map, &zero);
 	if (!stp)
@@ -329,6 +336,7 @@ static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
 	}
 	return st.n;
 snapshot:
+	*wake = 1; /* user space must read the process's maps now */
 	return unwind_snapshot(rec, start, pc, sp, bp);
 }
 

@@ -17,6 +17,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "record", cmd_record, "profile a command, processes or the whole machine into a file" },
+	{ "top", cmd_top, "show the hottest functions live, like top" },
 	{ "agent", cmd_agent, "profile the whole machine continuously and push to a server" },
 	{ "convert", cmd_convert, "convert a profile between pprof, folded, speedscope, html and svg" },
 	{ "server", cmd_server, "run the profile server: ingest, storage, query API" },

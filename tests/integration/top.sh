@@ -1,0 +1,20 @@
+#!/bin/sh
+# scorch top: plain reports when not on a terminal, the busy function ranked first.
+. tests/integration/lib.inc
+need_bpf
+
+"$B/helpers/fp_hot" 4 &
+pid=$!
+$SCORCH top -F 499 -p $pid -i 1 -d 2.5 -n 5 > "$TMP/top.txt" 2> "$TMP/top.err" || fail "top exited $?: $(cat "$TMP/top.err")"
+kill $pid 2>/dev/null; wait $pid 2>/dev/null
+cat "$TMP/top.txt"
+reports=$(grep -c '^scorch top - ' "$TMP/top.txt")
+[ "$reports" -ge 2 ] || fail "expected a report per interval, got $reports"
+# In each report, the first row is hot_function (about 80% of this process's samples).
+first=$(awk '/SELF +TOTAL/ { getline; print $NF }' "$TMP/top.txt" | sort | uniq -c | sort -rn | head -1 | awk '{ print $2 }')
+[ "$first" = hot_function ] || fail "top row is '$first', expected hot_function"
+rows=$(awk '/SELF +TOTAL/ { n = 0; while ((getline line) > 0 && line != "") n++; print n; exit }' "$TMP/top.txt")
+[ "$rows" -le 5 ] || fail "-n 5 showed $rows rows"
+$SCORCH top -p 4000000 2> "$TMP/e.err" && fail "unknown pid accepted"
+grep -q "no process with PID 4000000" "$TMP/e.err" || fail "unclear error: $(cat "$TMP/e.err")"
+echo ok
