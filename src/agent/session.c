@@ -126,6 +126,11 @@ static int on_record(void *ctx, const struct event_hdr *hdr, size_t size)
 		size_t fixed_size;
 
 		if (unwinder_fix_sample(s->unw, hdr, size, &fixed, &fixed_size) > 0) {
+			/* A snapshot means BPF met code it had no table for: a new process or a
+			 * new mapping (dlopen). Re-read the mappings for symbols too, while the
+			 * process lives (cheap when nothing changed). */
+			if (hdr->pid)
+				symbolizer_track_pid(s->sym, (int)hdr->pid);
 			hdr = fixed;
 			size = fixed_size;
 		}
