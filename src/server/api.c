@@ -260,7 +260,9 @@ void api_top(void *ctx, const struct http_request *req, struct http_response *re
 		return;
 	if (server_parse_range(req, resp, "query", "from", "until", &r) < 0)
 		return;
-	rc = store_merge(s->store, &r.q, 0, &p, &err);
+	/* Every stack the store returns, not only the heaviest that a flame graph shows: function
+	 * totals stay exact unless the selection is over the store's merge caps. */
+	rc = store_merge(s->store, &r.q, STORE_MAX_MERGE_STACKS, &p, &err);
 	if (rc < 0) {
 		server_store_error(resp, rc, &err);
 		goto cleanup;
@@ -311,7 +313,9 @@ void api_sandwich(void *ctx, const struct http_request *req, struct http_respons
 		return;
 	if (server_parse_range(req, resp, "query", "from", "until", &r) < 0)
 		return;
-	rc = store_merge(s->store, &r.q, 0, &p, &err);
+	/* Every stack the store returns, not only the heaviest that a flame graph shows: function
+	 * totals stay exact unless the selection is over the store's merge caps. */
+	rc = store_merge(s->store, &r.q, STORE_MAX_MERGE_STACKS, &p, &err);
 	if (rc < 0) {
 		server_store_error(resp, rc, &err);
 		goto cleanup;

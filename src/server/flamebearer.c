@@ -113,7 +113,7 @@ static void input_add(struct fb_tree *t, struct fb_input *in, const struct store
 			in->max_depth = st->depth;
 	}
 	if (p->other > 0)
-		t->other[side] += p->other;
+		t->other[side] = store_sat_add(t->other[side], p->other);
 	xfree(map);
 }
 
@@ -158,8 +158,8 @@ static void tree_build(struct fb_tree *t, struct fb_input *in)
 		for (j = lcp; j < e->depth; j++)
 			path[j + 1] = add_node(t, path[j], ids[j]);
 		for (j = 0; j <= e->depth; j++)
-			t->nodes[path[j]].total[e->side] += e->value;
-		t->nodes[path[e->depth]].self[e->side] += e->value;
+			t->nodes[path[j]].total[e->side] = store_sat_add(t->nodes[path[j]].total[e->side], e->value);
+		t->nodes[path[e->depth]].self[e->side] = store_sat_add(t->nodes[path[e->depth]].self[e->side], e->value);
 		prev = e;
 	}
 	xfree(path);
@@ -175,15 +175,15 @@ static void tree_build(struct fb_tree *t, struct fb_input *in)
 				o = (uint32_t)n;
 		if (!o)
 			o = add_node(t, 0, t->name_other);
-		t->nodes[0].total[side] += t->other[side];
-		t->nodes[o].total[side] += t->other[side];
-		t->nodes[o].self[side] += t->other[side];
+		t->nodes[0].total[side] = store_sat_add(t->nodes[0].total[side], t->other[side]);
+		t->nodes[o].total[side] = store_sat_add(t->nodes[o].total[side], t->other[side]);
+		t->nodes[o].self[side] = store_sat_add(t->nodes[o].self[side], t->other[side]);
 	}
 }
 
 static int64_t weight(const struct fb_node *n)
 {
-	return n->total[0] + n->total[1];
+	return store_sat_add(n->total[0], n->total[1]);
 }
 
 /* The k-th largest (1-based) of a[0..n), reordering a: quickselect with a three-way partition,
@@ -316,8 +316,8 @@ static void tree_truncate(struct fb_tree *t, size_t max_nodes)
 			const struct fb_node *nd = &t->nodes[i];
 
 			if (nd->kept && needs[nd->parent]) {
-				kept_sum[2 * nd->parent] += nd->total[0];
-				kept_sum[2 * nd->parent + 1] += nd->total[1];
+				kept_sum[2 * nd->parent] = store_sat_add(kept_sum[2 * nd->parent], nd->total[0]);
+				kept_sum[2 * nd->parent + 1] = store_sat_add(kept_sum[2 * nd->parent + 1], nd->total[1]);
 			}
 		}
 		for (i = n; i < t->n; i++) {
@@ -327,6 +327,8 @@ static void tree_truncate(struct fb_tree *t, size_t max_nodes)
 
 			for (s = 0; s < 2; s++) {
 				o->total[s] = p->total[s] - p->self[s] - kept_sum[2 * o->parent + s];
+				if (o->total[s] < 0) /* only when sums saturated */
+					o->total[s] = 0;
 				o->self[s] = o->total[s];
 			}
 		}
@@ -383,8 +385,8 @@ static size_t tree_layout(struct fb_tree *t, uint32_t **bfs_out)
 
 			t->nodes[kid].x[0] = x0;
 			t->nodes[kid].x[1] = x1;
-			x0 += t->nodes[kid].total[0];
-			x1 += t->nodes[kid].total[1];
+			x0 = store_sat_add(x0, t->nodes[kid].total[0]);
+			x1 = store_sat_add(x1, t->nodes[kid].total[1]);
 			bfs[pos++] = kid;
 		}
 	}
@@ -446,13 +448,13 @@ static int write_json(struct fb_tree *t, int diff, struct buf *out)
 					 nd->x[0] - end[0], nd->total[0], nd->self[0], outname[nd->name]);
 		if (err < 0)
 			goto cleanup;
-		end[0] = nd->x[0] + nd->total[0];
-		end[1] = nd->x[1] + nd->total[1];
+		end[0] = store_sat_add(nd->x[0], nd->total[0]);
+		end[1] = store_sat_add(nd->x[1], nd->total[1]);
 	}
 	if (diff)
 		err = buf_printf(out, "]],\"numTicks\":%" PRId64 ",\"maxSelf\":%" PRId64
 				 ",\"leftTicks\":%" PRId64 ",\"rightTicks\":%" PRId64 "}",
-				 t->nodes[0].total[0] + t->nodes[0].total[1], max_self,
+				 store_sat_add(t->nodes[0].total[0], t->nodes[0].total[1]), max_self,
 				 t->nodes[0].total[0], t->nodes[0].total[1]);
 	else
 		err = buf_printf(out, "]],\"numTicks\":%" PRId64 ",\"maxSelf\":%" PRId64 "}",

@@ -175,15 +175,46 @@ static void finish_batches(struct ingest_batches *b, const struct ingest_meta *m
 	}
 }
 
+/* Sum of sample values for the answer: saturates at INT64_MAX like the store's sums. */
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
-	return a + b < a ? UINT64_MAX : a + b;
+	return (uint64_t)store_sat_add((int64_t)a, (int64_t)b);
+}
+
+/* Copy the stack s[0..len) (frames separated by ';') into out, cut to what the store takes:
+ * frames longer than STORE_MAX_FRAME bytes are shortened, and a stack deeper than
+ * STORE_MAX_DEPTH keeps its root side with a last frame "[truncated]" (as pprof ingest does). */
+static int clip_stack(struct buf *out, const char *s, size_t len)
+{
+	size_t i = 0, n = 0;
+	int err = 0;
+
+	buf_reset(out);
+	while (i < len && !err) {
+		size_t j = i, flen;
+
+		while (j < len && s[j] != ';')
+			j++;
+		if (n == STORE_MAX_DEPTH - 1) {
+			err = buf_puts(out, ";[truncated]");
+			break;
+		}
+		flen = j - i > STORE_MAX_FRAME ? STORE_MAX_FRAME : j - i;
+		if (n)
+			err = buf_putc(out, ';');
+		if (!err)
+			err = buf_append(out, s + i, flen);
+		n++;
+		i = j + 1;
+	}
+	return err;
 }
 
 int ingest_folded(const char *text, size_t len, const struct ingest_meta *meta,
 		  struct ingest_batches *out, struct errmsg *err)
 {
 	const char *p = text, *end = text + len;
+	struct buf clip = BUF_INIT((size_t)STORE_MAX_DEPTH * (STORE_MAX_FRAME + 1) + 64);
 	struct group *g;
 	size_t line = 0;
 	int rc;
@@ -207,34 +238,54 @@ int ingest_folded(const char *text, size_t len, const struct ingest_meta *meta,
 		d = e;
 		while (d > p && d[-1] >= '0' && d[-1] <= '9')
 			d--;
-		if (d == e || d == p || (d[-1] != ' ' && d[-1] != '\t'))
-			return errmsg_set(err, -EINVAL, "line %zu: missing or bad sample count", line);
+		if (d == e || d == p || (d[-1] != ' ' && d[-1] != '\t')) {
+			rc = errmsg_set(err, -EINVAL, "line %zu: missing or bad sample count", line);
+			goto cleanup;
+		}
 		for (s_end = d; s_end < e; s_end++) {
 			unsigned digit = (unsigned)(*s_end - '0');
 
-			if (count > ((uint64_t)INT64_MAX - digit) / 10)
-				return errmsg_set(err, -EINVAL, "line %zu: sample count too large", line);
+			if (count > ((uint64_t)INT64_MAX - digit) / 10) {
+				rc = errmsg_set(err, -EINVAL, "line %zu: sample count too large", line);
+				goto cleanup;
+			}
 			count = count * 10 + digit;
 		}
 		s_end = d - 1;
 		while (s_end > p && (s_end[-1] == ' ' || s_end[-1] == '\t'))
 			s_end--;
-		if (s_end == p)
-			return errmsg_set(err, -EINVAL, "line %zu: empty stack", line);
+		if (s_end == p) {
+			rc = errmsg_set(err, -EINVAL, "line %zu: empty stack", line);
+			goto cleanup;
+		}
 		rc = store_batchbuf_add_split(g->bb, p, (size_t)(s_end - p), ';', (int64_t)count);
-		if (rc == -E2BIG)
-			return errmsg_set(err, -EINVAL,
-					  "line %zu: stack deeper than %d frames or a frame longer than %d bytes",
-					  line, STORE_MAX_DEPTH, STORE_MAX_FRAME);
-		if (rc < 0)
-			return errmsg_set(err, rc, "line %zu: cannot add the stack", line);
+		if (rc == -E2BIG && store_batchbuf_nsamples(g->bb) < STORE_MAX_SAMPLES) {
+			/* Too deep or a frame too long: keep it cut, as pprof ingest does. */
+			if (clip_stack(&clip, p, (size_t)(s_end - p)) < 0) {
+				rc = errmsg_set(err, -EINVAL, "line %zu: cannot shorten the stack", line);
+				goto cleanup;
+			}
+			rc = store_batchbuf_add_split(g->bb, clip.data, clip.len, ';', (int64_t)count);
+		}
+		if (rc == -E2BIG) {
+			rc = errmsg_set(err, -EINVAL, "line %zu: more than %d distinct stacks", line,
+					STORE_MAX_SAMPLES);
+			goto cleanup;
+		}
+		if (rc < 0) {
+			rc = errmsg_set(err, rc, "line %zu: cannot add the stack", line);
+			goto cleanup;
+		}
 		out->samples = sat_add(out->samples, count);
 		out->stacks++;
 next:
 		p = nl ? nl + 1 : end;
 	}
 	finish_batches(out, meta);
-	return 0;
+	rc = 0;
+cleanup:
+	buf_release(&clip);
+	return rc;
 }
 
 int ingest_profile(const struct profile *p, const struct ingest_meta *meta,
@@ -442,6 +493,7 @@ static void handle(struct server *s, const struct http_request *req, struct http
 	char ptype[STORE_MAX_TYPE + 1], appbuf[SERIES_NAME_MAX + 1];
 	int64_t now = (int64_t)time(NULL);
 	uint64_t rate = 0;
+	size_t i, nseries = 0;
 	int multipart = 0, pprof, rc;
 
 	memset(&meta, 0, sizeof(meta));
@@ -583,9 +635,12 @@ static void handle(struct server *s, const struct http_request *req, struct http
 		http_error(resp, rc == -ENOSPC ? 507 : 500, "storage failure: %s", err.msg);
 		goto cleanup;
 	}
+	/* A series without samples (an empty body) was not stored: not counted. */
+	for (i = 0; i < batches->n; i++)
+		nseries += batches->batches[i].nsamples > 0;
 	resp->status = 200;
 	buf_printf(&resp->body, "{\"stacks\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"series\":%zu}\n",
-		   batches->stacks, batches->samples, batches->n);
+		   batches->stacks, batches->samples, nseries);
 cleanup:
 	profile_free(prof);
 	series_name_release(&name);

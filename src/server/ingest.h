@@ -51,8 +51,10 @@ struct ingest_meta {
 	const char *units, *spy_name, *aggregation;
 };
 
-/* Parse folded text ("frame;frame;leaf COUNT" per line, root first) into one batch. Returns 0,
- * or -EINVAL with a message naming the line (no count, bad count, empty stack, too deep). */
+/* Parse folded text ("frame;frame;leaf COUNT" per line, root first) into one batch. A stack
+ * deeper than STORE_MAX_DEPTH keeps its root side and ends in a frame "[truncated]"; frames
+ * longer than STORE_MAX_FRAME bytes are cut. Returns 0, or -EINVAL with a message naming the
+ * line (no count, bad count, empty stack, more than STORE_MAX_SAMPLES distinct stacks). */
 int ingest_folded(const char *text, size_t len, const struct ingest_meta *meta,
 		  struct ingest_batches *out, struct errmsg *err);
 

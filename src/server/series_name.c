@@ -6,9 +6,12 @@
 #include <errno.h>
 #include <string.h>
 
-static int app_char(char c)
+/* Printable ASCII but the name syntax, and any byte of a UTF-8 sequence. */
+static int app_char(char ch)
 {
-	return c > ' ' && c < 0x7f && c != '{' && c != '}' && c != ',' && c != '=' && c != '"';
+	unsigned char c = (unsigned char)ch;
+
+	return c > ' ' && c != 0x7f && c != '{' && c != '}' && c != ',' && c != '=' && c != '"';
 }
 
 static int key_start(char c)

@@ -157,12 +157,14 @@ int server_parse_range(const struct http_request *req, struct http_response *res
 	if (q && *q && selector_parse(q, strlen(q), &out->sel, &err) < 0)
 		return http_error(resp, 400, "bad parameter '%s': %s", query_key, err.msg), -EINVAL;
 	out->q.sel = out->sel;
-	/* until is exclusive: the default covers data written during the current second. */
+	/* until is exclusive, and samples are stamped with whole seconds: "now" as the end of a
+	 * range is the end of the current second, so that data written during it is included
+	 * (until=now, the default, and until=now-1h alike). */
 	out->q.from = now - 3600;
 	out->q.until = now + 1;
 	if (f && *f && timerange_parse_time(f, now, &out->q.from, &err) < 0)
 		goto bad_from;
-	if (u && *u && timerange_parse_time(u, now, &out->q.until, &err) < 0) {
+	if (u && *u && timerange_parse_time(u, now + 1, &out->q.until, &err) < 0) {
 		http_error(resp, 400, "bad parameter '%s': %s", until_key, err.msg);
 		goto fail;
 	}

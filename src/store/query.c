@@ -45,10 +45,10 @@ size_t query_top(const struct store_profile *p, struct query_top_row **rows)
 			}
 			if (seen[id] != i + 1) {
 				seen[id] = (uint32_t)(i + 1);
-				out[row_of[id] - 1].total += st->value;
+				out[row_of[id] - 1].total = store_sat_add(out[row_of[id] - 1].total, st->value);
 			}
 			if (j + 1 == st->depth)
-				out[row_of[id] - 1].self += st->value;
+				out[row_of[id] - 1].self = store_sat_add(out[row_of[id] - 1].self, st->value);
 		}
 	}
 	if (n)
@@ -93,8 +93,8 @@ static void merger_add(struct merger *m, const uint32_t *src_ids, size_t depth, 
 		st = &m->out->stacks[*slot - 1];
 		if (st->depth == depth &&
 		    !memcmp(m->out->frames + st->first, m->scratch, depth * sizeof(uint32_t))) {
-			st->value += value;
-			m->out->total += value;
+			st->value = store_sat_add(st->value, value);
+			m->out->total = store_sat_add(m->out->total, value);
 			return;
 		}
 		h = (h + 1 == ~0ULL) ? 2 : h + 1; /* a collision: probe the next key */

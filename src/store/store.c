@@ -459,7 +459,7 @@ void store_profile_add_ids(struct store_profile *p, const uint32_t *ids, size_t 
 	if (depth)
 		memcpy(p->frames + p->nframes, ids, depth * sizeof(*ids));
 	p->nframes += depth;
-	p->total += value;
+	p->total = store_sat_add(p->total, value);
 }
 
 void store_profile_add(struct store_profile *p, const char *const *names, size_t depth, int64_t value)
@@ -475,7 +475,7 @@ void store_profile_add(struct store_profile *p, const char *const *names, size_t
 	st->value = value;
 	for (i = 0; i < depth; i++)
 		p->frames[p->nframes++] = strtab_intern(p->names, names[i]);
-	p->total += value;
+	p->total = store_sat_add(p->total, value);
 }
 
 static int cmp_stack(const void *a, const void *b, void *arg)
@@ -504,7 +504,7 @@ void store_profile_truncate(struct store_profile *p, size_t max)
 	if (!max || p->nstacks <= max)
 		return;
 	for (i = max; i < p->nstacks; i++) {
-		p->other += p->stacks[i].value;
+		p->other = store_sat_add(p->other, p->stacks[i].value);
 		p->other_stacks++;
 	}
 	p->nstacks = max;
@@ -586,7 +586,7 @@ static int bb_add_ids(struct store_batchbuf *bb, size_t n, int64_t value)
 	if (slot) {
 		st = &bb->stacks[*slot - 1];
 		if (st->depth == n && !memcmp(bb->pool + st->first, bb->scratch, n * sizeof(uint32_t))) {
-			st->value += value;
+			st->value = store_sat_add(st->value, value);
 			return 0;
 		}
 	}

@@ -44,10 +44,25 @@ struct strtab;
 #define STORE_MAX_FRAME       4096    /* bytes of one frame name */
 #define STORE_MAX_SAMPLES     1000000 /* (stack, value) pairs per batch */
 
+/* a + b for sample values (>= 0), saturating at INT64_MAX: sums of values never wrap, however
+ * many samples are added up. */
+static inline int64_t store_sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b < 0 ? INT64_MIN : INT64_MAX;
+	return r;
+}
+
 /* Query bounds (memory is bounded whatever the data size). */
 #define STORE_DEFAULT_MAX_STACKS 65536   /* stacks returned by a merge when max_stacks is 0 */
 #define STORE_MAX_MERGE_STACKS   524288  /* distinct stacks one merge accumulates; stacks first
                                           * seen after that are counted in `other` */
+#define STORE_MAX_MERGE_FRAMES   (4u << 20) /* frames of all stacks a merge returns (the
+                                          * lightest stacks beyond it are counted in
+                                          * `other`): bounds the memory of a merge and of
+                                          * the call tree built from it */
 #define STORE_MAX_POINTS         100000  /* points per time series (step is raised to fit) */
 #define STORE_MAX_GROUPS         1000    /* groups of a grouped time series ("" gets the rest) */
 
@@ -203,8 +218,8 @@ void store_profile_add_ids(struct store_profile *p, const uint32_t *ids, size_t 
 void store_profile_truncate(struct store_profile *p, size_t max);
 
 /* Merge the samples of the selected series over [q->from, q->until). max_stacks caps the
- * number of stacks returned (0 = STORE_DEFAULT_MAX_STACKS, at most STORE_MAX_MERGE_STACKS);
- * the smallest go to p->other.
+ * number of stacks returned (0 = STORE_DEFAULT_MAX_STACKS, at most STORE_MAX_MERGE_STACKS),
+ * and so does STORE_MAX_MERGE_FRAMES for their frames together; the smallest go to p->other.
  * Reads pre-aggregated hour/day rollups where they lie fully inside the range and raw rows at
  * the edges, so the result equals the raw sum exactly. Result in *out (free it). */
 int store_merge(struct store *s, const struct store_query *q, size_t max_stacks,

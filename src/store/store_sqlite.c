@@ -773,7 +773,7 @@ static size_t encode_pairs(struct sq *sq, const struct pair *pairs, size_t n, in
 		len += varint_put(sq->blob + len, pairs[i].stack - prev);
 		len += varint_put(sq->blob + len, (uint64_t)pairs[i].value);
 		prev = pairs[i].stack;
-		*total += pairs[i].value;
+		*total = store_sat_add(*total, pairs[i].value);
 	}
 	return len;
 }
@@ -816,6 +816,11 @@ static int write_batch(struct sq *sq, const struct store_batch *b, struct errmsg
 	size_t i, j, np = 0, len;
 	int ret;
 
+	/* A batch without samples (an empty profile) stores nothing, not even its series. */
+	for (i = 0; i < b->nsamples && !b->samples[i].value; i++)
+		;
+	if (i == b->nsamples)
+		return 0;
 	ret = series_resolve(sq, b, &series, err);
 	if (ret < 0)
 		return ret;
@@ -856,7 +861,7 @@ static int write_batch(struct sq *sq, const struct store_batch *b, struct errmsg
 	qsort(sq->pairs, np, sizeof(*sq->pairs), cmp_pair_stack);
 	for (i = 1, j = 0; i < np; i++) {
 		if (sq->pairs[i].stack == sq->pairs[j].stack)
-			sq->pairs[j].value += sq->pairs[i].value;
+			sq->pairs[j].value = store_sat_add(sq->pairs[j].value, sq->pairs[i].value);
 		else
 			sq->pairs[++j] = sq->pairs[i];
 	}
@@ -1024,13 +1029,15 @@ static int accum_row(struct walk *w, int64_t t, int64_t total, const uint8_t *da
 		stack += delta;
 		if (!stack || stack == ~0ULL)
 			continue;
+		if (value > INT64_MAX)
+			value = INT64_MAX;
 		slot = u64map_get(&acc->map, stack);
 		if (slot) {
-			*slot += value;
+			*slot = (uint64_t)store_sat_add((int64_t)*slot, (int64_t)value);
 		} else if (acc->map.count < acc->max) {
 			u64map_put(&acc->map, stack, value);
 		} else {
-			acc->other += (int64_t)value;
+			acc->other = store_sat_add(acc->other, (int64_t)value);
 			acc->overflow = 1;
 		}
 	}
@@ -1324,24 +1331,29 @@ static int build_profile(struct conn *c, struct accum *acc, size_t max, struct s
 		pairs[n].value = (int64_t)v;
 		n++;
 	}
-	if (n > max) {
+	/* Heaviest first: what the caps below leave out are the lightest stacks. */
+	if (n > 1)
 		qsort(pairs, n, sizeof(*pairs), cmp_pair_value);
-		for (i = max; i < n; i++) {
-			p->other += pairs[i].value;
-			p->other_stacks++;
-		}
-		n = max;
-	}
-	p->other += acc->other;
+	p->other = store_sat_add(p->other, acc->other);
 	p->other_stacks += acc->other_stacks;
 	for (i = 0; i < n; i++) {
-		const uint32_t *fr;
-		uint32_t depth, j;
+		const uint32_t *fr = NULL;
+		uint32_t depth = 0, j;
 
-		fr = reader_stack(c, pairs[i].stack, &depth, err);
-		if (!fr) {
-			ret = -EIO;
-			goto cleanup;
+		if (i < max) {
+			fr = reader_stack(c, pairs[i].stack, &depth, err);
+			if (!fr) {
+				ret = -EIO;
+				goto cleanup;
+			}
+		}
+		if (i >= max || p->nframes + depth > STORE_MAX_MERGE_FRAMES) {
+			/* Over the stack or frame cap: this and every lighter stack is "other". */
+			for (; i < n; i++) {
+				p->other = store_sat_add(p->other, pairs[i].value);
+				p->other_stacks++;
+			}
+			break;
 		}
 		ALLOC_GROW(ids, depth + 1, ids_cap);
 		frames = ids;
@@ -1363,7 +1375,7 @@ static int build_profile(struct conn *c, struct accum *acc, size_t max, struct s
 		}
 		store_profile_add_ids(p, frames, depth, pairs[i].value);
 	}
-	p->total += p->other;
+	p->total = store_sat_add(p->total, p->other);
 	store_profile_truncate(p, 0);
 cleanup:
 	u64map_release(&local);
@@ -1446,7 +1458,7 @@ static int ts_row(struct walk *w, int64_t t, int64_t total, const uint8_t *data,
 		return 0;
 	k = (t - tw->start) / tw->step;
 	if (k >= 0 && (size_t)k < tw->npoints)
-		tw->values[k] += total;
+		tw->values[k] = store_sat_add(tw->values[k], total < 0 ? 0 : total);
 	return 0;
 }
 
@@ -1525,7 +1537,7 @@ static int sq_timeseries(void *state, const struct store_query *q, int64_t step,
 		if (ret < 0)
 			goto cleanup;
 		for (k = 0; k < ts->npoints; k++)
-			sum += grp->values[k];
+			sum = store_sat_add(sum, grp->values[k]);
 		grp->total = sum;
 	}
 	if (ts->ngroups > 1)
