@@ -104,6 +104,18 @@ $(B)/web_assets.h: $(WEB_FILES) scripts/embed.sh
 	$(Q)mkdir -p $(@D)
 	$(Q)sh scripts/embed.sh $(WEB_FILES) > $@
 
+# --- Web UI (web/ui/, TypeScript + Vite; docs/ui.md): built into $(B)/web-ui/ when a file of
+# web/ui/ changed and embedded as $(B)/web_ui_assets.h (an empty table when npm is missing).
+UI_SRCS := $(sort $(shell find web/ui -name node_modules -prune -o -type f ! -name .build.lock -print 2>/dev/null))
+$(B)/web-ui/.built: $(UI_SRCS) scripts/build-ui.sh
+	$(call say,VITE,$(B)/web-ui)
+	$(Q)sh scripts/build-ui.sh $(B)/web-ui
+	$(Q)touch $@
+$(B)/web_ui_assets.h: $(B)/web-ui/.built scripts/embed.sh
+	$(call say,EMBED,$@)
+	$(Q)sh scripts/embed.sh -r $(B)/web-ui $$(find $(B)/web-ui -type f ! -name .built | sort) > $@
+$(B)/obj/src/server/ui.o $(B)/san/src/server/ui.o: $(B)/web_ui_assets.h
+
 # --- Tests
 $(B)/tests/%: tests/unit/%.c tests/unit/test.h $(B)/libscorch-san.a
 	$(call say,TEST-CC,$<)
@@ -115,7 +127,7 @@ $(B)/replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(B)/libscorch-san.a
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) -I$(B) -O1 -g $(SAN_FLAGS) $(WARN) -o $@ $< tests/fuzz/replay_main.c $(B)/libscorch-san.a $(SAN_FLAGS) $(LDLIBS)
 
-$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(SKELS) $(B)/web_assets.h
+$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(SKELS) $(B)/web_assets.h $(B)/web_ui_assets.h
 	$(call say,FUZZ,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(CPPFLAGS) -I$(B) -O1 -g -fsanitize=fuzzer,address,undefined -Wno-unused-command-line-argument \
@@ -162,6 +174,6 @@ clean:
 	rm -rf $(B) scorch
 
 .PHONY: all bench deps test test-build fuzz run clean
-.PRECIOUS: $(B)/bpf/%.bpf.o $(B)/bpf/%.skel.h $(B)/bpf/vmlinux.h $(B)/web_assets.h
+.PRECIOUS: $(B)/bpf/%.bpf.o $(B)/bpf/%.skel.h $(B)/bpf/vmlinux.h $(B)/web_assets.h $(B)/web_ui_assets.h
 
 -include $(OBJS:.o=.d) $(SAN_OBJS:.o=.d)

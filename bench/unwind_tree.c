@@ -23,7 +23,8 @@
  *
  *   unwind_tree spawn RATE SECS MS
  *                              start RATE processes per second of `unwind_tree short MS` (exec
- *                              of this program) for SECS seconds on an absolute schedule, then
+ *                              of this program) for SECS seconds on an absolute schedule (what
+ *                              falls behind it is started late; nothing after SECS), then
  *                              stop the ones still running (SIGTERM to its process group) and
  *                              reap them. Renames itself
  *                              unw_spawner. Prints
@@ -164,6 +165,8 @@ static int spawn(double rate, double secs, const char *ms)
 	for (i = 0; i < total; i++) {
 		double due = t0 + (double)i / rate, now = clock_secs(CLOCK_MONOTONIC);
 
+		if (now >= t0 + secs)
+			break; /* behind schedule: the window is over */
 		if (due > now) {
 			struct timespec ts = { (time_t)(due - now),
 					       (long)((due - now - (double)(time_t)(due - now)) * 1e9) };

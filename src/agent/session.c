@@ -460,12 +460,23 @@ void session_print_stats(struct session *s)
 	sampler_prog_stats(s->sampler, &rt, &cnt);
 	fprintf(stderr, "stats: samples=%llu stacks_lost=%llu ringbuf_lost=%llu kstack_errors=%llu "
 		"ustack_errors=%llu ustack_truncated=%llu bpf_runtime_ns=%llu bpf_run_cnt=%llu "
-		"alloc_peak_bytes=%llu\n",
+		"alloc_live_bytes=%llu alloc_peak_bytes=%llu\n",
 		(unsigned long long)session_samples(s), (unsigned long long)agg_dropped(s->agg),
 		(unsigned long long)st[STAT_LOST_RINGBUF], (unsigned long long)st[STAT_KSTACK_ERRORS],
 		(unsigned long long)st[STAT_USTACK_ERRORS], (unsigned long long)st[STAT_USTACK_TRUNCATED],
 		(unsigned long long)rt, (unsigned long long)cnt,
-		(unsigned long long)alloc_peak_bytes());
+		(unsigned long long)alloc_live_bytes(), (unsigned long long)alloc_peak_bytes());
+	{
+		struct symbolizer_stats ss;
+
+		symbolizer_get_stats(s->sym, &ss);
+		fprintf(stderr, "session: pids=%zu procinfo=%zu exited_pending=%zu stacks=%zu "
+			"sym_pids=%zu sym_files=%zu sym_symbols=%zu sym_cached_addrs=%zu "
+			"bad_records=%llu\n",
+			s->pids.count, s->procs.count, s->nexited, agg_stacks(s->agg), ss.pids,
+			ss.files, ss.symbols, ss.cached_addrs,
+			(unsigned long long)sampler_bad_records(s->sampler));
+	}
 	if (s->py) {
 		struct python_tracker_stats ps;
 		uint64_t bpf[PYSTAT__COUNT];

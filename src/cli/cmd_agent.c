@@ -373,6 +373,8 @@ int cmd_agent(int argc, char **argv)
 				 (unsigned long long)ps.sent, (unsigned long long)ps.queued,
 				 (unsigned long long)ps.dropped, (unsigned long long)ps.rejected,
 				 ps.last_error[0] ? ", last error: " : "", ps.last_error);
+			if (log_get_level() >= LOG_DEBUG)
+				session_print_stats(a.session);
 		}
 		if (r <= 0)
 			break;

@@ -22,6 +22,10 @@
 #define HTTP_DEFAULT_MAX_BODY (64u << 20)
 #define HTTP_MIN_BODY_BUDGET (256u << 20)
 #define HTTP_MAX_RESERVE (4u << 20)
+/* At shutdown, requests whose bodies have not moved for this long (and no handler running) are
+ * not waited for: nothing of them was acknowledged, and a stalled client must not hold the
+ * stop for the whole grace period. */
+#define HTTP_STOP_IDLE_MS 2000
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -29,6 +33,8 @@ struct http_server {
 	size_t max_body;
 	unsigned port;
 	atomic_uint inflight;
+	atomic_uint handling;        /* route handlers running now */
+	atomic_llong last_activity;  /* monotonic ms of the last request data or handler end */
 	size_t body_budget;      /* bytes all request bodies together may hold */
 	atomic_size_t buffered;  /* bytes they hold now */
 };
@@ -50,6 +56,14 @@ static void body_release(struct http_server *s, struct reqstate *st)
 {
 	atomic_fetch_sub(&s->buffered, st->body.len);
 	buf_release(&st->body);
+}
+
+static long long monotonic_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
 static double elapsed_since(const struct timespec *t0)
@@ -140,6 +154,8 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct reqstat
 	if (resp->content_disposition)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
 					resp->content_disposition);
+	if (resp->cache_control)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, resp->cache_control);
 	if (resp->status == 401)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
 	st->status = resp->status;
@@ -169,7 +185,10 @@ static const struct http_route *find_route(const struct http_config *cfg, const 
 
 	*path_known = 0;
 	for (i = 0; i < cfg->nroutes; i++) {
-		if (strcmp(cfg->routes[i].path, url))
+		const char *p = cfg->routes[i].path;
+		size_t n = strlen(p);
+
+		if (n > 0 && p[n - 1] == '*' ? strncmp(p, url, n - 1) : strcmp(p, url))
 			continue;
 		*path_known = 1;
 		if (!strcmp(cfg->routes[i].method, method) ||
@@ -225,6 +244,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 	struct http_response resp;
 	enum MHD_Result ret;
 
+	atomic_store(&s->last_activity, monotonic_ms());
 	if (!st) {
 		st = xcalloc(1, sizeof(*st));
 		buf_init(&st->body, s->max_body);
@@ -280,7 +300,10 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn, co
 	resp.status = 200;
 	resp.content_type = "application/json";
 	buf_init(&resp.body, BUF_UNLIMITED);
+	atomic_fetch_add(&s->handling, 1);
 	st->route->fn(s->cfg->ctx, &req, &resp);
+	atomic_store(&s->last_activity, monotonic_ms());
+	atomic_fetch_sub(&s->handling, 1);
 	/* The body is not needed any more: free it before the response goes out. */
 	body_release(s, st);
 	ret = send_response(conn, st, &resp);
@@ -399,6 +422,8 @@ struct http_server *http_server_start(const struct http_config *cfg, struct errm
 	s->max_body = cfg->max_body ? cfg->max_body : HTTP_DEFAULT_MAX_BODY;
 	s->body_budget = s->max_body < HTTP_MIN_BODY_BUDGET / 2 ? HTTP_MIN_BODY_BUDGET : 2 * s->max_body;
 	atomic_init(&s->inflight, 0);
+	atomic_init(&s->handling, 0);
+	atomic_init(&s->last_activity, monotonic_ms());
 	atomic_init(&s->buffered, 0);
 	s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, access_handler, s,
 				     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
@@ -438,13 +463,19 @@ void http_server_stop(struct http_server *s, int timeout_ms)
 
 	if (!s)
 		return;
-	/* Stop accepting; requests already received (and their store writes) run to the end. */
+	/* Stop accepting; requests already received (and their store writes) run to the end and
+	 * their answers go out. Requests still receiving a body are waited for while their data
+	 * keeps coming; MHD_stop_daemon() joins the workers, so a handler that is still running
+	 * (a store write) always completes. */
 	fd = MHD_quiesce_daemon(s->daemon);
 	if (fd != MHD_INVALID_SOCKET)
 		close(fd);
 	while (atomic_load(&s->inflight) > 0 && waited < timeout_ms) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 
+		if (atomic_load(&s->handling) == 0 &&
+		    monotonic_ms() - atomic_load(&s->last_activity) > HTTP_STOP_IDLE_MS)
+			break;
 		nanosleep(&ts, NULL);
 		waited += 10;
 	}

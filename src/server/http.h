@@ -41,6 +41,7 @@ struct http_response {
 	const char *content_type;        /* static string; default application/json */
 	const char *content_encoding;    /* static string or NULL */
 	const char *content_disposition; /* static string or NULL */
+	const char *cache_control;       /* static string or NULL */
 	struct buf body;
 };
 
@@ -53,7 +54,7 @@ typedef void (*http_handler_fn)(void *ctx, const struct http_request *req,
 
 struct http_route {
 	const char *method; /* "GET" or "POST" */
-	const char *path;   /* exact match */
+	const char *path;   /* exact match, or a prefix when it ends in "*" */
 	http_handler_fn fn;
 };
 
@@ -90,7 +91,9 @@ unsigned http_server_port(const struct http_server *s);
 /* Requests currently being received or handled. */
 unsigned http_server_inflight(const struct http_server *s);
 /* Graceful stop: close the listening socket, wait up to timeout_ms for in-flight requests to
- * finish, then close every connection and join the threads, and free s. Accepts NULL. */
+ * finish (but not for requests whose body stalled for 2 s while no handler runs: a slow or
+ * idle client cannot hold the stop), then close every connection and join the threads (a
+ * running handler always completes), and free s. Accepts NULL. */
 void http_server_stop(struct http_server *s, int timeout_ms);
 
 /* Compare two strings in time that depends only on their lengths (for secrets). 1 if equal. */

@@ -5,6 +5,7 @@
 #include "server/api.h"
 #include "server/ingest.h"
 #include "server/render.h"
+#include "server/ui.h"
 #include "store/selector.h"
 #include "store/timerange.h"
 
@@ -56,6 +57,8 @@ static const struct http_route routes[] = {
 	{ "GET", "/api/v1/sandwich", api_sandwich },
 	{ "GET", "/metrics", metrics_route },
 	{ "GET", "/healthz", healthz },
+	{ "GET", "/", ui_handle },
+	{ "GET", "/ui/*", ui_handle },
 };
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
 

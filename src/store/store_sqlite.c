@@ -156,12 +156,12 @@ static const char *const write_sql[NWRITE] = {
 	[W_SERIES_TIME] = "UPDATE series SET first_t = ?2, last_t = ?3 WHERE id = ?1",
 	[W_SERIES_META] = "UPDATE series SET sample_rate = coalesce(?2, sample_rate), units = coalesce(?3, units), "
 			  "spy_name = coalesce(?4, spy_name), aggregation = coalesce(?5, aggregation) WHERE id = ?1",
-	[W_FRAME_GET] = "SELECT id, last_day, name FROM frames WHERE hash = ?1",
-	[W_FRAME_INS] = "INSERT INTO frames(hash, last_day, name) VALUES (?1, ?2, ?3)",
-	[W_FRAME_TOUCH] = "UPDATE frames SET last_day = ?2 WHERE id = ?1 AND last_day < ?2",
-	[W_STACK_GET] = "SELECT id, last_day, frames FROM stacks WHERE hash = ?1",
-	[W_STACK_INS] = "INSERT INTO stacks(hash, last_day, frames) VALUES (?1, ?2, ?3)",
-	[W_STACK_TOUCH] = "UPDATE stacks SET last_day = ?2 WHERE id = ?1 AND last_day < ?2",
+	[W_FRAME_GET] = "SELECT id, last_hour, name FROM frames WHERE hash = ?1",
+	[W_FRAME_INS] = "INSERT INTO frames(hash, last_hour, name) VALUES (?1, ?2, ?3)",
+	[W_FRAME_TOUCH] = "UPDATE frames SET last_hour = ?2 WHERE id = ?1 AND last_hour < ?2",
+	[W_STACK_GET] = "SELECT id, last_hour, frames FROM stacks WHERE hash = ?1",
+	[W_STACK_INS] = "INSERT INTO stacks(hash, last_hour, frames) VALUES (?1, ?2, ?3)",
+	[W_STACK_TOUCH] = "UPDATE stacks SET last_hour = ?2 WHERE id = ?1 AND last_hour < ?2",
 	[W_RAW_INS] = "INSERT INTO raw(series, t, total, data) VALUES (?1, ?2, ?3, ?4)",
 	[W_DIRTY_INS] = "INSERT OR IGNORE INTO dirty(level, series, t) VALUES (?1, ?2, ?3)",
 	[W_ROLLUP_DEL] = "DELETE FROM rollup WHERE level = ?1 AND series = ?2 AND t = ?3",
@@ -179,10 +179,10 @@ static const char schema_sql[] =
 	" sample_rate INTEGER, units TEXT, spy_name TEXT, aggregation TEXT,"
 	" first_t INTEGER NOT NULL, last_t INTEGER NOT NULL);"
 	"CREATE TABLE frames(id INTEGER PRIMARY KEY AUTOINCREMENT, hash INTEGER NOT NULL,"
-	" last_day INTEGER NOT NULL, name TEXT NOT NULL);"
+	" last_hour INTEGER NOT NULL, name TEXT NOT NULL);"
 	"CREATE INDEX frames_hash ON frames(hash);"
 	"CREATE TABLE stacks(id INTEGER PRIMARY KEY AUTOINCREMENT, hash INTEGER NOT NULL,"
-	" last_day INTEGER NOT NULL, frames BLOB NOT NULL);"
+	" last_hour INTEGER NOT NULL, frames BLOB NOT NULL);"
 	"CREATE INDEX stacks_hash ON stacks(hash);"
 	"CREATE TABLE raw(id INTEGER PRIMARY KEY, series INTEGER NOT NULL, t INTEGER NOT NULL,"
 	" total INTEGER NOT NULL, data BLOB NOT NULL);"
@@ -224,7 +224,7 @@ struct sq {
 
 	pthread_mutex_t wlock;
 	struct conn w;
-	/* Writer caches: hash -> id | last_day << ID_BITS. */
+	/* Writer caches: hash -> id | last_hour << ID_BITS. */
 	struct u64map frame_cache, stack_cache;
 	struct u64map series_cache; /* key hash -> index + 1 in sents */
 	struct series_ent *sents;
@@ -685,25 +685,25 @@ static int series_resolve(struct sq *sq, const struct store_batch *b, int64_t *i
 /* Intern one frame name or stack blob: cache, then the hash index, then insert. `get`, `ins`
  * and `touch` are the statements of the table; the value column to compare is column 2. */
 static int intern(struct sq *sq, struct u64map *cache, int get, int ins, int touch,
-		  const void *data, size_t len, int is_text, int64_t day, uint64_t *out, struct errmsg *err)
+		  const void *data, size_t len, int is_text, int64_t hour, uint64_t *out, struct errmsg *err)
 {
 	struct conn *c = &sq->w;
 	uint64_t h = sq_hash(data, len), *slot = u64map_get(cache, h);
 	sqlite3_stmt *st;
-	int64_t id = 0, last_day = 0;
+	int64_t id = 0, last_hour = 0;
 	int rc, ret;
 
 	if (slot) {
 		id = (int64_t)(*slot & ID_MASK);
-		last_day = (int64_t)(*slot >> ID_BITS);
-		if (last_day < day) {
+		last_hour = (int64_t)(*slot >> ID_BITS);
+		if (last_hour < hour) {
 			st = c->wr[touch];
 			sqlite3_bind_int64(st, 1, id);
-			sqlite3_bind_int64(st, 2, day);
+			sqlite3_bind_int64(st, 2, hour);
 			ret = step_done(c, st, err, "cannot update last use");
 			if (ret < 0)
 				return ret;
-			*slot = (uint64_t)id | ((uint64_t)day << ID_BITS);
+			*slot = (uint64_t)id | ((uint64_t)hour << ID_BITS);
 		}
 		*out = (uint64_t)id;
 		return 0;
@@ -716,26 +716,26 @@ static int intern(struct sq *sq, struct u64map *cache, int get, int ins, int tou
 
 		if (vlen == len && (!len || (v && !memcmp(v, data, len)))) {
 			id = sqlite3_column_int64(st, 0);
-			last_day = sqlite3_column_int64(st, 1);
+			last_hour = sqlite3_column_int64(st, 1);
 			break;
 		}
 	}
 	sqlite3_reset(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return db_error(c, err, "cannot look up id");
-	if (id && last_day < day) {
+	if (id && last_hour < hour) {
 		st = c->wr[touch];
 		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_int64(st, 2, day);
+		sqlite3_bind_int64(st, 2, hour);
 		ret = step_done(c, st, err, "cannot update last use");
 		if (ret < 0)
 			return ret;
-		last_day = day;
+		last_hour = hour;
 	}
 	if (!id) {
 		st = c->wr[ins];
 		sqlite3_bind_int64(st, 1, (int64_t)h);
-		sqlite3_bind_int64(st, 2, day);
+		sqlite3_bind_int64(st, 2, hour);
 		if (is_text)
 			sqlite3_bind_text(st, 3, data, (int)len, SQLITE_STATIC);
 		else
@@ -744,11 +744,11 @@ static int intern(struct sq *sq, struct u64map *cache, int get, int ins, int tou
 		if (ret < 0)
 			return ret;
 		id = sqlite3_last_insert_rowid(c->db);
-		last_day = day;
+		last_hour = hour;
 		if ((uint64_t)id > ID_MASK)
 			return errmsg_set(err, -E2BIG, "id space exhausted");
 	}
-	cache_put(cache, sq->intern_limit, h, (uint64_t)id | ((uint64_t)last_day << ID_BITS));
+	cache_put(cache, sq->intern_limit, h, (uint64_t)id | ((uint64_t)last_hour << ID_BITS));
 	*out = (uint64_t)id;
 	return 0;
 }
@@ -812,7 +812,7 @@ static int mark_dirty(struct sq *sq, int64_t series, int64_t t, struct errmsg *e
 static int write_batch(struct sq *sq, const struct store_batch *b, struct errmsg *err)
 {
 	struct conn *c = &sq->w;
-	int64_t series = 0, day = b->from / DAY, total;
+	int64_t series = 0, hour = b->from / HOUR, total;
 	size_t i, j, np = 0, len;
 	int ret;
 
@@ -842,14 +842,14 @@ static int write_batch(struct sq *sq, const struct store_batch *b, struct errmsg
 				const char *name = b->frame_names[idx];
 
 				ret = intern(sq, &sq->frame_cache, W_FRAME_GET, W_FRAME_INS, W_FRAME_TOUCH,
-					     name, strlen(name), 1, day, &sq->fmap[idx], err);
+					     name, strlen(name), 1, hour, &sq->fmap[idx], err);
 				if (ret < 0)
 					return ret;
 			}
 			slen += varint_put(sq->sblob + slen, sq->fmap[idx]);
 		}
 		ret = intern(sq, &sq->stack_cache, W_STACK_GET, W_STACK_INS, W_STACK_TOUCH,
-			     sq->sblob, slen, 0, day, &sid, err);
+			     sq->sblob, slen, 0, hour, &sid, err);
 		if (ret < 0)
 			return ret;
 		sq->pairs[np].stack = sid;
@@ -1571,13 +1571,13 @@ static int drop_before(struct sq *sq, int64_t cutoff, struct errmsg *err)
 		 "DELETE FROM rollup WHERE level = 2 AND t < %lld;"
 		 "DELETE FROM dirty WHERE level = 1 AND t < %lld;"
 		 "DELETE FROM dirty WHERE level = 2 AND t + %d <= %lld;"
-		 "DELETE FROM stacks WHERE last_day < %lld;"
-		 "DELETE FROM frames WHERE last_day < %lld;"
+		 "DELETE FROM stacks WHERE last_hour < %lld;"
+		 "DELETE FROM frames WHERE last_hour < %lld;"
 		 "DELETE FROM series WHERE last_t < %lld;"
 		 "UPDATE series SET first_t = %lld WHERE first_t < %lld;",
 		 (long long)day, (long long)cutoff, (long long)(day + DAY),
 		 (long long)cutoff, (long long)cutoff, (long long)cutoff, (long long)cutoff,
-		 DAY, (long long)cutoff, (long long)(cutoff / DAY), (long long)(cutoff / DAY),
+		 DAY, (long long)cutoff, (long long)(cutoff / HOUR), (long long)(cutoff / HOUR),
 		 (long long)cutoff, (long long)cutoff, (long long)cutoff);
 	if (day == cutoff) /* nothing cut in the middle */
 		ret = exec_sql(&sq->w, strchr(sql, ';') + 1, err);
@@ -1614,7 +1614,10 @@ static int raw_minmax(struct sq *sq, int64_t *mn, int64_t *mx)
 	return found;
 }
 
-/* Drop the oldest hours until the pages in use fit max_disk_bytes (with 10% headroom). */
+/* Drop the oldest hours until the pages in use fit max_disk_bytes (with 10% headroom). The
+ * newest hour is never dropped: the data just acknowledged stays, and a cap smaller than one
+ * hour of data is exceeded until that hour is no longer the newest. Frame names and stacks are
+ * freed with the last hour using them (`last_hour`), so dropping hours does shrink the store. */
 static int enforce_size(struct sq *sq, struct errmsg *err)
 {
 	int64_t max = (int64_t)sq->opts.max_disk_bytes, target = max - max / 10;
@@ -1626,14 +1629,16 @@ static int enforce_size(struct sq *sq, struct errmsg *err)
 		if (live <= max || !raw_minmax(sq, &oldest, &newest))
 			break;
 		hours = (floor_to(newest, HOUR) - floor_to(oldest, HOUR)) / HOUR + 1;
+		if (hours <= 1)
+			break; /* only the newest hour is left */
 		per_hour = live / hours;
 		if (per_hour < 1)
 			per_hour = 1;
 		drop = (live - target + per_hour - 1) / per_hour;
 		if (drop < 1)
 			drop = 1;
-		if (drop > hours)
-			drop = hours;
+		if (drop > hours - 1)
+			drop = hours - 1;
 		cutoff = floor_to(oldest, HOUR) + drop * HOUR;
 		ret = drop_txn(sq, cutoff, err);
 		if (ret < 0)
@@ -1817,21 +1822,26 @@ static int sq_stats(void *state, struct store_stats *out, struct errmsg *err)
 {
 	struct sq *sq = state;
 	char *wal = xasprintf("%s-wal", sq->file);
-	int64_t mn, mx;
+	struct conn *c;
+	int64_t pages, free_pages;
 	int i;
 
-	pthread_mutex_lock(&sq->wlock);
+	/* Counting rows scans indexes: done on a reader (a snapshot), so that a scrape of
+	 * /metrics never holds the writer lock and stalls ingest. */
+	c = reader_get(sq);
 	out->disk_bytes = file_size(sq->file) + file_size(wal);
-	out->live_bytes = (uint64_t)live_bytes(sq);
-	out->series = (uint64_t)count_of(&sq->w, "SELECT count(*) FROM series");
-	out->stacks = (uint64_t)count_of(&sq->w, "SELECT count(*) FROM stacks");
-	out->frames = (uint64_t)count_of(&sq->w, "SELECT count(*) FROM frames");
-	out->raw_rows = (uint64_t)count_of(&sq->w, "SELECT count(*) FROM raw");
-	out->rollup_rows = (uint64_t)count_of(&sq->w, "SELECT count(*) FROM rollup");
-	if (raw_minmax(sq, &mn, &mx)) {
-		out->oldest = mn;
-		out->newest = mx;
-	}
+	pages = count_of(c, "PRAGMA page_count");
+	free_pages = count_of(c, "PRAGMA freelist_count");
+	out->live_bytes = (uint64_t)((pages - free_pages) * 8192);
+	out->series = (uint64_t)count_of(c, "SELECT count(*) FROM series");
+	out->stacks = (uint64_t)count_of(c, "SELECT count(*) FROM stacks");
+	out->frames = (uint64_t)count_of(c, "SELECT count(*) FROM frames");
+	out->raw_rows = (uint64_t)count_of(c, "SELECT count(*) FROM raw");
+	out->rollup_rows = (uint64_t)count_of(c, "SELECT count(*) FROM rollup");
+	out->oldest = count_of(c, "SELECT coalesce(min(t), 0) FROM raw");
+	out->newest = count_of(c, "SELECT coalesce(max(t), 0) FROM raw");
+	reader_put(sq, c);
+	pthread_mutex_lock(&sq->wlock);
 	out->cache_bytes = (sq->frame_cache.cap + sq->stack_cache.cap + sq->series_cache.cap +
 			    sq->dirty_cache.cap) * 16 + sq->sents_cap * sizeof(*sq->sents);
 	pthread_mutex_unlock(&sq->wlock);

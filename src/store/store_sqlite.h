@@ -16,11 +16,11 @@
  *       key = the series identity (see "series key" below); first_t/last_t = time of the
  *       oldest/newest batch written (first_t is raised by retention).
  *
- *   frames(id INTEGER PRIMARY KEY AUTOINCREMENT, hash, last_day, name TEXT)   index on hash
- *   stacks(id INTEGER PRIMARY KEY AUTOINCREMENT, hash, last_day, frames BLOB) index on hash
+ *   frames(id INTEGER PRIMARY KEY AUTOINCREMENT, hash, last_hour, name TEXT)   index on hash
+ *   stacks(id INTEGER PRIMARY KEY AUTOINCREMENT, hash, last_hour, frames BLOB) index on hash
  *       Every frame name and every distinct stack is stored once. hash = 64-bit hash of name /
- *       of the frame ids; last_day = floor(t / 86400) of the newest sample using it (garbage
- *       collected by retention). AUTOINCREMENT: ids are never reused, so cached ids stay valid.
+ *       of the frame ids; last_hour = floor(t / 3600) of the newest sample using it (garbage
+ *       collected by retention, which drops whole hours). AUTOINCREMENT: ids are never reused, so cached ids stay valid.
  *       stacks.frames = frame ids, root first, each an unsigned LEB128 varint.
  *
  *   raw(id INTEGER PRIMARY KEY, series, t, total, data BLOB)
@@ -52,7 +52,7 @@
 
 #define STORE_SQLITE_FILE    "scorch.db"
 #define STORE_SQLITE_MAGIC   "scorch-profile-store"
-#define STORE_SQLITE_VERSION 1
+#define STORE_SQLITE_VERSION 2
 #define STORE_SQLITE_GRACE   300 /* seconds after a partition ends before it is rolled up */
 
 #endif

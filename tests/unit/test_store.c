@@ -774,6 +774,124 @@ static void test_concurrent_reads(void)
 	remove_dir();
 }
 
+/* Sums of huge values saturate at INT64_MAX instead of wrapping (in a batch, across raw rows,
+ * in rollups, in time series and in the top table). */
+static void test_sums_saturate(void)
+{
+	static const char *const st[] = { "main;big", "main;big", "main;small" };
+	static const int64_t v[] = { INT64_MAX, 1, 5 };
+	struct store_query q = { NULL, T0, T0 + DAY };
+	struct store_timeseries *ts = NULL;
+	struct query_top_row *rows = NULL;
+	struct errmsg err = { "" };
+	struct store_profile *p;
+	struct store *s;
+	size_t n;
+
+	make_dir();
+	s = open_store(NULL);
+	CHECK_EQ_INT(put(s, "cpu", "app", NULL, T0, st, v, 3), 0);
+	CHECK_EQ_INT(put(s, "cpu", "app", NULL, T0 + 10, st, v, 3), 0);
+	p = merge(s, "app.cpu", T0, T0 + DAY);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ_INT(p->total, INT64_MAX);
+		CHECK_EQ_INT(stack_value(p, "main;big"), INT64_MAX);
+		CHECK_EQ_INT(stack_value(p, "main;small"), 10);
+		n = query_top(p, &rows);
+		CHECK_EQ_INT(n, 3);
+		if (n == 3) {
+			CHECK_EQ_STR(rows[0].name, "big");
+			CHECK_EQ_INT(rows[0].self, INT64_MAX);
+		}
+		xfree(rows);
+	}
+	store_profile_free(p);
+	CHECK_EQ_INT(store_timeseries(s, &q, 60, NULL, &ts, &err), 0);
+	if (ts && ts->ngroups == 1)
+		CHECK_EQ_INT(ts->groups[0].total, INT64_MAX);
+	store_timeseries_free(ts);
+	/* The same through hour and day rollups. */
+	CHECK_EQ_INT(store_maintain(s, T0 + 3 * DAY, &err), 0);
+	CHECK_EQ_INT(total_of(s, "app.cpu", T0, T0 + DAY), INT64_MAX);
+	store_close(s);
+	remove_dir();
+}
+
+/* A batch without samples stores nothing, not even its series. */
+static void test_empty_batch(void)
+{
+	struct store_label lab = { "service_name", "empty" };
+	struct store_batch b;
+	struct store_stats sst;
+	struct errmsg err = { "" };
+	struct store *s;
+
+	make_dir();
+	s = open_store(NULL);
+	memset(&b, 0, sizeof(b));
+	b.type = "cpu";
+	b.labels = &lab;
+	b.nlabels = 1;
+	b.from = b.until = T0;
+	CHECK_EQ_INT(store_write(s, &b, 1, &err), 0);
+	CHECK_EQ_INT(store_stats(s, &sst, &err), 0);
+	CHECK_EQ_INT(sst.series, 0);
+	CHECK_EQ_INT(sst.raw_rows, 0);
+	store_close(s);
+	remove_dir();
+}
+
+/* A merge returns at most STORE_MAX_MERGE_FRAMES frames, heaviest stacks first; the rest is
+ * counted in `other`, so the total stays exact. */
+static void test_merge_frame_cap(void)
+{
+	const size_t nstacks = STORE_MAX_MERGE_FRAMES / STORE_MAX_DEPTH + 8;
+	const char **frames = xcalloc(STORE_MAX_DEPTH, sizeof(*frames));
+	struct store_batchbuf *bb = store_batchbuf_new();
+	struct store_label lab = { "service_name", "deep" };
+	struct store_batch b;
+	struct errmsg err = { "" };
+	struct store_profile *p;
+	struct store *s;
+	char root[32];
+	size_t i, j;
+
+	make_dir();
+	s = open_store(NULL);
+	for (j = 1; j < STORE_MAX_DEPTH; j++)
+		frames[j] = "f";
+	frames[0] = root;
+	for (i = 0; i < nstacks; i++) {
+		snprintf(root, sizeof(root), "r%zu", i);
+		CHECK_EQ_INT(store_batchbuf_add(bb, frames, STORE_MAX_DEPTH, (int64_t)i + 1), 0);
+	}
+	memset(&b, 0, sizeof(b));
+	b.type = "cpu";
+	b.labels = &lab;
+	b.nlabels = 1;
+	b.from = b.until = T0;
+	store_batchbuf_fill(bb, &b);
+	CHECK_EQ_INT(store_write(s, &b, 1, &err), 0);
+	p = merge(s, "deep.cpu", T0, T0 + 10);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK(p->nframes <= STORE_MAX_MERGE_FRAMES);
+		CHECK(p->nstacks < nstacks);
+		CHECK(p->other > 0);
+		CHECK_EQ_INT(p->nstacks + p->other_stacks, nstacks);
+		CHECK_EQ_INT(p->total, (int64_t)(nstacks * (nstacks + 1) / 2));
+		/* The heaviest stack is kept. */
+		snprintf(root, sizeof(root), "r%zu", nstacks - 1);
+		CHECK(p->nstacks > 0 && !strcmp(strtab_get(p->names, p->frames[p->stacks[0].first]), root));
+	}
+	store_profile_free(p);
+	store_batchbuf_free(bb);
+	xfree(frames);
+	store_close(s);
+	remove_dir();
+}
+
 int main(void)
 {
 	RUN(test_write_read_exact);
@@ -789,5 +907,8 @@ int main(void)
 	RUN(test_timeseries_group_by);
 	RUN(test_top_and_sandwich);
 	RUN(test_concurrent_reads);
+	RUN(test_sums_saturate);
+	RUN(test_empty_batch);
+	RUN(test_merge_frame_cap);
 	return test_summary();
 }
