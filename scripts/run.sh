@@ -35,9 +35,9 @@ agent=$!
 cat <<MSG
 
 scorch is running: the agent profiles this machine and pushes every ${INTERVAL:-10s}.
-  flame graph (last hour):  http://$LISTEN/render?query=%7B%7D&from=now-1h&until=now&format=html
-  services:                 http://$LISTEN/label-values?label=service_name
-  API:                      http://$LISTEN/render?query=SERVICE.cpu%7B%7D&from=now-1h  (see docs/server.md)
+  web UI:                   http://$LISTEN/
+  standalone flame graph:   http://$LISTEN/render?query=%7B%7D&from=now-1h&until=now&format=html
+  API:                      see docs/server.md (e.g. http://$LISTEN/label-values?label=service_name)
 Ctrl-C stops.
 
 MSG

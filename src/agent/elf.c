@@ -461,20 +461,36 @@ const uint8_t *elf_build_id_raw(const struct elf_file *e, size_t *len)
 	return e->build_id_len ? e->build_id : NULL;
 }
 
-int elf_section_info(const struct elf_file *e, const char *name, struct elf_section_info *out)
+size_t elf_section_count(const struct elf_file *e)
 {
-	int i = find_section(e, name);
+	return e->nshdrs;
+}
+
+int elf_section_info_at(const struct elf_file *e, size_t i, const char **name,
+			struct elf_section_info *out)
+{
 	const Elf64_Shdr *s;
 
-	if (i < 0)
+	if (i >= e->nshdrs)
 		return -ENOENT;
 	s = &e->shdrs[i];
+	if (name)
+		*name = section_name(e, s);
 	out->addr = s->sh_addr;
 	out->offset = s->sh_offset;
 	out->size = s->sh_size;
 	out->flags = s->sh_flags;
 	out->type = s->sh_type;
 	return 0;
+}
+
+int elf_section_info(const struct elf_file *e, const char *name, struct elf_section_info *out)
+{
+	int i = find_section(e, name);
+
+	if (i < 0)
+		return -ENOENT;
+	return elf_section_info_at(e, (size_t)i, NULL, out);
 }
 
 /* Decompress a SHF_COMPRESSED section held in raw[0..len). */
@@ -520,11 +536,23 @@ int elf_section(struct elf_file *e, const char *name, const void **data, size_t 
 		uint64_t *vaddr)
 {
 	int i = find_section(e, name);
+	int rc;
+
+	if (i < 0)
+		return -ENOENT;
+	rc = elf_section_at(e, (size_t)i, data, size);
+	if (rc == 0 && vaddr)
+		*vaddr = e->shdrs[i].sh_addr;
+	return rc;
+}
+
+int elf_section_at(struct elf_file *e, size_t i, const void **data, size_t *size)
+{
 	const Elf64_Shdr *s;
 	void *raw;
 	int rc;
 
-	if (i < 0 || e->shdrs[i].sh_type == SHT_NOBITS)
+	if (i == 0 || i >= e->nshdrs || e->shdrs[i].sh_type == SHT_NOBITS)
 		return -ENOENT;
 	s = &e->shdrs[i];
 	if (!e->sec_data[i]) {
@@ -548,8 +576,6 @@ int elf_section(struct elf_file *e, const char *name, const void **data, size_t 
 	}
 	*data = e->sec_data[i];
 	*size = e->sec_len[i];
-	if (vaddr)
-		*vaddr = s->sh_addr;
 	return 0;
 }
 

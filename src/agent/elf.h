@@ -82,6 +82,14 @@ int elf_section_info(const struct elf_file *e, const char *name, struct elf_sect
  * file is truncated, -E2BIG past the cap. vaddr (may be NULL) receives sh_addr. */
 int elf_section(struct elf_file *e, const char *name, const void **data, size_t *size,
 		uint64_t *vaddr);
+/* Sections by index, for tools that visit every section header: index 0 is the null section.
+ * elf_section_count() is 0 for a file without (readable) section headers. elf_section_info_at()
+ * fills out and *name (owned by e; "" when the name is out of range): 0 or -ENOENT past the
+ * count. elf_section_at() reads the contents like elf_section() (same errors and cache). */
+size_t elf_section_count(const struct elf_file *e);
+int elf_section_info_at(const struct elf_file *e, size_t i, const char **name,
+			struct elf_section_info *out);
+int elf_section_at(struct elf_file *e, size_t i, const void **data, size_t *size);
 /* Read len bytes at file offset off into buf: 0, or -EIO if they are not all in the file. */
 int elf_read(struct elf_file *e, uint64_t off, void *buf, size_t len);
 

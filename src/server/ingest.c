@@ -571,15 +571,8 @@ static void handle(struct server *s, const struct http_request *req, struct http
 			meta.units = "samples";
 		if (!meta.sample_rate)
 			meta.sample_rate = 100;
-		if (multipart) {
-			/* the folded text was in a part: it is not NUL-terminated there */
-			char *copy = xstrndup(body, body_len);
-
-			rc = ingest_folded(copy, body_len, &meta, batches, &err);
-			xfree(copy);
-		} else {
-			rc = ingest_folded(body, body_len, &meta, batches, &err);
-		}
+		/* Bounded by body_len throughout: a multipart part needs no NUL terminator. */
+		rc = ingest_folded(body, body_len, &meta, batches, &err);
 		if (rc < 0) {
 			http_error(resp, 422, "cannot parse folded body: %s", err.msg);
 			goto cleanup;

@@ -1,5 +1,6 @@
 /* fuzz_ingest_folded.c: the folded-text fast path of POST /ingest (lines straight into a
- * store batch). On success the batch must hold at most one stack per line. */
+ * store batch). On success the batch must hold at most one stack per line, none deeper than
+ * the store takes (deeper ones are cut) and no negative value (sums saturate). */
 #include "lib/alloc.h"
 #include "server/ingest.h"
 #include "store/store.h"
@@ -11,14 +12,14 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *text = xmalloc(size + 1);
+	/* Exactly size bytes, no terminator: a multipart part is not NUL-terminated either. */
+	char *text = xmalloc(size ? size : 1);
 	struct ingest_batches b;
 	struct ingest_meta meta;
 	struct errmsg err;
 	size_t lines = 1, i;
 
 	memcpy(text, data, size);
-	text[size] = '\0';
 	memset(&meta, 0, sizeof(meta));
 	meta.app = "app";
 	meta.type = "cpu";
@@ -29,7 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		for (i = 0; i < b.batches[0].nsamples; i++)
 			if (b.batches[0].samples[i].nframes == 0 ||
-			    b.batches[0].samples[i].nframes > STORE_MAX_DEPTH)
+			    b.batches[0].samples[i].nframes > STORE_MAX_DEPTH ||
+			    b.batches[0].samples[i].value < 0)
 				abort();
 	}
 	ingest_batches_release(&b);
