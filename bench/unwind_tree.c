@@ -30,13 +30,15 @@
  *                              unw_spawner. Prints
  *       spawn started=N finished=N killed=N failed=N peak_running=N late_ms=X rate=R
  *     finished: exited on their own; killed: still running at the end; peak_running: most
- *     children alive at once; late_ms: the most the spawner fell behind its schedule. */
+ *     children alive at once; late_ms: the most the spawner fell behind its schedule.
+ *     UNWIND_TREE_NICE=N in the environment: the spawner runs at nice N, its children at 0. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -159,6 +161,8 @@ static int spawn(double rate, double secs, const char *ms)
 	self[len] = '\0'; /* exec the file by name: the children's comm is its name */
 
 	prctl(PR_SET_NAME, "unw_spawner", 0, 0, 0);
+	if (getenv("UNWIND_TREE_NICE")) /* the spawner's priority; the children get 0 */
+		setpriority(PRIO_PROCESS, 0, atoi(getenv("UNWIND_TREE_NICE")));
 	setpgid(0, 0); /* the children join this group: the end kills the group, not pids */
 	if (total > MAX_CHILDREN)
 		total = MAX_CHILDREN;
@@ -177,6 +181,7 @@ static int spawn(double rate, double secs, const char *ms)
 		}
 		p = fork();
 		if (p == 0) {
+			setpriority(PRIO_PROCESS, 0, 0);
 			execv(self, argv);
 			_exit(127);
 		}

@@ -161,6 +161,17 @@ static uint64_t rd_encoded_plain(struct reader *r, uint8_t enc)
 	return rd_encoded(r, enc & 0x0f, 0);
 }
 
+/* An offset times the data alignment factor. Hostile operands overflow: the result saturates,
+ * which no rule accepts (see unwind_rule_from_cfi()), instead of being undefined behaviour. */
+static int64_t scaled(int64_t v, int64_t factor)
+{
+	int64_t r;
+
+	if (__builtin_mul_overflow(v, factor, &r))
+		return (v < 0) != (factor < 0) ? INT64_MIN : INT64_MAX;
+	return r;
+}
+
 struct regrule {
 	uint8_t kind;
 	int64_t off;
@@ -338,7 +349,7 @@ static int run_program(struct walk *w, struct program *pg, struct reader *r, str
 			continue;
 		case CFA_offset:
 			u = rd_uleb(r);
-			set_rule(st, low, CFI_R_OFFSET, (int64_t)u * cie->data_align);
+			set_rule(st, low, CFI_R_OFFSET, scaled((int64_t)u, cie->data_align));
 			continue;
 		case CFA_restore:
 			if (rule_of(st, low))
@@ -380,7 +391,7 @@ static int run_program(struct walk *w, struct program *pg, struct reader *r, str
 		case CFA_offset_extended:
 			reg = rd_uleb(r);
 			u = rd_uleb(r);
-			set_rule(st, reg, CFI_R_OFFSET, (int64_t)u * cie->data_align);
+			set_rule(st, reg, CFI_R_OFFSET, scaled((int64_t)u, cie->data_align));
 			break;
 		case CFA_restore_extended:
 			reg = rd_uleb(r);
@@ -418,7 +429,7 @@ static int run_program(struct walk *w, struct program *pg, struct reader *r, str
 			break;
 		case CFA_def_cfa_sf:
 			st->cfa_reg = (uint8_t)rd_uleb(r);
-			st->cfa_off = rd_sleb(r) * cie->data_align;
+			st->cfa_off = scaled(rd_sleb(r), cie->data_align);
 			st->cfa_kind = CFI_CFA_REG;
 			break;
 		case CFA_def_cfa_register:
@@ -432,7 +443,7 @@ static int run_program(struct walk *w, struct program *pg, struct reader *r, str
 				st->cfa_kind = CFI_CFA_EXPR;
 			break;
 		case CFA_def_cfa_offset_sf:
-			st->cfa_off = rd_sleb(r) * cie->data_align;
+			st->cfa_off = scaled(rd_sleb(r), cie->data_align);
 			if (st->cfa_kind != CFI_CFA_REG)
 				st->cfa_kind = CFI_CFA_EXPR;
 			break;
@@ -457,17 +468,17 @@ static int run_program(struct walk *w, struct program *pg, struct reader *r, str
 		case CFA_offset_extended_sf:
 			reg = rd_uleb(r);
 			s = rd_sleb(r);
-			set_rule(st, reg, CFI_R_OFFSET, s * cie->data_align);
+			set_rule(st, reg, CFI_R_OFFSET, scaled(s, cie->data_align));
 			break;
 		case CFA_val_offset:
 			reg = rd_uleb(r);
 			u = rd_uleb(r);
-			set_rule(st, reg, CFI_R_VAL_OFFSET, (int64_t)u * cie->data_align);
+			set_rule(st, reg, CFI_R_VAL_OFFSET, scaled((int64_t)u, cie->data_align));
 			break;
 		case CFA_val_offset_sf:
 			reg = rd_uleb(r);
 			s = rd_sleb(r);
-			set_rule(st, reg, CFI_R_VAL_OFFSET, s * cie->data_align);
+			set_rule(st, reg, CFI_R_VAL_OFFSET, scaled(s, cie->data_align));
 			break;
 		case CFA_GNU_args_size:
 			(void)rd_uleb(r);
@@ -475,7 +486,7 @@ static int run_program(struct walk *w, struct program *pg, struct reader *r, str
 		case CFA_GNU_negative_offset_extended:
 			reg = rd_uleb(r);
 			u = rd_uleb(r);
-			set_rule(st, reg, CFI_R_OFFSET, -(int64_t)u * cie->data_align);
+			set_rule(st, reg, CFI_R_OFFSET, scaled(scaled((int64_t)u, cie->data_align), -1));
 			break;
 		default:
 			return -1; /* unknown opcode: its operands cannot be skipped */

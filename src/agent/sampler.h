@@ -43,8 +43,12 @@ typedef int (*sampler_record_fn)(void *ctx, const struct event_hdr *hdr, size_t 
 /* Wait up to timeout_ms (at most SAMPLER_MAX_WAIT_MS: most samples do not wake the reader)
  * for records and hand each to fn. Returns the number of records consumed, or a negative
  * errno (-EINTR when a signal arrived). */
-#define SAMPLER_MAX_WAIT_MS 10
+#define SAMPLER_MAX_WAIT_MS 50
 int sampler_poll(struct sampler *s, int timeout_ms, sampler_record_fn fn, void *ctx);
+
+/* Stop sampling: disable the perf events (records already in the ring buffer can still be
+ * polled). Idempotent. */
+void sampler_stop(struct sampler *s);
 
 /* Sum over CPUs of each enum sampler_stat counter. */
 int sampler_stats(struct sampler *s, uint64_t out[STAT__COUNT]);

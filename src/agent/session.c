@@ -16,12 +16,18 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
 
 enum pid_state { PID_UNTRACKED = 0, PID_TRACKED = 1, PID_STALE = 2 };
 
@@ -38,14 +44,42 @@ struct session {
 	size_t nexited, exited_cap;
 	double start, last_status, period_start_wall;
 	uint64_t period_start_ns;
+	int filtering;        /* -p or command: only chosen processes are sampled */
+	int *pidfds;          /* -p: one pidfd per target (-1: none), to see them exit */
 	pid_t child;          /* command mode */
 	int child_status;     /* waitpid status once reaped */
 	int child_done;
 	int exec_failed;
+	int stopped;          /* session_stop() ran */
+	int stop_sig;         /* the signal that stopped us (0: none) */
+	int duration_over;
 	uint64_t samples_before; /* samples already handed out by session_profile() */
 	char lost_note[64];
 	int status_shown;
 };
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_stop_signal(int sig, siginfo_t *si, void *uc)
+{
+	/* SI_KERNEL: the terminal's ^C or ^\ went to the whole foreground process group. */
+	stop_flag = sig | (si && si->si_code == SI_KERNEL ? SESSION_STOP_TTY : 0);
+}
+
+volatile sig_atomic_t *session_signals_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_stop_signal;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGCHLD, SIG_DFL);
+	return &stop_flag;
+}
 
 static double now_s(void)
 {
@@ -79,12 +113,23 @@ static int spawn_command(struct session *s, int *go_fd, int *err_fd)
 		char c;
 		int e;
 
+		sigset_t none;
+
 		close(go[1]);
 		close(errp[0]);
 		while (read(go[0], &c, 1) < 0 && errno == EINTR)
 			;
+		/* The command starts as if we were not there: default dispositions (ours
+		 * ignore SIGPIPE and catch SIGINT/SIGTERM), nothing blocked. */
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGCHLD, SIG_DFL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		/* Stopped before it could start: die of the signal, as it would have. */
+		if (stop_flag & ~SESSION_STOP_TTY)
+			raise(stop_flag & ~SESSION_STOP_TTY);
 		execvp(s->opts.command[0], s->opts.command);
 		e = errno;
 		if (write(errp[1], &e, sizeof(e)) < 0)
@@ -114,37 +159,68 @@ static void session_track_python(struct session *s, int pid)
 		log_warn("python stacks of PID %d: %s", pid, why);
 }
 
+/* Learn a process seen for the first time (or since its exec/fork): its mappings for the
+ * symbolizer and the unwinder, CPython, its labels. Runs at most once per sample and only for
+ * processes that are sampled, so with -a its cost follows the sample rate, not the rate at which
+ * the machine starts processes. unwinder_done: the unwinder just re-read the process. */
+static void track_new_pid(struct session *s, uint32_t pid, const char *comm, int unwinder_done)
+{
+	symbolizer_track_pid(s->sym, (int)pid);
+	if (s->unw && !unwinder_done)
+		unwinder_track_pid(s->unw, (int)pid);
+	session_track_python(s, (int)pid);
+	if (s->opts.procinfo) {
+		uint64_t *pi = u64map_get(&s->procs, (uint64_t)pid + 1);
+		struct procinfo *info;
+
+		if (pi) {
+			info = (struct procinfo *)(uintptr_t)*pi;
+		} else {
+			info = xmalloc(sizeof(*info));
+			u64map_put(&s->procs, (uint64_t)pid + 1, (uintptr_t)info);
+		}
+		procinfo_read((int)pid, comm, info);
+	}
+	note_pid(s, pid, PID_TRACKED);
+}
+
+/* The drain callback: runs for every record, so it only counts (agg_add_record() hashes the
+ * raw stack) and does real work once per new process. */
 static int on_record(void *ctx, const struct event_hdr *hdr, size_t size)
 {
 	struct session *s = ctx;
 	uint64_t *state;
+	int fixed = 0;
 
-	/* Unwind tables follow the processes; stack snapshots become frames. */
-	unwinder_on_event(s->unw, hdr, size);
-	if (hdr->type == EVENT_SAMPLE && s->unw) {
-		const struct event_hdr *fixed;
-		size_t fixed_size;
-
-		if (unwinder_fix_sample(s->unw, hdr, size, &fixed, &fixed_size) > 0) {
-			/* A snapshot means BPF met code it had no table for: a new process or a
-			 * new mapping (dlopen). Re-read the mappings for symbols too, while the
-			 * process lives (cheap when nothing changed). */
-			if (hdr->pid)
-				symbolizer_track_pid(s->sym, (int)hdr->pid);
-			hdr = fixed;
-			size = fixed_size;
-		}
-	}
 	switch (hdr->type) {
 	case EVENT_SAMPLE:
+		if (s->unw) {
+			const struct event_hdr *fhdr;
+			size_t fsize;
+
+			/* A snapshot means BPF met code it had no table for (a new process, a
+			 * new mapping): the unwinder re-read the process's maps to unwind it. */
+			if (unwinder_fix_sample(s->unw, hdr, size, &fhdr, &fsize) > 0) {
+				hdr = fhdr;
+				size = fsize;
+				fixed = 1;
+			}
+		}
 		agg_add_record(s->agg, hdr, size);
-		if (hdr->pid && s->py) {
-			/* Read the code objects a sample names while the process lives. */
+		if (!hdr->pid)
+			break;
+		if (size >= sizeof(*hdr) + sizeof(struct sample_body)) {
 			const struct sample_body *b = (const void *)(hdr + 1);
 
-			if (size >= sizeof(*hdr) + sizeof(*b) +
-					    ((size_t)b->nkernel + b->nuser) * sizeof(uint64_t))
-			{
+			state = u64map_get(&s->pids, (uint64_t)hdr->pid + 1);
+			if (!state || *state != PID_TRACKED)
+				track_new_pid(s, hdr->pid, b->comm, fixed);
+			else if (fixed)
+				/* dlopen: the symbolizer needs the new mapping too */
+				symbolizer_track_pid(s->sym, (int)hdr->pid);
+			if (s->py && size >= sizeof(*hdr) + sizeof(*b) +
+					     ((size_t)b->nkernel + b->nuser) * sizeof(uint64_t)) {
+				/* Read the code objects a sample names while the process lives. */
 				const char *why = python_tracker_note_sample(
 					s->py, (int)hdr->pid, (const uint64_t *)(b + 1) + b->nkernel,
 					b->nuser);
@@ -153,43 +229,49 @@ static int on_record(void *ctx, const struct event_hdr *hdr, size_t size)
 					log_warn("python stacks of PID %u: %s", hdr->pid, why);
 			}
 		}
-		if (!hdr->pid)
-			break;
-		state = u64map_get(&s->pids, (uint64_t)hdr->pid + 1);
-		if (!state || *state != PID_TRACKED) {
-			/* Read the process's mappings while it lives, so its frames resolve
-			 * even if it exits before we symbolize. */
-			const struct sample_body *body = (const void *)(hdr + 1);
-			uint64_t *pi = u64map_get(&s->procs, (uint64_t)hdr->pid + 1);
-			struct procinfo *info;
-
-			symbolizer_track_pid(s->sym, (int)hdr->pid);
-			if (s->unw)
-				unwinder_track_pid(s->unw, (int)hdr->pid);
-			session_track_python(s, (int)hdr->pid);
-			if (pi) {
-				info = (struct procinfo *)(uintptr_t)*pi;
-			} else {
-				info = xmalloc(sizeof(*info));
-				u64map_put(&s->procs, (uint64_t)hdr->pid + 1, (uintptr_t)info);
-			}
-			procinfo_read((int)hdr->pid, body->comm, info);
-			note_pid(s, hdr->pid, PID_TRACKED);
-		}
 		break;
 	case EVENT_EXEC:
 	case EVENT_FORK:
-		/* New image or new process: what we know of its mappings is stale. */
-		note_pid(s, hdr->pid, PID_STALE);
+		/* New image or new process (maybe a reused pid): what we know of it is stale.
+		 * With -p or a command, the unwinder reads the process right away so that
+		 * its first samples unwind in BPF; with -a every process on the machine
+		 * comes here, so it only drops the stale tables and the first sample of the
+		 * process, if it is ever sampled, has it read (track_new_pid()). */
+		if (s->filtering)
+			unwinder_on_event(s->unw, hdr, size);
+		else if (s->unw)
+			unwinder_forget_pid(s->unw, (int)hdr->pid);
+		if (u64map_get(&s->pids, (uint64_t)hdr->pid + 1))
+			note_pid(s, hdr->pid, PID_STALE);
 		break;
 	case EVENT_EXIT:
-		ALLOC_GROW(s->exited, s->nexited + 1, s->exited_cap);
-		s->exited[s->nexited++] = hdr->pid;
+		unwinder_on_event(s->unw, hdr, size);
+		/* Forgotten once this interval's stacks are symbolized (session_collect()). */
+		if (u64map_get(&s->pids, (uint64_t)hdr->pid + 1)) {
+			ALLOC_GROW(s->exited, s->nexited + 1, s->exited_cap);
+			s->exited[s->nexited++] = hdr->pid;
+		}
 		break;
 	default:
+		unwinder_on_event(s->unw, hdr, size);
 		break;
 	}
 	return 0;
+}
+
+/* Ring buffer size: about two seconds of samples at 4 KiB each, so that a pause of the reader
+ * (a big unwind table built, an interval symbolized) loses nothing, within [2, 32] MiB. The
+ * consumer maps the data twice, so it counts double in our RSS: do not oversize it. */
+static size_t ringbuf_size(int freq_hz)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t want = (uint64_t)(ncpu > 0 ? ncpu : 1) * (uint64_t)(freq_hz > 0 ? freq_hz : 99) *
+			8192;
+	size_t sz = 2u << 20;
+
+	while (sz < want && sz < (32u << 20))
+		sz <<= 1;
+	return sz;
 }
 
 int session_start(const struct session_opts *opts, struct session **out)
@@ -207,9 +289,26 @@ int session_start(const struct session_opts *opts, struct session **out)
 	s->agg = agg_new(opts->max_stacks);
 	s->sym = symbolizer_new();
 
+	s->filtering = opts->npids || opts->command;
+	if (opts->npids) {
+		/* pidfds see a target exit even if its pid is reused at once. */
+		s->pidfds = xcalloc(opts->npids, sizeof(int));
+		for (i = 0; i < opts->npids; i++)
+			s->pidfds[i] = -1;
+		for (i = 0; i < opts->npids; i++) {
+			s->pidfds[i] = (int)syscall(SYS_pidfd_open, opts->pids[i], 0);
+			if (s->pidfds[i] < 0 && errno == ESRCH) {
+				error("no process with PID %d (it exited)", opts->pids[i]);
+				goto fail;
+			}
+			note_pid(s, (uint32_t)opts->pids[i], PID_STALE);
+		}
+	}
+
 	memset(&so, 0, sizeof(so));
 	so.freq_hz = opts->freq_hz;
-	so.filter_pids = opts->npids || opts->command;
+	so.ringbuf_bytes = ringbuf_size(opts->freq_hz);
+	so.filter_pids = s->filtering;
 	so.follow_children = opts->command != NULL;
 	so.include_idle = opts->include_idle;
 	{
@@ -244,16 +343,20 @@ int session_start(const struct session_opts *opts, struct session **out)
 	for (i = 0; i < opts->npids; i++)
 		session_track_python(s, opts->pids[i]);
 	for (i = 0; i < opts->npids; i++) {
-		if (sampler_add_pid(s->sampler, opts->pids[i]) < 0) {
-			error("cannot follow PID %d: %s", opts->pids[i], strerror(errno));
+		int e = sampler_add_pid(s->sampler, opts->pids[i]);
+
+		if (e < 0) {
+			error("cannot follow PID %d: %s", opts->pids[i], strerror(-e));
 			goto fail;
 		}
 	}
 	if (opts->command) {
 		if (spawn_command(s, &go_fd, &err_fd))
 			goto fail;
-		if (sampler_add_pid(s->sampler, s->child) < 0) {
-			error("cannot follow the command's PID %d: %s", (int)s->child, strerror(errno));
+		int e = sampler_add_pid(s->sampler, s->child);
+
+		if (e < 0) {
+			error("cannot follow the command's PID %d: %s", (int)s->child, strerror(-e));
 			goto fail;
 		}
 	}
@@ -312,19 +415,52 @@ static void show_status(struct session *s, int final)
 	if (!final && t - s->last_status < 0.25)
 		return;
 	s->last_status = t;
+	/* \r and erase-line: each refresh (and any log message, see log_status_line()) starts
+	 * on a clean line; the final one ends it. */
 	fprintf(stderr, "\r\033[Krecording %6.1f s  %8llu samples  %llu lost%s", t - s->start,
-		(unsigned long long)agg_samples(s->agg), (unsigned long long)session_lost(s),
+		(unsigned long long)session_samples(s), (unsigned long long)session_lost(s),
 		final ? "\n" : "");
-	s->status_shown = 1;
+	fflush(stderr);
+	s->status_shown = !final;
+	log_status_line(!final);
 }
 
+/* Whether a -p target still runs: its pidfd turns readable when it has exited. */
 static int targets_alive(struct session *s)
 {
 	size_t i;
 
 	for (i = 0; i < s->opts.npids; i++) {
-		if (kill(s->opts.pids[i], 0) == 0 || errno != ESRCH)
+		if (s->pidfds && s->pidfds[i] >= 0) {
+			struct pollfd pfd = { .fd = s->pidfds[i], .events = POLLIN };
+
+			if (poll(&pfd, 1, 0) == 0)
+				return 1;
+		} else if (kill(s->opts.pids[i], 0) == 0 || errno != ESRCH) {
 			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Reap the command if it exited. ECHILD (someone else reaped it) ends the wait too. */
+static int child_exited(struct session *s)
+{
+	pid_t r;
+
+	if (s->child <= 0 || s->child_done)
+		return 1;
+	do
+		r = waitpid(s->child, &s->child_status, WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r == s->child || (r < 0 && errno == ECHILD)) {
+		if (r < 0) {
+			log_warn("cannot read the exit status of '%s': %s", s->opts.command[0],
+				 strerror(errno));
+			s->child_status = 0;
+		}
+		s->child_done = 1;
+		return 1;
 	}
 	return 0;
 }
@@ -333,11 +469,15 @@ int session_poll(struct session *s, int timeout_ms)
 {
 	int n;
 
+	if (s->stopped)
+		return 0;
 	if (s->opts.duration_s > 0) {
 		double left = s->start + s->opts.duration_s - now_s();
 
-		if (left <= 0)
+		if (left <= 0) {
+			s->duration_over = 1;
 			return 0;
+		}
 		if (left * 1000 < timeout_ms)
 			timeout_ms = (int)(left * 1000) + 1;
 	}
@@ -346,24 +486,75 @@ int session_poll(struct session *s, int timeout_ms)
 		return error("reading the BPF ring buffer: %s", strerror(-n));
 	show_status(s, 0);
 	if (s->opts.stop_flag && *s->opts.stop_flag) {
-		/* Pass the signal on to the command so it can finish too. */
-		if (s->child > 0 && !s->child_done)
-			kill(s->child, (int)*s->opts.stop_flag);
+		int sig = *s->opts.stop_flag;
+
+		*s->opts.stop_flag = 0;
+		s->stop_sig = sig & ~SESSION_STOP_TTY;
+		/* Pass the signal on to the command so it can finish too, unless the terminal
+		 * sent it to both of us (a second SIGINT would cut its cleanup short). */
+		if (s->child > 0 && !child_exited(s) && !(sig & SESSION_STOP_TTY))
+			kill(s->child, s->stop_sig);
 		return 0;
 	}
-	if (s->child > 0 && !s->child_done) {
-		pid_t r = waitpid(s->child, &s->child_status, WNOHANG);
-
-		if (r == s->child) {
-			s->child_done = 1;
-			return 0;
-		}
-	}
+	if (s->child > 0 && child_exited(s))
+		return 0;
 	if (s->opts.npids && !targets_alive(s))
 		return 0;
-	if (s->opts.duration_s > 0 && now_s() - s->start >= s->opts.duration_s)
+	if (s->opts.duration_s > 0 && now_s() - s->start >= s->opts.duration_s) {
+		s->duration_over = 1;
 		return 0;
+	}
 	return 1;
+}
+
+void session_stop(struct session *s)
+{
+	double until;
+
+	if (s->stopped)
+		return;
+	s->stopped = 1;
+	sampler_stop(s->sampler);
+	/* Drain what is left. Sampling is off, so this ends; process lifecycle events still
+	 * come, so bound it in time too. */
+	until = now_s() + 2;
+	while (sampler_poll(s->sampler, 0, on_record, s) > 0 && now_s() < until)
+		;
+	show_status(s, 1);
+}
+
+/* Wait for the command after we stopped (see session_run()). */
+static void wait_command(struct session *s)
+{
+	double kill_at = 0, t0 = now_s();
+	int told = 0;
+
+	if (child_exited(s))
+		return;
+	if (s->duration_over && !s->stop_sig) {
+		kill(s->child, SIGTERM);
+		kill_at = now_s() + 5;
+	}
+	while (!child_exited(s)) {
+		struct timespec ts = { 0, 20 * 1000000L };
+
+		if (s->opts.stop_flag && *s->opts.stop_flag) {
+			*s->opts.stop_flag = 0;
+			kill(s->child, SIGKILL);
+		}
+		if (kill_at && now_s() >= kill_at) {
+			log_warn("'%s' (PID %d) did not exit after SIGTERM: killing it",
+				 s->opts.command[0], (int)s->child);
+			kill(s->child, SIGKILL);
+			kill_at = 0;
+		}
+		if (!told && now_s() - t0 > 1) {
+			log_info("waiting for '%s' (PID %d) to exit; send the signal again to kill "
+				 "it", s->opts.command[0], (int)s->child);
+			told = 1;
+		}
+		nanosleep(&ts, NULL);
+	}
 }
 
 int session_run(struct session *s)
@@ -372,16 +563,15 @@ int session_run(struct session *s)
 
 	while ((r = session_poll(s, 100)) > 0)
 		;
-	/* Drain what is left in the ring buffer. */
-	while (sampler_poll(s->sampler, 0, on_record, s) > 0)
-		;
-	show_status(s, 1);
-	if (s->child > 0 && !s->child_done) {
-		/* Stopped by duration or signal: the command's exit status is still ours to return. */
-		if (waitpid(s->child, &s->child_status, 0) == s->child)
-			s->child_done = 1;
-	}
+	session_stop(s);
+	if (s->child > 0)
+		wait_command(s);
 	return r < 0 ? r : 0;
+}
+
+int session_stop_signal(const struct session *s)
+{
+	return s->stop_sig;
 }
 
 struct profile *session_new_profile(struct session *s)
@@ -399,13 +589,38 @@ struct profile *session_new_profile(struct session *s)
 const struct procinfo *session_procinfo(struct session *s, uint32_t pid)
 {
 	uint64_t *v = u64map_get(&s->procs, (uint64_t)pid + 1);
+	struct procinfo *pi = v ? (struct procinfo *)(uintptr_t)*v : NULL;
+	const char *script;
 
-	return v ? (const struct procinfo *)(uintptr_t)*v : NULL;
+	/* CPython finds its main script once it has run for a while: ask each time. */
+	if (pi && !pi->script[0] && s->py && (script = python_tracker_script(s->py, (int)pid))) {
+		const char *base = strrchr(script, '/');
+
+		snprintf(pi->script, sizeof(pi->script), "%s", base && base[1] ? base + 1 : script);
+	}
+	return pi;
+}
+
+/* Processes whose exit we missed (ring buffer full) must not be remembered forever: look for
+ * them once per interval (one kill(pid, 0) per tracked process). */
+static void sweep_dead(struct session *s)
+{
+	size_t it = 0;
+	uint64_t k, v;
+
+	while (u64map_next(&s->pids, &it, &k, &v)) {
+		if (kill((pid_t)(k - 1), 0) < 0 && errno == ESRCH) {
+			ALLOC_GROW(s->exited, s->nexited + 1, s->exited_cap);
+			s->exited[s->nexited++] = (uint32_t)(k - 1);
+		}
+	}
 }
 
 static void forget_exited(struct session *s)
 {
 	size_t i;
+
+	sweep_dead(s);
 
 	for (i = 0; i < s->nexited; i++) {
 		uint64_t key = (uint64_t)s->exited[i] + 1, *v = u64map_get(&s->procs, key);
@@ -416,10 +631,18 @@ static void forget_exited(struct session *s)
 		}
 		u64map_remove(&s->pids, key);
 		symbolizer_forget_pid(s->sym, (int)s->exited[i]);
+		if (s->unw)
+			unwinder_forget_pid(s->unw, (int)s->exited[i]);
 		if (s->py)
 			python_tracker_forget_pid(s->py, (int)s->exited[i]);
 	}
 	s->nexited = 0;
+	/* Shrink the list when a burst of exits made it big. */
+	if (s->exited_cap > 4096) {
+		xfree(s->exited);
+		s->exited = NULL;
+		s->exited_cap = 0;
+	}
 }
 
 int session_collect(struct session *s, session_pick_fn pick, void *ctx)
@@ -568,5 +791,14 @@ void session_free(struct session *s)
 	}
 	u64map_release(&s->procs);
 	xfree(s->exited);
+	if (s->pidfds) {
+		size_t i;
+
+		for (i = 0; i < s->opts.npids; i++) {
+			if (s->pidfds[i] >= 0)
+				close(s->pidfds[i]);
+		}
+		xfree(s->pidfds);
+	}
 	xfree(s);
 }

@@ -22,21 +22,44 @@ struct session_opts {
 	int freq_hz;              /* default 99 */
 	int include_idle;         /* whole-machine mode: count idle CPU as [idle] */
 	int status_line;          /* live status on stderr */
+	int procinfo;             /* read executable name and container of each process
+				     (session_procinfo(); the agent's labels) */
 	double duration_s;        /* 0: no limit */
-	volatile sig_atomic_t *stop_flag; /* set (by a signal handler) to stop */
+	volatile sig_atomic_t *stop_flag; /* set by a signal handler to stop: see
+					     session_signals_install() */
 	const int *pids;          /* profile these processes ... */
 	size_t npids;
 	char *const *command;     /* ... or run and profile this command (argv, NULL-terminated) */
 	size_t max_stacks;        /* cap on distinct raw stacks held (default 1M) */
 };
 
+/* Install the handlers every profiling command wants, and return the stop flag for
+ * session_opts.stop_flag: SIGINT and SIGTERM set it (to the signal number, or'ed with
+ * SESSION_STOP_TTY when the terminal sent it to the whole process group, so the command has
+ * it already); SIGPIPE is ignored (a closed stderr must not kill us before the output is
+ * written); SIGCHLD is reset to its default, so that the command's exit status can be read
+ * even when our parent ignored it. The command itself starts with the default dispositions. */
+#define SESSION_STOP_TTY 0x100
+volatile sig_atomic_t *session_signals_install(void);
+
 /* Start profiling. Prints what went wrong (and how to fix it) and returns -1 on failure, or
  * -127 when the command could not be started (not found, not executable). */
 int session_start(const struct session_opts *opts, struct session **out);
 /* Wait up to timeout_ms for samples and consume them. Returns 1 while the session should go
- * on, 0 when it is over (command/pids exited, duration passed, stop flag), negative on error. */
+ * on, 0 when it is over (command/pids exited, duration passed, stop flag), negative on error.
+ * When it acts on the stop flag it clears it, so that a second signal can be told apart. */
 int session_poll(struct session *s, int timeout_ms);
-/* session_poll() until over; returns 0 or a negative errno. */
+/* Stop sampling (the perf events are disabled, so the lost-sample counters stop too) and
+ * consume what the ring buffer still holds. Idempotent; session_run() calls it. */
+void session_stop(struct session *s);
+/* session_poll() until over, then session_stop(), then wait for the command (if any):
+ *   - the command exited: done;
+ *   - stopped by a signal: the signal was passed on to the command (unless the terminal sent
+ *     it to both); wait for it to exit; a second signal kills it (SIGKILL);
+ *   - the duration passed: send the command SIGTERM, and SIGKILL 5 s later if it is still
+ *     there.
+ * Processes the command started and left running (daemons) are not waited for.
+ * Returns 0 or a negative errno. */
 int session_run(struct session *s);
 
 /* Symbolize everything collected since the last call into a new profile (the caller frees it
@@ -52,7 +75,8 @@ int session_collect(struct session *s, session_pick_fn pick, void *ctx);
 /* A new empty profile with this session's sample type, period and current interval. */
 struct profile *session_new_profile(struct session *s);
 
-/* What we know of a process seen in this interval (exe name, container), or NULL. */
+/* What we know of a process seen in this interval (exe name, container, Python script), or
+ * NULL (always NULL without session_opts.procinfo). */
 struct procinfo;
 const struct procinfo *session_procinfo(struct session *s, uint32_t pid);
 
@@ -64,6 +88,8 @@ uint64_t session_lost(struct session *s);
 const char *session_lost_note(struct session *s);
 /* The command's exit status as a shell reports it (128+signal when killed); 127 when it could
  * not be started. */
+/* The signal that stopped the session (0: it ended by itself). */
+int session_stop_signal(const struct session *s);
 int session_command_status(const struct session *s);
 void session_free(struct session *s);
 

@@ -26,6 +26,8 @@ struct builder {
 	int src;
 	struct unwind_table_stats *stats;
 	int full;
+	int clip;            /* rows are cut to [lo, hi): the executable segments' span */
+	uint64_t lo, hi;
 };
 
 static int add_row(struct builder *b, uint64_t start, uint64_t end, const struct unwind_entry *rule)
@@ -34,6 +36,13 @@ static int add_row(struct builder *b, uint64_t start, uint64_t end, const struct
 
 	if (end <= start)
 		return 0;
+	if (b->clip && (start < b->lo || end > b->hi)) {
+		b->stats->outside++;
+		start = start < b->lo ? b->lo : start;
+		end = end > b->hi ? b->hi : end;
+		if (end <= start)
+			return 0;
+	}
 	if (b->n >= UNWIND_TABLE_MAX_ROWS) {
 		b->full = 1;
 		return -E2BIG;
@@ -229,6 +238,17 @@ static int resolve(struct builder *b)
 			}
 			if (rc)
 				goto cleanup;
+		}
+		if (!nres) {
+			/* the first level: its pieces are the result (no copy: this is the peak of
+			 * a table build's memory) */
+			xfree(res);
+			res = piece;
+			nres = npiece;
+			capres = cappiece;
+			piece = NULL;
+			cappiece = 0;
+			continue;
 		}
 		/* merge res and piece (both sorted, disjoint) */
 		merged = try_malloc((nres + npiece + 1) * sizeof(*merged));
@@ -504,6 +524,28 @@ static int add_fp(struct builder *b, struct elf_file *e)
 	return 0;
 }
 
+/* The span of the executable segments: CFI rows outside it describe no code a process can run
+ * from this file (a corrupt or unrelocated FDE range). Files without one (relocatable objects)
+ * are not cut. */
+static void set_clip(struct builder *b, struct elf_file *e)
+{
+	const struct elf_segment *seg;
+	size_t n, i;
+
+	seg = elf_segments(e, &n);
+	for (i = 0; i < n; i++) {
+		uint64_t end = seg[i].vaddr + seg[i].memsz;
+
+		if (!(seg[i].flags & PF_X) || !seg[i].memsz || end < seg[i].vaddr)
+			continue;
+		if (!b->clip || seg[i].vaddr < b->lo)
+			b->lo = seg[i].vaddr;
+		if (!b->clip || end > b->hi)
+			b->hi = end;
+		b->clip = 1;
+	}
+}
+
 int unwind_table_build(struct elf_file *e, struct elf_file *debug, const struct unwind_range *interp,
 		       size_t ninterp, struct unwind_table *out, struct errmsg *err)
 {
@@ -514,6 +556,7 @@ int unwind_table_build(struct elf_file *e, struct elf_file *debug, const struct 
 	memset(out, 0, sizeof(*out));
 	memset(&b, 0, sizeof(b));
 	b.stats = &out->stats;
+	set_clip(&b, e);
 	is_go = !elf_section_info(e, ".gopclntab", &si) || !elf_section_info(e, ".go.buildinfo", &si);
 
 	b.prio = 0;

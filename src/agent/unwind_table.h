@@ -5,7 +5,9 @@
  * How a table is made:
  *   1. rows from the sources, in priority order: .eh_frame, .debug_frame, the debug file's
  *      CFI, PLT sections without CFI (CFA = rsp + 8), and the frame-pointer rule over
- *      executable segments when the file has no CFI at all or is a Go binary;
+ *      executable segments when the file has no CFI at all or is a Go binary; rows are cut to
+ *      the span of the executable PT_LOAD segments (when the file has any), so that one bogus
+ *      FDE range cannot make the table span more than 4 GiB;
  *   2. rows are converted to rules (cfi_row -> struct unwind_entry), sorted, overlaps resolved
  *      by priority, gaps become UNW_INVALID, interpreter ranges are flagged UNW_F_INTERP;
  *   3. consecutive equal rules are merged; the table ends with an UNW_INVALID entry.
@@ -30,6 +32,7 @@ struct unwind_table_stats {
 	uint64_t fdes, rows, bad_entries;
 	uint64_t unsupported;   /* rows whose rule cannot be expressed (become UNW_INVALID) */
 	uint64_t plt_rows, fp_rows;
+	uint64_t outside;       /* rows cut or dropped: outside the executable segments */
 	int sources;            /* bitmask of UT_SRC_* that contributed rows */
 };
 

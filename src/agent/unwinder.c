@@ -468,7 +468,6 @@ static int proc_publish(struct unwinder *u, struct uproc *p)
 		bm->file_id = m->f ? m->f->id : 0;
 	}
 	up.first = first;
-	up.flags = 0;
 	up.count = count;
 	if (u->pids_fd >= 0 && bpf_map_update_elem(u->pids_fd, &p->pid, &up, BPF_ANY)) {
 		int e = -errno;
@@ -542,7 +541,8 @@ int unwinder_track_pid(struct unwinder *u, int pid)
 		maps[n++] = m;
 	}
 	procmaps_release(&pm);
-	qsort(maps, n, sizeof(*maps), umap_cmp);
+	if (n) /* an exiting process has no mappings left, and maps is NULL */
+		qsort(maps, n, sizeof(*maps), umap_cmp);
 	p = proc_get(u, pid);
 	if (!p) {
 		p = xcalloc(1, sizeof(*p));

@@ -55,10 +55,9 @@ static __always_inline void stat_inc(__u32 which)
 /* Samples do not wake the reader: waking it sends an inter-processor interrupt, which in a
  * VM costs more than the rest of the sample (about 7 us of the program's run time). The
  * reader polls with a timeout and drains the buffer each time (sampler_poll()); a sample wakes
- * it only when it makes the buffer cross an eighth of its size. Lifecycle events, samples
- * carrying a stack snapshot and the first sample of a process since its mappings were
- * published wake it (unwind_user() says so): user space reads a new process's maps, symbols
- * and code objects while the process still runs. */
+ * it only when it makes the buffer cross an eighth of its size. Lifecycle events and samples
+ * carrying a stack snapshot (unwind_user() says so) wake it: user space must read a new
+ * process's maps while the process still runs. */
 static __always_inline __u64 sample_wakeup(__u64 rsize)
 {
 	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
@@ -163,7 +162,11 @@ static __always_inline void emit_simple(__u8 type, __u32 pid, __u32 tid, __u32 p
 	ev.hdr.time_ns = bpf_ktime_get_ns();
 	ev.body.parent_pid = parent;
 	ev.body.child_pid = pid;
-	if (bpf_ringbuf_output(&events, &ev, sizeof(ev), BPF_RB_FORCE_WAKEUP))
+	/* With -p or a command, user space reads a new image's tables at once; with -a these
+	 * events come for every process on the machine and nothing is urgent about them, so
+	 * they wait for the reader's next poll (at most SAMPLER_MAX_WAIT_MS) like samples. */
+	if (bpf_ringbuf_output(&events, &ev, sizeof(ev),
+			       filter_pids ? BPF_RB_FORCE_WAKEUP : sample_wakeup(sizeof(ev))))
 		stat_inc(STAT_EVENTS_LOST);
 }
 
@@ -196,12 +199,16 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	return 0;
 }
 
+/* A process exits when its last thread does, which need not be the leader (a main thread may
+ * call pthread_exit() and leave the others running). do_exit() decrements signal->live before
+ * this tracepoint, so live == 0 means the whole group is gone. Two threads exiting together
+ * may both see 0: user space takes a repeated exit in its stride. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
 	__u32 pid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
 
-	if (pid != tid || !wanted(pid)) /* only the thread group leader */
+	if (BPF_CORE_READ(p, signal, live.counter) != 0 || !wanted(pid))
 		return 0;
 	emit_simple(EVENT_EXIT, pid, tid, 0);
 	if (filter_pids)

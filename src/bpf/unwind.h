@@ -71,13 +71,7 @@ struct unwind_mapping {
 struct unwind_pid {
 	__u32 first;  /* index in unw_maps */
 	__u32 count;  /* number of mappings, sorted by start, not overlapping */
-	__u32 flags;  /* UNW_PID_*: user space publishes 0 */
 };
-
-/* struct unwind_pid.flags */
-#define UNW_PID_SAMPLED (1u << 0) /* BPF: a sample of this publication went out; the first one
-				   * wakes the reader (sampler.bpf.c), which then reads the new
-				   * process while it still lives */
 
 #define UNW_MAX_PID_MAPPINGS 4096   /* mappings per process (16 lookup steps) */
 #define UNW_MAX_FILE_ENTRIES (1u << 24) /* entries per file (24 lookup steps) */

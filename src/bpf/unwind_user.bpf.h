@@ -10,8 +10,8 @@
  * (unwinder.c), so no early sample is lost. An unwind that fails ends with an
  * [unwind error] marker, one cut at the limit with [truncated]; both are counted.
  *
- * *wake is set when user space should see the sample at once (a snapshot, or the first sample
- * since user space published the process's mappings): the sampler then wakes the reader.
+ * *wake is set when user space should see the sample at once (a snapshot: user space must read
+ * the process's maps while it lives): the sampler then wakes the reader.
  *
  * Interpreters: entries flagged UNW_F_INTERP (e.g. CPython's eval loop) call
  * unwind_interp_hook(); define UNW_INTERP_HOOK before including this file to walk the
@@ -292,10 +292,6 @@ static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
 	if (!up) {
 		ustat_inc(USTAT_ERR_NO_PID);
 		goto snapshot;
-	}
-	if (!(up->flags & UNW_PID_SAMPLED)) {
-		up->flags |= UNW_PID_SAMPLED;
-		*wake = 1;
 	}
 	stp = bpf_map_lookup_elem(&unw_state_map, &zero);
 	if (!stp)

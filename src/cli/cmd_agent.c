@@ -45,13 +45,6 @@ static const char agent_usage[] =
 	"  scorch agent --server http://127.0.0.1:4040\n"
 	"  scorch agent --server http://profiles:4040 -F 49 --interval 15s --label env=prod\n";
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int sig)
-{
-	stop_signal = sig;
-}
-
 struct service_profile {
 	char service[PROCINFO_NAME_MAX];
 	char process[PROCINFO_NAME_MAX];
@@ -238,11 +231,11 @@ int cmd_agent(int argc, char **argv)
 	struct session_opts so;
 	struct pusher_opts po;
 	struct pusher_stats ps;
+	static char progname[] = "scorch agent";
 	struct errmsg err = { "" };
-	struct sigaction sa;
 	char *token = NULL;
 	double interval = 10, duration = 0, next_push, start;
-	int c, ret = 1, r;
+	int c, ret = 2, r;
 	size_t cap = 0;
 	struct timespec ts;
 
@@ -251,19 +244,23 @@ int cmd_agent(int argc, char **argv)
 	a.hz = 19;
 	a.include_idle = 1;
 	optind = 1;
+	argv[0] = progname; /* getopt's messages name it */
 	while ((c = getopt_long(argc, argv, "s:F:i:l:d:h", longopts, NULL)) != -1) {
 		char *end;
+		long lv;
+		unsigned long long mb;
 
 		switch (c) {
 		case 's':
 			po.server_url = optarg;
 			break;
 		case 'F':
-			a.hz = (int)strtol(optarg, &end, 10);
-			if (*end || a.hz < 1 || a.hz > 10000) {
+			lv = strtol(optarg, &end, 10);
+			if (end == optarg || *end || lv < 1 || lv > 10000) {
 				error("invalid frequency '%s': expected 1..10000 Hz", optarg);
 				goto out;
 			}
+			a.hz = (int)lv;
 			break;
 		case 'i':
 			interval = parse_seconds(optarg);
@@ -274,8 +271,9 @@ int cmd_agent(int argc, char **argv)
 			break;
 		case 'd':
 			duration = parse_seconds(optarg);
-			if (duration <= 0) {
-				error("invalid duration '%s'", optarg);
+			if (duration <= 0 || duration > 31536000 * 100.0) {
+				error("invalid duration '%s': expected seconds (suffix s, m allowed)",
+				      optarg);
 				goto out;
 			}
 			break;
@@ -298,16 +296,21 @@ int cmd_agent(int argc, char **argv)
 			break;
 		}
 		case 'T':
+			xfree(token);
+			token = NULL;
 			if (read_token(optarg, &token))
 				goto out;
 			po.auth_token = token;
 			break;
 		case 'Q':
-			po.max_queue_bytes = (size_t)strtoull(optarg, &end, 10) << 20;
-			if (*end || !po.max_queue_bytes) {
-				error("invalid --max-queue '%s': expected megabytes", optarg);
+			errno = 0;
+			mb = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || mb < 1 ||
+			    mb > 4096) {
+				error("invalid --max-queue '%s': expected megabytes, 1..4096", optarg);
 				goto out;
 			}
+			po.max_queue_bytes = (size_t)mb << 20;
 			break;
 		case 'I':
 			a.include_idle = 0;
@@ -317,38 +320,34 @@ int cmd_agent(int argc, char **argv)
 			ret = 0;
 			goto out;
 		default:
-			fputs(agent_usage, stderr);
-			ret = 2;
+			fputs("see 'scorch agent --help'\n", stderr);
 			goto out;
 		}
 	}
 	if (!po.server_url) {
 		error("no server: add --server URL (e.g. --server http://127.0.0.1:4040)");
-		ret = 2;
 		goto out;
 	}
 	if (optind < argc) {
-		error("unexpected argument '%s'", argv[optind]);
-		ret = 2;
+		error("unexpected argument '%s': see 'scorch agent --help'", argv[optind]);
 		goto out;
 	}
 	if (gethostname(a.host, sizeof(a.host) - 1) < 0)
 		snprintf(a.host, sizeof(a.host), "unknown");
 	a.ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-
 	if (pusher_start(&po, &a.pusher, &err) < 0) {
 		error("%s", err.msg);
 		goto out;
 	}
+	ret = 1;
 	memset(&so, 0, sizeof(so));
 	so.freq_hz = a.hz;
 	so.include_idle = a.include_idle;
-	so.stop_flag = &stop_signal;
+	so.procinfo = 1;
+	/* One interval at most: ample for 19 Hz x 10 s on a thousand CPUs. */
+	so.max_stacks = 256 * 1024;
+	so.stop_flag = session_signals_install();
 	so.duration_s = duration;
 	if (session_start(&so, &a.session))
 		goto out;
@@ -363,6 +362,8 @@ int cmd_agent(int argc, char **argv)
 		r = session_poll(a.session, 200);
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+		if (r <= 0)
+			session_stop(a.session); /* the last push gets what the ring buffer holds */
 		if (r <= 0 || now >= next_push) {
 			push_interval(&a);
 			next_push += interval;

@@ -16,13 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static const char record_usage[] =
 	"usage: scorch record [-F HZ] [-d SECONDS] [-p PID[,PID...] | -a | -- COMMAND [ARGS...]] -o FILE\n"
 	"\n"
-	"Sample stacks (kernel, native, Python) with eBPF and write a profile.\n"
+	"Sample stacks (kernel, native, Python) of every CPU with eBPF and write a profile.\n"
 	"\n"
 	"  -o, --output FILE     where to write; the format follows the extension:\n"
 	"                          .pb.gz .pprof  gzip pprof (go tool pprof, Pyroscope, ...)\n"
@@ -30,31 +29,32 @@ static const char record_usage[] =
 	"                          .json          speedscope\n"
 	"                          .html          standalone interactive flame graph\n"
 	"                          .svg           static flame graph\n"
-	"  -F, --freq HZ         samples per second per CPU (default 99)\n"
+	"  -F, --freq HZ         samples per second per CPU, 1..10000 (default 99)\n"
 	"  -d, --duration SECS   stop after SECS seconds (default: until the command exits,\n"
-	"                        the processes exit, or Ctrl-C)\n"
-	"  -p, --pid PID,...     profile these processes (all their threads)\n"
-	"  -a, --all             profile the whole machine, idle CPU included (the default)\n"
+	"                        the processes exit, or Ctrl-C); a command still running\n"
+	"                        then gets SIGTERM (SIGKILL 5 s later)\n"
+	"  -p, --pid PID,...     profile these processes (all their threads) until they exit\n"
+	"  -a, --all             profile the whole machine, idle CPU included as [idle]\n"
+	"                        (the default without -p or a command)\n"
 	"      --no-idle         with -a, leave idle CPU out\n"
 	"  -q, --quiet           no status line\n"
 	"      --stats           print counters at the end (samples, lost, BPF run time)\n"
-	"  -- COMMAND [ARGS]     run COMMAND, profile it and every process it starts; exit with\n"
-	"                        its exit status\n"
+	"  -- COMMAND [ARGS]     run COMMAND, profile it and every process it starts, stop when\n"
+	"                        COMMAND exits (children it leaves running, e.g. daemons, are\n"
+	"                        not waited for), and exit with its exit status (128+N when\n"
+	"                        killed by signal N, 127 when it cannot be started)\n"
 	"\n"
-	"Needs root (or CAP_BPF + CAP_PERFMON). Ctrl-C stops and still writes the profile.\n"
+	"Needs root (or CAP_BPF + CAP_PERFMON). Ctrl-C or SIGTERM stops and still writes the\n"
+	"profile; with a command, the signal is passed on to it; a second one kills it.\n"
+	"A status line (elapsed time, samples, lost samples) is shown when stderr is a terminal.\n"
+	"Exit status: the command's; else 0, 1 on failure, 2 for bad arguments.\n"
 	"\n"
 	"examples:\n"
 	"  scorch record -o out.html -- ./my-program --its-args\n"
-	"  scorch record -a -d 10 -o machine.pb.gz      # whole machine for 10 s, pprof\n"
+	"  scorch record -d 10 -o machine.pb.gz           # whole machine for 10 s, pprof\n"
 	"  scorch record -p 1234,5678 -d 30 -o app.folded\n"
+	"  scorch record -F 999 -o build.svg -- make -j4\n"
 	"  go tool pprof -top machine.pb.gz\n";
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int sig)
-{
-	stop_signal = sig;
-}
 
 static int parse_pids(const char *arg, int **pids, size_t *npids)
 {
@@ -70,7 +70,7 @@ static int parse_pids(const char *arg, int **pids, size_t *npids)
 		if (errno || end == p || v <= 0 || v > 4194304 || (*end && *end != ','))
 			return error("invalid PID list '%s': expected numbers separated by commas", arg);
 		if (kill((pid_t)v, 0) < 0 && errno == ESRCH)
-			return error("no process with PID %ld", v);
+			return error("no process with PID %ld: check the PID (ps -e)", v);
 		ALLOC_GROW(*pids, *npids + 1, cap);
 		(*pids)[(*npids)++] = (int)v;
 		p = *end ? end + 1 : end;
@@ -103,6 +103,13 @@ static int check_output(const char *path)
 	return ret;
 }
 
+/* getopt's message said what was wrong with the option; point to the help. */
+static int bad_usage(void)
+{
+	fputs("see 'scorch record --help'\n", stderr);
+	return 2;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -117,38 +124,43 @@ int cmd_record(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static char progname[] = "scorch record";
 	struct session_opts so;
 	struct session *s = NULL;
 	struct profile *prof = NULL;
 	const char *output = NULL;
-	int *pids = NULL, c, ret = 1, all = 0, status = 0, stats = 0;
+	int *pids = NULL, c, ret = 2, all = 0, status = 0, stats = 0;
 	size_t npids = 0;
 	double duration = 0;
-	struct sigaction sa;
 
 	memset(&so, 0, sizeof(so));
 	so.freq_hz = 99;
 	so.include_idle = 1;
 	so.status_line = isatty(STDERR_FILENO);
 	optind = 1;
+	argv[0] = progname; /* getopt's messages name it */
 	while ((c = getopt_long(argc, argv, "+o:F:d:p:aqh", longopts, NULL)) != -1) {
 		char *end;
+		long v;
 
 		switch (c) {
 		case 'o':
 			output = optarg;
 			break;
 		case 'F':
-			so.freq_hz = (int)strtol(optarg, &end, 10);
-			if (*end || so.freq_hz < 1 || so.freq_hz > 10000) {
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > 10000) {
 				error("invalid frequency '%s': expected 1..10000 Hz", optarg);
 				goto out;
 			}
+			so.freq_hz = (int)v;
 			break;
 		case 'd':
 			duration = strtod(optarg, &end);
-			if (*end || !(duration > 0) || duration > 31536000) {
-				error("invalid duration '%s': expected seconds > 0", optarg);
+			if (end == optarg || *end || !(duration > 0) || duration > 31536000) {
+				error("invalid duration '%s': expected seconds, more than 0 and at most "
+				      "a year", optarg);
 				goto out;
 			}
 			break;
@@ -173,32 +185,31 @@ int cmd_record(int argc, char **argv)
 			ret = 0;
 			goto out;
 		default:
-			fputs(record_usage, stderr);
-			ret = 2;
+			ret = bad_usage();
 			goto out;
 		}
 	}
+	if (optind > 1 && optind == argc && !strcmp(argv[optind - 1], "--") &&
+	    output != argv[optind - 1]) {
+		error("no command after '--': put the command to run there, e.g. "
+		      "'scorch record -o out.html -- ./my-program'");
+		goto out;
+	}
 	if (!output) {
 		error("no output file: add -o FILE (e.g. -o profile.html)");
-		fputs(record_usage, stderr);
-		ret = 2;
+		ret = bad_usage();
 		goto out;
 	}
 	if ((all && npids) || (optind < argc && (all || npids))) {
 		error("-a, -p and -- COMMAND are exclusive: choose one");
-		ret = 2;
 		goto out;
 	}
+	ret = 1;
 	if (check_output(output))
 		goto out;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-
 	so.duration_s = duration;
-	so.stop_flag = &stop_signal;
+	so.stop_flag = session_signals_install();
 	so.pids = pids;
 	so.npids = npids;
 	so.command = optind < argc ? argv + optind : NULL;
@@ -212,11 +223,11 @@ int cmd_record(int argc, char **argv)
 	if (!prof)
 		goto out;
 	if (session_samples(s) == 0)
-		log_warn("no samples were recorded%s", so.command ? " (did the command run long enough?)" : "");
-	ret = output_write_file(prof, output, so.command ? so.command[0] : "scorch record");
-	if (ret < 0) {
-		error("cannot write '%s': %s", output, strerror(-ret));
-		ret = 1;
+		log_warn("no samples were recorded%s", so.command ? " (did the command run long enough?)" :
+			 npids ? " (did the processes exit or stay idle?)" : "");
+	c = output_write_file(prof, output, so.command ? so.command[0] : "scorch record");
+	if (c < 0) {
+		error("cannot write '%s': %s", output, strerror(-c));
 		goto out;
 	}
 	if (stats)

@@ -9,6 +9,7 @@
 #include "lib/strtab.h"
 #include "profile/profile.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,13 +37,6 @@ static const char top_usage[] =
 	"  scorch top\n"
 	"  scorch top -p $(pidof postgres | tr ' ' ,) -n 30\n"
 	"  scorch top -d 5 -i 5 > hot.txt     # one plain report when not on a terminal\n";
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int sig)
-{
-	stop_signal = sig;
-}
 
 struct fn_count {
 	uint32_t name; /* id in the local strtab */
@@ -143,10 +137,10 @@ int cmd_top(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static char progname[] = "scorch top";
 	struct session_opts so;
 	struct session *s = NULL;
-	struct sigaction sa;
-	int *pids = NULL, c, ret = 1, rows = 0, tty = isatty(STDOUT_FILENO), r;
+	int *pids = NULL, c, ret = 2, rows = 0, tty = isatty(STDOUT_FILENO), r;
 	size_t npids = 0, cap = 0;
 	double interval = 1, last;
 	struct timespec ts;
@@ -155,29 +149,36 @@ int cmd_top(int argc, char **argv)
 	so.freq_hz = 99;
 	so.include_idle = 1;
 	optind = 1;
+	argv[0] = progname; /* getopt's messages name it */
 	while ((c = getopt_long(argc, argv, "F:p:i:n:d:h", longopts, NULL)) != -1) {
 		char *end;
+		long lv;
 
 		switch (c) {
 		case 'F':
-			so.freq_hz = (int)strtol(optarg, &end, 10);
-			if (*end || so.freq_hz < 1 || so.freq_hz > 10000) {
+			lv = strtol(optarg, &end, 10);
+			if (end == optarg || *end || lv < 1 || lv > 10000) {
 				error("invalid frequency '%s': expected 1..10000 Hz", optarg);
 				goto out;
 			}
+			so.freq_hz = (int)lv;
 			break;
 		case 'p': {
 			char *p = optarg;
 
 			while (*p) {
-				long v = strtol(p, &end, 10);
+				long v;
 
-				if (end == p || v <= 0 || (*end && *end != ',')) {
-					error("invalid PID list '%s'", optarg);
+				errno = 0;
+				v = strtol(p, &end, 10);
+				if (errno || end == p || v <= 0 || v > 4194304 ||
+				    (*end && *end != ',')) {
+					error("invalid PID list '%s': expected numbers separated by "
+					      "commas", optarg);
 					goto out;
 				}
-				if (kill((pid_t)v, 0) < 0) {
-					error("no process with PID %ld", v);
+				if (kill((pid_t)v, 0) < 0 && errno == ESRCH) {
+					error("no process with PID %ld: check the PID (ps -e)", v);
 					goto out;
 				}
 				ALLOC_GROW(pids, npids + 1, cap);
@@ -188,22 +189,23 @@ int cmd_top(int argc, char **argv)
 		}
 		case 'i':
 			interval = strtod(optarg, &end);
-			if (*end || interval < 0.2 || interval > 3600) {
+			if (end == optarg || *end || !(interval >= 0.2) || interval > 3600) {
 				error("invalid interval '%s': expected 0.2..3600 seconds", optarg);
 				goto out;
 			}
 			break;
 		case 'n':
-			rows = (int)strtol(optarg, &end, 10);
-			if (*end || rows < 1) {
-				error("invalid row count '%s'", optarg);
+			lv = strtol(optarg, &end, 10);
+			if (end == optarg || *end || lv < 1 || lv > 100000) {
+				error("invalid row count '%s': expected a number of rows", optarg);
 				goto out;
 			}
+			rows = (int)lv;
 			break;
 		case 'd':
 			so.duration_s = strtod(optarg, &end);
-			if (*end || !(so.duration_s > 0)) {
-				error("invalid duration '%s'", optarg);
+			if (end == optarg || *end || !(so.duration_s > 0) || so.duration_s > 31536000) {
+				error("invalid duration '%s': expected seconds, more than 0", optarg);
 				goto out;
 			}
 			break;
@@ -215,27 +217,22 @@ int cmd_top(int argc, char **argv)
 			ret = 0;
 			goto out;
 		default:
-			fputs(top_usage, stderr);
-			ret = 2;
+			fputs("see 'scorch top --help'\n", stderr);
 			goto out;
 		}
 	}
 	if (optind < argc) {
-		error("unexpected argument '%s'", argv[optind]);
-		ret = 2;
+		error("unexpected argument '%s': see 'scorch top --help'", argv[optind]);
 		goto out;
 	}
+	ret = 1;
 	if (!rows) {
 		struct winsize ws;
 
 		rows = tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 6 ?
 			ws.ws_row - 4 : 20;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	so.stop_flag = &stop_signal;
+	so.stop_flag = session_signals_install();
 	so.pids = pids;
 	so.npids = npids;
 	if (session_start(&so, &s))
@@ -248,6 +245,8 @@ int cmd_top(int argc, char **argv)
 		r = session_poll(s, 100);
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+		if (r <= 0)
+			session_stop(s); /* the last report gets what the ring buffer holds */
 		if (r <= 0 || now - last >= interval) {
 			struct profile *p = session_profile(s);
 

@@ -2,8 +2,11 @@
 #include "cli/commands.h"
 #include "lib/log.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef SCORCH_VERSION
 #define SCORCH_VERSION "0.1.0"
@@ -39,10 +42,24 @@ static void usage(FILE *out)
 		     "'scorch <command> --help' describes a command.\n");
 }
 
+/* A closed stdin, stdout or stderr would be reused by the next open(): messages would then
+ * go into an output file or a BPF object. Point them at /dev/null instead. */
+static void sanitize_std_fds(void)
+{
+	int fd;
+
+	for (fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF &&
+		    open("/dev/null", fd ? O_WRONLY : O_RDONLY) < 0)
+			_exit(127);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct command *c;
 
+	sanitize_std_fds();
 	while (argc > 1 && argv[1][0] == '-') {
 		if (!strcmp(argv[1], "-v")) {
 			log_set_level(log_get_level() < LOG_INFO ? LOG_INFO : LOG_DEBUG);

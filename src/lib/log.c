@@ -7,6 +7,7 @@
 #include <string.h>
 
 static enum log_level current = LOG_WARN;
+static int status_line;
 
 static const char *const prefixes[] = {
 	[LOG_ERROR] = "error: ",
@@ -32,7 +33,12 @@ void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 	if (level > current)
 		return;
 	vsnprintf(line, sizeof(line), fmt, ap);
-	fprintf(stderr, "%s%s\n", prefixes[level], line);
+	fprintf(stderr, "%s%s%s\n", status_line ? "\r\033[K" : "", prefixes[level], line);
+}
+
+void log_status_line(int active)
+{
+	status_line = active;
 }
 
 void log_msg(enum log_level level, const char *fmt, ...)
@@ -90,8 +96,8 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	n = strlen(line);
 	while (n && line[n - 1] == '\n')
 		line[--n] = '\0';
-	fprintf(stderr, "%s%s%s\n", prefixes[ours], strncmp(line, "libbpf: ", 8) ? "libbpf: " : "",
-		line);
+	fprintf(stderr, "%s%s%s%s\n", status_line ? "\r\033[K" : "", prefixes[ours],
+		strncmp(line, "libbpf: ", 8) ? "libbpf: " : "", line);
 	return 0;
 }
 

@@ -30,6 +30,10 @@ void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void bug_at(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4), noreturn));
 
+/* A live status line (no newline yet) is on stderr: messages first erase it, so that they
+ * start on a clean line (the status line is redrawn at its next refresh). */
+void log_status_line(int active);
+
 /* Route libbpf's messages through this module (warnings stay, debug only with -v -v). */
 void log_route_libbpf(void);
 

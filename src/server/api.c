@@ -308,8 +308,7 @@ void api_sandwich(void *ctx, const struct http_request *req, struct http_respons
 		http_error(resp, 400, "missing parameter 'function'");
 		return;
 	}
-	if (server_arg_uint(req, resp, "maxNodes", FLAMEBEARER_DEFAULT_MAX_NODES, 1,
-			    FLAMEBEARER_MAX_MAX_NODES, &max_nodes) < 0)
+	if (server_arg_max_nodes(req, resp, &max_nodes) < 0)
 		return;
 	if (server_parse_range(req, resp, "query", "from", "until", &r) < 0)
 		return;

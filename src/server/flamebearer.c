@@ -266,12 +266,31 @@ static int cmp_kids(const void *a, const void *b, void *arg)
 }
 
 /* Mark the kept nodes and append the "other" nodes. */
+/* Keep the k heaviest nodes; returns how many "other" nodes they need (one per kept node with
+ * a dropped child), marked in needs[]. */
+static size_t try_keep(struct fb_tree *t, int64_t *scratch, uint8_t *needs, size_t n, size_t k)
+{
+	size_t i, others = 0;
+
+	mark_top(t, scratch, n, k);
+	memset(needs, 0, n);
+	for (i = 1; i < n; i++) {
+		const struct fb_node *nd = &t->nodes[i];
+
+		if (!nd->kept && t->nodes[nd->parent].kept && !needs[nd->parent]) {
+			needs[nd->parent] = 1;
+			others++;
+		}
+	}
+	return others;
+}
+
+/* Mark the kept nodes and append the "other" nodes. */
 static void tree_truncate(struct fb_tree *t, size_t max_nodes)
 {
-	size_t n = t->n, i, k, others = 0;
+	size_t n = t->n, i, k, lo, hi;
 	int64_t *scratch;
 	uint8_t *needs;
-	int iter;
 
 	if (max_nodes < 1)
 		max_nodes = 1;
@@ -282,22 +301,22 @@ static void tree_truncate(struct fb_tree *t, size_t max_nodes)
 	}
 	scratch = xmalloc(n * sizeof(*scratch));
 	needs = xcalloc(n, 1);
-	k = max_nodes;
-	for (iter = 0; iter < 16; iter++) {
-		mark_top(t, scratch, n, k);
-		memset(needs, 0, n);
-		others = 0;
-		for (i = 1; i < n; i++) {
-			const struct fb_node *nd = &t->nodes[i];
+	/* The largest k whose nodes and "other" nodes fit in max_nodes. Every kept node needs at
+	 * most one "other", so k = max_nodes / 2 always fits: binary search above it (a wide,
+	 * flat tree, where every kept node has dropped children, still gets half the nodes). */
+	lo = max_nodes / 2 > 1 ? max_nodes / 2 : 1;
+	hi = max_nodes;
+	if (hi + try_keep(t, scratch, needs, n, hi) > max_nodes) {
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
 
-			if (!nd->kept && t->nodes[nd->parent].kept && !needs[nd->parent]) {
-				needs[nd->parent] = 1;
-				others++;
-			}
+			if (mid + try_keep(t, scratch, needs, n, mid) <= max_nodes)
+				lo = mid;
+			else
+				hi = mid;
 		}
-		if (k + others <= max_nodes || k == 1)
-			break;
-		k = max_nodes > others + 1 ? max_nodes - others : 1;
+		k = lo;
+		try_keep(t, scratch, needs, n, k);
 	}
 	for (i = 0; i < n; i++) {
 		uint32_t o;

@@ -1,6 +1,6 @@
 /* http.c: libmicrohttpd glue for `scorch server` (see http.h): per-request state with a bounded
  * body, routing, bearer-token check, JSON errors, graceful stop. Routes live in ingest.c,
- * query.c and metrics.c; the command that wires them is src/cli/cmd_server.c. */
+ * render.c, api.c and server.c; the command that wires them is src/cli/cmd_server.c. */
 #include "server/http.h"
 #include "lib/alloc.h"
 #include "lib/json.h"

@@ -338,6 +338,14 @@ int ingest_profile(const struct profile *p, const struct ingest_meta *meta,
 			}
 			if (!*v)
 				continue;
+			/* The app of the request stays the app; "__" names are the selectors' pseudo
+			 * labels. Such sample labels are dropped, as the name parameter refuses them. */
+			{
+				const char *k = profile_get_str(p, labels[j].key);
+
+				if (!strcmp(k, "service_name") || !strncmp(k, "__", 2))
+					continue;
+			}
 			if (nextra >= STORE_MAX_LABELS) {
 				rc = errmsg_set(err, -EINVAL, "sample with more than %d labels",
 						STORE_MAX_LABELS);
@@ -429,7 +437,9 @@ void ingest_pprof_type(const struct profile *p, const char *fallback, char *type
 	else if (!strcmp(st, "samples"))
 		st = "cpu";
 	sanitize_type(st, type, typelen);
-	if (!*su || !strcmp(su, "count"))
+	if ((!*su || !strcmp(su, "count")) && strstr(type, "objects"))
+		*units = "objects"; /* Go's alloc_objects / inuse_objects, as Pyroscope names them */
+	else if (!*su || !strcmp(su, "count"))
 		*units = "samples";
 	else
 		*units = su;
@@ -477,6 +487,52 @@ static size_t pprof_limit(const struct server *s)
 	return m < (SIZE_MAX / 4) ? 4 * m : m;
 }
 
+/* A sample type of a pprof body besides the default one. */
+struct extra_type {
+	int index;                          /* in the profile's sample types */
+	char type[STORE_MAX_TYPE + 1];      /* series profile type */
+	char units[STORE_MAX_META + 1];
+	struct ingest_batches b;
+};
+
+static int has_type(const struct extra_type *x, size_t n, const char *type)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(x[i].type, type))
+			return 1;
+	return 0;
+}
+
+/* The sample types of a pprof body other than `skip` (the default one's series type), distinct
+ * by series type, at most INGEST_MAX_TYPES - 1. Decodes the body once per type. */
+static size_t other_types(const char *body, size_t len, size_t limit, const char *fallback,
+			  const char *skip, struct extra_type *out)
+{
+	size_t n = 0;
+	int idx;
+
+	for (idx = 0; idx < INGEST_MAX_TYPES && n < INGEST_MAX_TYPES - 1; idx++) {
+		struct profile *q = NULL;
+		struct errmsg e;
+		const char *units;
+		uint32_t rate;
+
+		if (pprof_decode(body, len, limit, idx, &q, &e) < 0)
+			break; /* past the last sample type (the body decoded before) */
+		memset(&out[n], 0, sizeof(out[n]));
+		ingest_pprof_type(q, fallback, out[n].type, sizeof(out[n].type), &units, &rate);
+		snprintf(out[n].units, sizeof(out[n].units), "%s", units);
+		out[n].index = idx;
+		profile_free(q);
+		if (!strcmp(out[n].type, skip) || has_type(out, n, out[n].type))
+			continue;
+		n++;
+	}
+	return n;
+}
+
 static void handle(struct server *s, const struct http_request *req, struct http_response *resp,
 		   struct ingest_batches *batches)
 {
@@ -493,7 +549,9 @@ static void handle(struct server *s, const struct http_request *req, struct http
 	char ptype[STORE_MAX_TYPE + 1], appbuf[SERIES_NAME_MAX + 1];
 	int64_t now = (int64_t)time(NULL);
 	uint64_t rate = 0;
-	size_t i, nseries = 0;
+	struct extra_type extra[INGEST_MAX_TYPES - 1];
+	struct store_batch *all = NULL;
+	size_t i, nseries = 0, nextra = 0, nall = 0;
 	int multipart = 0, pprof, rc;
 
 	memset(&meta, 0, sizeof(meta));
@@ -526,6 +584,12 @@ static void handle(struct server *s, const struct http_request *req, struct http
 	meta.until = meta.from;
 	if (until_s && *until_s && timerange_parse_time(until_s, now, &meta.until, &err) < 0) {
 		http_error(resp, 400, "bad parameter 'until': %s", err.msg);
+		goto cleanup;
+	}
+	/* Data from the future would outlive retention and outrank the present in the size cap;
+	 * a day of clock skew is tolerated. */
+	if (meta.from > now + 86400) {
+		http_error(resp, 400, "bad parameter 'from': more than a day in the future");
 		goto cleanup;
 	}
 	if (meta.until < meta.from) {
@@ -589,9 +653,15 @@ static void handle(struct server *s, const struct http_request *req, struct http
 		}
 		ingest_pprof_type(prof, name.type, ptype, sizeof(ptype), &units, &prate);
 		meta.type = ptype;
+		/* A memory (or any non-CPU) profile carries several sample types (Go's heap:
+		 * alloc_objects, alloc_space, inuse_objects, inuse_space): each becomes its own
+		 * series, as Pyroscope does. A CPU profile's second type (Go's cpu nanoseconds next
+		 * to samples) would be the same series in other units: only the default is kept. */
+		if (strcmp(ptype, "cpu"))
+			nextra = other_types(body, body_len, pprof_limit(s), name.type, ptype, extra);
 		/* The name is a prefix: "app.cpu" with a cpu profile means app "app", while
 		 * "my.service" with a cpu profile keeps "my.service" whole. */
-		if (*name.type && strcmp(name.type, ptype))
+		if (*name.type && strcmp(name.type, ptype) && !has_type(extra, nextra, name.type))
 			snprintf(appbuf, sizeof(appbuf), "%s.%s", name.app, name.type);
 		else
 			snprintf(appbuf, sizeof(appbuf), "%s", name.app);
@@ -602,9 +672,14 @@ static void handle(struct server *s, const struct http_request *req, struct http
 			meta.sample_rate = prate ? prate : 100;
 		if (!from_s || !*from_s) {
 			if (prof->time_nanos > 0) {
+				int64_t dur = prof->duration_nanos > 0 ? prof->duration_nanos / 1000000000 : 0;
+
 				meta.from = prof->time_nanos / 1000000000;
-				meta.until = meta.from + (prof->duration_nanos > 0 ?
-							  prof->duration_nanos / 1000000000 : 0);
+				if (meta.from > now + 86400) {
+					http_error(resp, 422, "pprof time_nanos is more than a day in the future");
+					goto cleanup;
+				}
+				meta.until = meta.from + (dur < 86400 ? dur : 86400);
 			}
 			if (until_s && *until_s && meta.until < meta.from)
 				meta.until = meta.from;
@@ -616,9 +691,38 @@ static void handle(struct server *s, const struct http_request *req, struct http
 			http_error(resp, 422, "cannot convert pprof: %s", err.msg);
 			goto cleanup;
 		}
+		for (i = 0; i < nextra; i++) {
+			struct ingest_meta m = meta;
+			struct profile *q = NULL;
+
+			m.type = extra[i].type;
+			if (!http_arg(req, "units") || !*http_arg(req, "units"))
+				m.units = extra[i].units;
+			rc = pprof_decode(body, body_len, pprof_limit(s), extra[i].index, &q, &err);
+			if (rc == 0)
+				rc = ingest_profile(q, &m, &extra[i].b, &err);
+			profile_free(q);
+			if (rc < 0) {
+				http_error(resp, 422, "cannot convert pprof sample type '%s': %s",
+					   extra[i].type, err.msg);
+				goto cleanup;
+			}
+			batches->samples = sat_add(batches->samples, extra[i].b.samples);
+			batches->stacks += extra[i].b.stacks;
+			nall += extra[i].b.n;
+		}
 	}
 
-	rc = store_write(s->store, batches->batches, batches->n, &err);
+	/* One transaction for everything of the request. */
+	nall += batches->n;
+	all = xcalloc(nall ? nall : 1, sizeof(*all));
+	memcpy(all, batches->batches, batches->n * sizeof(*all));
+	nall = batches->n;
+	for (i = 0; i < nextra; i++) {
+		memcpy(all + nall, extra[i].b.batches, extra[i].b.n * sizeof(*all));
+		nall += extra[i].b.n;
+	}
+	rc = store_write(s->store, all, nall, &err);
 	if (rc == -EINVAL || rc == -E2BIG) {
 		http_error(resp, 422, "rejected by the store: %s", err.msg);
 		goto cleanup;
@@ -629,12 +733,15 @@ static void handle(struct server *s, const struct http_request *req, struct http
 		goto cleanup;
 	}
 	/* A series without samples (an empty body) was not stored: not counted. */
-	for (i = 0; i < batches->n; i++)
-		nseries += batches->batches[i].nsamples > 0;
+	for (i = 0; i < nall; i++)
+		nseries += all[i].nsamples > 0;
 	resp->status = 200;
 	buf_printf(&resp->body, "{\"stacks\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"series\":%zu}\n",
 		   batches->stacks, batches->samples, nseries);
 cleanup:
+	for (i = 0; i < nextra; i++)
+		ingest_batches_release(&extra[i].b);
+	xfree(all);
 	profile_free(prof);
 	series_name_release(&name);
 }

@@ -30,6 +30,7 @@ void ingest_handle(void *ctx, const struct http_request *req, struct http_respon
 /* Batches converted from one request: one per distinct label set. Owns everything that the
  * batches point to; ingest_batches_release() frees it. */
 #define INGEST_MAX_GROUPS 256
+#define INGEST_MAX_TYPES 8   /* series per pprof sample type, at most */
 
 struct ingest_batches {
 	struct store_batch *batches;

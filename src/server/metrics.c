@@ -1,5 +1,5 @@
 /* metrics.c: counters and the Prometheus text format (see metrics.h). The HTTP route that
- * serves it is in routes.c. */
+ * serves it is in server.c. */
 #include "server/metrics.h"
 #include "lib/alloc.h"
 
@@ -10,7 +10,7 @@
 #include <time.h>
 
 static const int codes[METRICS_NCODES] = { 200, 204, 400, 401, 404, 405, 413, 422, 499, 500,
-					   503, 0 /* any other */ };
+					   503, 507, 0 /* any other */ };
 /* Upper bounds in seconds of the latency histogram buckets (+Inf is the count). */
 static const double buckets[METRICS_NBUCKETS] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
 						  0.1, 0.25, 0.5, 1, 2.5, 10 };

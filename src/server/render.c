@@ -168,8 +168,7 @@ void render_handle(void *ctx, const struct http_request *req, struct http_respon
 		http_error(resp, 400, "bad parameter 'format': want json, pprof, folded or html");
 		return;
 	}
-	if (server_arg_uint(req, resp, "maxNodes", FLAMEBEARER_DEFAULT_MAX_NODES, 1,
-			    FLAMEBEARER_MAX_MAX_NODES, &max_nodes) < 0)
+	if (server_arg_max_nodes(req, resp, &max_nodes) < 0)
 		return;
 	if (server_parse_range(req, resp, "query", "from", "until", &r) < 0)
 		return;
@@ -231,8 +230,7 @@ void render_diff_handle(void *ctx, const struct http_request *req, struct http_r
 	int rc;
 
 	memset(&rr, 0, sizeof(rr));
-	if (server_arg_uint(req, resp, "maxNodes", FLAMEBEARER_DEFAULT_MAX_NODES, 1,
-			    FLAMEBEARER_MAX_MAX_NODES, &max_nodes) < 0)
+	if (server_arg_max_nodes(req, resp, &max_nodes) < 0)
 		return;
 	if (server_parse_range(req, resp, "leftQuery", "leftFrom", "leftUntil", &lr) < 0)
 		return;

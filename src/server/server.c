@@ -3,6 +3,7 @@
 #include "server/server.h"
 #include "lib/alloc.h"
 #include "server/api.h"
+#include "server/flamebearer.h"
 #include "server/ingest.h"
 #include "server/render.h"
 #include "server/ui.h"
@@ -221,4 +222,12 @@ int server_arg_uint(const struct http_request *req, struct http_response *resp, 
 	}
 	*out = n;
 	return 0;
+}
+
+int server_arg_max_nodes(const struct http_request *req, struct http_response *resp, uint64_t *out)
+{
+	const char *key = http_arg(req, "maxNodes") ? "maxNodes" : "max-nodes";
+
+	return server_arg_uint(req, resp, key, FLAMEBEARER_DEFAULT_MAX_NODES, 1,
+			       FLAMEBEARER_MAX_MAX_NODES, out);
 }

@@ -75,4 +75,8 @@ int server_store_error(struct http_response *resp, int rc, const struct errmsg *
 int server_arg_uint(const struct http_request *req, struct http_response *resp, const char *key,
 		    uint64_t def, uint64_t min, uint64_t max, uint64_t *out);
 
+/* The flame graph size: `maxNodes`, or `max-nodes` as older Pyroscope clients spell it
+ * (default FLAMEBEARER_DEFAULT_MAX_NODES, 1..FLAMEBEARER_MAX_MAX_NODES). 400 on error. */
+int server_arg_max_nodes(const struct http_request *req, struct http_response *resp, uint64_t *out);
+
 #endif

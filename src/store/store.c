@@ -148,7 +148,7 @@ static int check_batch(const struct store_batch *b, struct errmsg *err)
 	if (!valid_type(b->type))
 		return errmsg_set(err, -EINVAL, "invalid profile type '%.64s' (expected [A-Za-z0-9_:-]+)",
 				  b->type ? b->type : "");
-	if (b->from < 0 || b->until < b->from)
+	if (b->from < 0 || b->until < b->from || b->until > STORE_MAX_TIME)
 		return errmsg_set(err, -EINVAL, "invalid time range [%lld, %lld)", (long long)b->from,
 				  (long long)b->until);
 	if ((ret = check_meta("units", b->units, err)) < 0 ||

@@ -20,6 +20,7 @@
  *   -EINVAL   bad argument (invalid label name, negative value, from > until, ...)
  *   -E2BIG    input over a documented limit (STORE_MAX_*)
  *   -EIO      storage failure (the message carries SQLite's text)
+ *   -ENOSPC   the disk is full (a write stored nothing; retry after retention freed space)
  *   -ENOMEM   out of memory
  *
  * Ownership: the store copies everything it is given; results are owned by the caller and freed
@@ -43,6 +44,7 @@ struct strtab;
 #define STORE_MAX_DEPTH       2048    /* frames per stack */
 #define STORE_MAX_FRAME       4096    /* bytes of one frame name */
 #define STORE_MAX_SAMPLES     1000000 /* (stack, value) pairs per batch */
+#define STORE_MAX_TIME        60000000000LL /* latest batch time, unix seconds (year 3871) */
 
 /* a + b for sample values (>= 0), saturating at INT64_MAX: sums of values never wrap, however
  * many samples are added up. */
@@ -244,7 +246,8 @@ struct store_timeseries {
 void store_timeseries_free(struct store_timeseries *ts);
 
 /* Sum of values per step bucket over the selected series, one group per distinct value of
- * label group_by (NULL or "" = one group with everything). step <= 0 picks a step giving
+ * label group_by (NULL or "" = one group with everything; the pseudo labels "__type__" and
+ * "__name__" group by profile type and by APP.TYPE). step <= 0 picks a step giving
  * about 1000 points (at least 10 s); step is raised to keep npoints <= STORE_MAX_POINTS. */
 int store_timeseries(struct store *s, const struct store_query *q, int64_t step,
 		     const char *group_by, struct store_timeseries **out, struct errmsg *err);

@@ -250,9 +250,13 @@ struct sq {
 	int nreaders;
 };
 
+/* -ENOSPC when the disk (or SQLite's size limit) is full, so that callers can say so; -EIO
+ * for every other failure. */
 static int db_error(struct conn *c, struct errmsg *err, const char *what)
 {
-	return errmsg_set(err, -EIO, "%s: %s", what, sqlite3_errmsg(c->db));
+	int full = sqlite3_errcode(c->db) == SQLITE_FULL;
+
+	return errmsg_set(err, full ? -ENOSPC : -EIO, "%s: %s", what, sqlite3_errmsg(c->db));
 }
 
 static int exec_sql(struct conn *c, const char *sql, struct errmsg *err)
@@ -1197,14 +1201,19 @@ static int collect_series(const struct store_series_info *info, void *arg)
 	s->spy = xstrdup(info->spy_name);
 	s->agg = xstrdup(info->aggregation);
 	if (l->group_by) {
-		const char *v = "";
+		const char *v = "", *app = "";
 
 		if (!strcmp(l->group_by, "__type__"))
 			v = info->type;
-		for (i = 0; i < info->nlabels; i++)
+		for (i = 0; i < info->nlabels; i++) {
 			if (!strcmp(info->labels[i].name, l->group_by))
 				v = info->labels[i].value;
-		s->group = xstrdup(v);
+			if (!strcmp(info->labels[i].name, "service_name"))
+				app = info->labels[i].value;
+		}
+		/* __name__: the legacy application name APP.TYPE, as in store_label_values(). */
+		s->group = !strcmp(l->group_by, "__name__") ? xasprintf("%s.%s", app, info->type) :
+							      xstrdup(v);
 	}
 	return 0;
 }

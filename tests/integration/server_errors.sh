@@ -27,6 +27,7 @@ expect 400 name --data-binary @$TMP/good.folded --url-query 'name=.cpu' "$URL/in
 expect 400 format --data-binary @$TMP/good.folded --url-query name=app.cpu "$URL/ingest?format=jfr"
 expect 400 from --data-binary @$TMP/good.folded --url-query name=app.cpu "$URL/ingest?from=yesterday"
 expect 400 until --data-binary @$TMP/good.folded --url-query name=app.cpu "$URL/ingest?from=2000&until=1000"
+expect 400 future --data-binary @$TMP/good.folded --url-query name=app.cpu "$URL/ingest?from=now%2B2d"
 expect 400 sampleRate --data-binary @$TMP/good.folded --url-query name=app.cpu "$URL/ingest?sampleRate=abc"
 labels=$(awk 'BEGIN { for (i = 0; i < 40; i++) printf "%sk%d=v", (i ? "," : ""), i }')
 expect 400 labels --data-binary @$TMP/good.folded --url-query "name=app.cpu{$labels}" "$URL/ingest"
@@ -69,7 +70,7 @@ ingest 'app.cpu{env=prod}' $TMP/good.folded
 [ "$(ticks app.cpu)" = 10 ] || fail "server does not take data after errors"
 
 get /metrics > $TMP/metrics.txt
-grep -q '^scorch_ingest_rejected_total{reason="bad_request"} 9$' $TMP/metrics.txt ||
+grep -q '^scorch_ingest_rejected_total{reason="bad_request"} 10$' $TMP/metrics.txt ||
 	fail "bad_request count: $(grep rejected_total $TMP/metrics.txt)"
 grep -q '^scorch_ingest_rejected_total{reason="too_large"} 2$' $TMP/metrics.txt || fail "too_large count"
 grep -q '^scorch_ingest_rejected_total{reason="parse_error"} 6$' $TMP/metrics.txt || fail "parse_error count"

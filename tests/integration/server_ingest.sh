@@ -57,6 +57,21 @@ get /render query=pp.cpu format=pprof > $TMP/export.pb.gz
 [ "$(total_count $TMP/export.folded)" = 36 ] || fail "exported pprof total"
 get /render query=pp.cpu format=html | grep -q '<html' || fail "html export"
 
+# A Go heap profile: every sample type is a series (app.alloc_objects, ...); a Go CPU profile
+# (samples and cpu nanoseconds) is one cpu series.
+HEAP=tests/fuzz/corpus/pprof/go-heap.pb.gz
+code=$(status_of -F "profile=@$HEAP" --url-query 'name=heapapp{env=test}' "$URL/ingest")
+[ "$code" = 200 ] || fail "heap ingest: $code $(cat $TMP/body)"
+[ "$(json_int series < $TMP/body)" = 4 ] || fail "heap ingest series: $(cat $TMP/body)"
+[ "$(get /label-values label=__type__ query=heapapp)" = '["alloc_objects","alloc_space","inuse_objects","inuse_space"]' ] ||
+	fail "heap types: $(get /label-values label=__type__ query=heapapp)"
+[ "$(ticks heapapp.inuse_space from=0)" = 4380407 ] || fail "inuse_space: $(ticks heapapp.inuse_space from=0)"
+[ "$(ticks heapapp.alloc_objects from=0)" = 6789 ] || fail "alloc_objects: $(ticks heapapp.alloc_objects from=0)"
+get /render query=heapapp.alloc_objects from=0 | grep -q '"units":"objects"' || fail "objects units"
+code=$(status_of --data-binary @tests/fuzz/corpus/pprof/go-cpu.pb.gz --url-query 'name=cpuapp' "$URL/ingest?format=pprof")
+[ "$code" = 200 ] && [ "$(json_int series < $TMP/body)" = 1 ] || fail "Go CPU profile: $code $(cat $TMP/body)"
+[ "$(get /label-values label=__type__ query=cpuapp)" = '["cpu"]' ] || fail "Go CPU types"
+
 # Diff.
 get /render-diff 'leftQuery=app1.cpu{env="prod"}' 'rightQuery=app1.cpu{env="staging"}' > $TMP/diff.json
 [ "$(json_int leftTicks < $TMP/diff.json)" = 36 ] || fail "diff leftTicks: $(cat $TMP/diff.json)"
@@ -80,6 +95,9 @@ grep -q '"callees":{"names":\["total","foo","bar","baz"\]' $TMP/sw.json || fail 
 get /api/v1/series query=app1.cpu group_by=env > $TMP/series.json
 grep -q '{"group":"prod","total":36,' $TMP/series.json || fail "series: $(cat $TMP/series.json)"
 grep -q '{"group":"staging","total":5,' $TMP/series.json || fail "series staging"
+get /api/v1/series 'query={env="prod"}' group_by=__name__ > $TMP/series.json
+grep -q '{"group":"app1.cpu","total":36,' $TMP/series.json || fail "series by __name__: $(cat $TMP/series.json)"
+grep -q '{"group":"app2.cpu","total":7,' $TMP/series.json || fail "series by __name__ app2"
 get /api/v1/series query=app1.cpu unit=cores step=10s | grep -q '"unit":"cores"' || fail "series in cores"
 
 # Time ranges: data written two hours ago is outside the default hour and inside its range.
@@ -97,8 +115,8 @@ grep -q '"other"' $TMP/trunc.json || fail "no other node: $(cat $TMP/trunc.json)
 
 # Metrics moved.
 get /metrics > $TMP/metrics.txt
-grep -q '^scorch_ingest_requests_total 7$' $TMP/metrics.txt || fail "ingest requests: $(grep ingest_requests $TMP/metrics.txt)"
-grep -q '^scorch_ingest_samples_total 91$' $TMP/metrics.txt || fail "ingest samples: $(grep ingest_samples $TMP/metrics.txt)"
+grep -q '^scorch_ingest_requests_total 9$' $TMP/metrics.txt || fail "ingest requests: $(grep ingest_requests $TMP/metrics.txt)"
+grep -q '^scorch_ingest_samples_total 8774498$' $TMP/metrics.txt || fail "ingest samples: $(grep ingest_samples $TMP/metrics.txt)"
 grep -q 'scorch_http_request_duration_seconds_count{route="/render"} [1-9]' $TMP/metrics.txt || fail "render latency"
 grep -q '^scorch_store_series [1-9]' $TMP/metrics.txt || fail "store series gauge"
 

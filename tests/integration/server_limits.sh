@@ -59,6 +59,8 @@ grep -q '^r0;r1;.*;r2046;\[truncated\] 7$' $TMP/deep.out || fail "deep stack not
 [ "$(ticks app1.cpu from=now-3650d)" = 8 ] || fail "ten-year range"
 [ "$(ticks app1.cpu from=0 until=now)" = 8 ] || fail "range from 0"
 [ "$(get /render query=app1.cpu maxNodes=1 | json_int numTicks)" = 8 ] || fail "maxNodes=1"
+get /render query=app1.cpu max-nodes=1 | grep -q '"names":\["total","other"\]' ||
+	fail "max-nodes (the older spelling) ignored"
 for bad in maxNodes=0 maxNodes=-1 maxNodes=99999999999999999999 from=now-1x until=99999999999999999999; do
 	[ "$(status_of -G --data-urlencode "$bad" "$URL/render")" = 400 ] || fail "$bad: not 400"
 done

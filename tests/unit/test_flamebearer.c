@@ -223,12 +223,44 @@ static void test_buffer_limit(void)
 	store_profile_free(p);
 }
 
+/* A wide, flat profile (many roots of equal weight, each with children): every kept node has
+ * dropped children, so half of maxNodes goes to "other" nodes, not all of it (a flame graph
+ * of nothing but "other"). */
+static void test_truncation_wide_flat(void)
+{
+	struct store_profile *p = store_profile_new();
+	struct buf b = BUF_INIT(1 << 24);
+	char stack[64];
+	const char *q;
+	size_t nodes = 0;
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		snprintf(stack, sizeof(stack), "r%d;c%d", i, i);
+		add(p, stack, 2);
+		snprintf(stack, sizeof(stack), "r%d;d%d", i, i);
+		add(p, stack, 2);
+	}
+	CHECK_EQ_INT(flamebearer_write(p, 100, &b), 0);
+	/* Count nodes: 4 ints each, so count commas in the levels and divide. */
+	q = strstr(b.data ? b.data : "", "\"levels\":");
+	CHECK(q != NULL);
+	for (; q && *q && strncmp(q, "]],", 3); q++)
+		nodes += *q == ',';
+	nodes = (nodes + 1) / 4;
+	CHECK(nodes >= 50 && nodes <= 100);
+	CHECK(strstr(b.data ? b.data : "", "\"numTicks\":8000,") != NULL);
+	buf_release(&b);
+	store_profile_free(p);
+}
+
 int main(void)
 {
 	RUN(test_levels);
 	RUN(test_children_sorted_by_name);
 	RUN(test_truncation);
 	RUN(test_truncation_many_nodes);
+	RUN(test_truncation_wide_flat);
 	RUN(test_shared_prefixes);
 	RUN(test_profile_other);
 	RUN(test_empty);

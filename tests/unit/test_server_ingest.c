@@ -2,6 +2,7 @@
  * multipart parser, folded bodies into store batches, and pprof-model profiles into batches
  * (comm as the root frame, string labels as series labels, the type from the sample type). */
 #include "lib/alloc.h"
+#include "lib/buf.h"
 #include "profile/profile.h"
 #include "server/http.h"
 #include "server/ingest.h"
@@ -33,6 +34,12 @@ static void test_series_name(void)
 	series_name_release(&n);
 
 	CHECK_EQ_INT(series_name_parse("app.cpu{}", &n, &err), 0);
+	series_name_release(&n);
+
+	/* UTF-8 and slashes in the app name. */
+	CHECK_EQ_INT(series_name_parse("s\xc3\xa9rvice/v-2.cpu", &n, &err), 0);
+	CHECK_EQ_STR(n.app, "s\xc3\xa9rvice/v-2");
+	CHECK_EQ_STR(n.type, "cpu");
 	series_name_release(&n);
 
 	CHECK(series_name_parse("", &n, &err) < 0);
@@ -257,6 +264,97 @@ static void test_profile(void)
 	profile_free(p);
 }
 
+/* Folded lines the store cannot take as they are: deeper than STORE_MAX_DEPTH (cut at the root
+ * side with "[truncated]"), frames longer than STORE_MAX_FRAME (cut); counts whose sum passes
+ * INT64_MAX (saturate); text without a terminating NUL (a multipart part). */
+static void test_folded_limits(void)
+{
+	struct buf t = BUF_INIT(1 << 24);
+	struct series_name n;
+	struct ingest_meta m;
+	struct ingest_batches b;
+	struct errmsg err;
+	char *exact;
+	size_t i;
+
+	CHECK_EQ_INT(series_name_parse("app.cpu", &n, &err), 0);
+	m = meta_for(&n);
+	for (i = 0; i < 3000; i++)
+		buf_printf(&t, "%sf%zu", i ? ";" : "", i);
+	buf_puts(&t, " 7\nlong;");
+	for (i = 0; i < STORE_MAX_FRAME + 100; i++)
+		buf_putc(&t, 'x');
+	buf_puts(&t, " 2\nbig 9223372036854775807\nbig 5\n");
+	/* Exactly the bytes, no NUL after them (ASan checks nothing reads past). */
+	exact = xmalloc(t.len);
+	memcpy(exact, t.data, t.len);
+	CHECK_EQ_INT(ingest_folded(exact, t.len, &m, &b, &err), 0);
+	CHECK_EQ_INT(b.n, 1);
+	CHECK_EQ_INT(b.samples, INT64_MAX);
+	if (b.n == 1) {
+		const struct store_batch *sb = &b.batches[0];
+
+		CHECK_EQ_INT(sb->nsamples, 3);
+		for (i = 0; i < sb->nsamples; i++) {
+			const struct store_sample *sm = &sb->samples[i];
+			const char *root = sb->frame_names[sm->frames[0]];
+
+			if (!strcmp(root, "f0")) {
+				CHECK_EQ_INT(sm->nframes, STORE_MAX_DEPTH);
+				CHECK_EQ_STR(sb->frame_names[sm->frames[sm->nframes - 1]], "[truncated]");
+				CHECK_EQ_STR(sb->frame_names[sm->frames[sm->nframes - 2]], "f2046");
+				CHECK_EQ_INT(sm->value, 7);
+			} else if (!strcmp(root, "long")) {
+				CHECK_EQ_INT(sm->nframes, 2);
+				CHECK_EQ_INT(strlen(sb->frame_names[sm->frames[1]]), STORE_MAX_FRAME);
+			} else {
+				CHECK_EQ_STR(root, "big");
+				CHECK_EQ_INT(sm->value, INT64_MAX);
+			}
+		}
+	}
+	ingest_batches_release(&b);
+	xfree(exact);
+	buf_release(&t);
+	series_name_release(&n);
+}
+
+/* pprof sample labels cannot move samples to another app or set the pseudo labels. */
+static void test_profile_reserved_labels(void)
+{
+	struct profile *p = profile_new();
+	struct series_name n;
+	struct ingest_meta m;
+	struct ingest_batches b;
+	struct errmsg err;
+	struct profile_label l[3];
+	uint32_t f, loc;
+
+	profile_set_type(p, "samples", "count", 10000000);
+	f = profile_intern_function(p, FRAME_NATIVE, "main", "main", NULL, 0);
+	loc = profile_intern_location(p, 0, 0, f, 0);
+	l[0].key = profile_str(p, "service_name");
+	l[0].str = profile_str(p, "someone-else");
+	l[1].key = profile_str(p, "__type__");
+	l[1].str = profile_str(p, "alloc");
+	l[2].key = profile_str(p, "span");
+	l[2].str = profile_str(p, "s1");
+	l[0].num = l[1].num = l[2].num = 0;
+	profile_add_sample(p, &loc, 1, l, 3, 5);
+	CHECK_EQ_INT(series_name_parse("app", &n, &err), 0);
+	m = meta_for(&n);
+	CHECK_EQ_INT(ingest_profile(p, &m, &b, &err), 0);
+	CHECK_EQ_INT(b.n, 1);
+	if (b.n == 1) {
+		CHECK_EQ_STR(label_of(&b.batches[0], "service_name"), "app");
+		CHECK(label_of(&b.batches[0], "__type__") == NULL);
+		CHECK_EQ_STR(label_of(&b.batches[0], "span"), "s1");
+	}
+	ingest_batches_release(&b);
+	series_name_release(&n);
+	profile_free(p);
+}
+
 static void test_secret_equal(void)
 {
 	CHECK(http_secret_equal("abc", 3, "abc", 3));
@@ -273,6 +371,8 @@ int main(void)
 	RUN(test_multipart);
 	RUN(test_folded);
 	RUN(test_profile);
+	RUN(test_folded_limits);
+	RUN(test_profile_reserved_labels);
 	RUN(test_secret_equal);
 	return test_summary();
 }
