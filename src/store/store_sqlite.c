@@ -1564,34 +1564,41 @@ cleanup:
 
 /* ---- maintenance: retention, size cap, rollups ------------------------------------------------------- */
 
-/* Delete everything sampled before cutoff (a multiple of HOUR), in the open transaction. */
+/* Delete everything sampled before cutoff (a multiple of HOUR), in the open transaction. Every
+ * value is a bound parameter: ?1 cutoff, ?2 its day, ?3 the next day, ?4 its hour number. */
 static int drop_before(struct sq *sq, int64_t cutoff, struct errmsg *err)
 {
+	static const char *const steps[] = {
+		/* A day cut in the middle must be rolled up again from what remains. */
+		"INSERT OR IGNORE INTO dirty(level, series, t)"
+		" SELECT DISTINCT 2, series, ?2 FROM raw WHERE t >= ?1 AND t < ?3",
+		"DELETE FROM raw WHERE t < ?1",
+		"DELETE FROM rollup WHERE level = 1 AND t < ?1",
+		"DELETE FROM rollup WHERE level = 2 AND t < ?1",
+		"DELETE FROM dirty WHERE level = 1 AND t < ?1",
+		"DELETE FROM dirty WHERE level = 2 AND t + 86400 <= ?1",
+		"DELETE FROM stacks WHERE last_hour < ?4",
+		"DELETE FROM frames WHERE last_hour < ?4",
+		"DELETE FROM series WHERE last_t < ?1",
+		"UPDATE series SET first_t = ?1 WHERE first_t < ?1",
+	};
 	int64_t day = floor_to(cutoff, DAY);
-	char sql[1024];
-	int ret;
+	size_t i;
+	int ret = 0;
 
-	snprintf(sql, sizeof(sql),
-		 /* A day cut in the middle must be rolled up again from what remains. */
-		 "INSERT OR IGNORE INTO dirty(level, series, t)"
-		 " SELECT DISTINCT 2, series, %lld FROM raw WHERE t >= %lld AND t < %lld;"
-		 "DELETE FROM raw WHERE t < %lld;"
-		 "DELETE FROM rollup WHERE level = 1 AND t < %lld;"
-		 "DELETE FROM rollup WHERE level = 2 AND t < %lld;"
-		 "DELETE FROM dirty WHERE level = 1 AND t < %lld;"
-		 "DELETE FROM dirty WHERE level = 2 AND t + %d <= %lld;"
-		 "DELETE FROM stacks WHERE last_hour < %lld;"
-		 "DELETE FROM frames WHERE last_hour < %lld;"
-		 "DELETE FROM series WHERE last_t < %lld;"
-		 "UPDATE series SET first_t = %lld WHERE first_t < %lld;",
-		 (long long)day, (long long)cutoff, (long long)(day + DAY),
-		 (long long)cutoff, (long long)cutoff, (long long)cutoff, (long long)cutoff,
-		 DAY, (long long)cutoff, (long long)(cutoff / HOUR), (long long)(cutoff / HOUR),
-		 (long long)cutoff, (long long)cutoff, (long long)cutoff);
-	if (day == cutoff) /* nothing cut in the middle */
-		ret = exec_sql(&sq->w, strchr(sql, ';') + 1, err);
-	else
-		ret = exec_sql(&sq->w, sql, err);
+	for (i = day == cutoff ? 1 : 0; i < sizeof(steps) / sizeof(steps[0]) && !ret; i++) {
+		sqlite3_stmt *st = NULL;
+
+		if (sqlite3_prepare_v2(sq->w.db, steps[i], -1, &st, NULL) != SQLITE_OK)
+			return db_error(&sq->w, err, "cannot prepare retention");
+		sqlite3_bind_int64(st, 1, cutoff);
+		sqlite3_bind_int64(st, 2, day);
+		sqlite3_bind_int64(st, 3, day + DAY);
+		sqlite3_bind_int64(st, 4, cutoff / HOUR);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			ret = db_error(&sq->w, err, "cannot drop old data");
+		sqlite3_finalize(st);
+	}
 	return ret;
 }
 
