@@ -58,6 +58,18 @@ async function main() {
 		assert.strictEqual(await page.$eval('#service', (e) => e.value), 'shop');
 		console.log('ok flame graph draws', nodes.length, 'nodes:', names.join(' '));
 
+		// with no service in the URL the whole machine is shown: every service summed
+		await page.goto(url + '/', { waitUntil: 'load' });
+		await settle();
+		assert.strictEqual(await page.$eval('#service', (e) => e.value), '*');
+		const all = await page.evaluate(async () => (await (await fetch('/render?query=' +
+			encodeURIComponent('{__type__="cpu"}') + '&from=now-1h&until=now')).json()).flamebearer.numTicks);
+		assert(all > 200, 'both services together have more than shop alone: ' + all);
+		assert.strictEqual((await rendered('flame'))[0].total, all);
+		console.log('ok all services by default:', all, 'samples');
+		await page.goto(url + '/?service=shop&type=cpu', { waitUntil: 'load' });
+		await settle();
+
 		// label selector autocompletion: names after '{', values after '='
 		await page.click('#selector');
 		await page.keyboard.type('{');

@@ -50,9 +50,17 @@ function writeState(push = false): void {
   }
 }
 
+// The service picker's "all services" entry: no service_name matcher, only the type.
+const ALL = '*';
+
 function query(): string {
   const sel = state.sel.trim() || '{}';
   if (!state.service) return sel;
+  if (state.service === ALL) {
+    if (!state.type || !sel.startsWith('{')) return sel;
+    const inner = sel.slice(1, -1).trim();
+    return `{__type__="${state.type.replace(/["\\]/g, '\\$&')}"${inner ? ', ' + inner : ''}}`;
+  }
   return state.service + (state.type ? '.' + state.type : '') + sel;
 }
 
@@ -268,9 +276,9 @@ async function loadTimeline(gen: number): Promise<void> {
 async function loadServices(): Promise<void> {
   const svc = await track(getJSON<string[]>('/label-values', { label: 'service_name' }));
   const sel = $('service') as HTMLSelectElement;
-  if (!state.service && svc.length) state.service = svc[0];
-  const list = svc.includes(state.service) || !state.service ? svc : [state.service, ...svc];
-  sel.innerHTML = (list.length ? '' : '<option value="">(no data yet)</option>') +
+  if (!state.service && svc.length) state.service = ALL;
+  const list = svc.includes(state.service) || !state.service || state.service === ALL ? svc : [state.service, ...svc];
+  sel.innerHTML = (list.length ? `<option value="${ALL}">(all services)</option>` : '<option value="">(no data yet)</option>') +
     list.map((s) => `<option value="${escapeHtml(s)}">${escapeHtml(s)}</option>`).join('');
   sel.value = state.service;
   await loadTypes();
@@ -279,7 +287,8 @@ async function loadServices(): Promise<void> {
 async function loadTypes(): Promise<void> {
   const sel = $('ptype') as HTMLSelectElement;
   if (!state.service) { sel.innerHTML = ''; return; }
-  const types = await track(getJSON<string[]>('/label-values', { label: '__type__', query: `{service_name="${state.service.replace(/["\\]/g, '\\$&')}"}` }));
+  const types = await track(getJSON<string[]>('/label-values', state.service === ALL ? { label: '__type__' } :
+    { label: '__type__', query: `{service_name="${state.service.replace(/["\\]/g, '\\$&')}"}` }));
   if (!types.includes(state.type)) state.type = types.includes('cpu') ? 'cpu' : types[0] ?? '';
   sel.innerHTML = types.map((t) => `<option value="${escapeHtml(t)}">${escapeHtml(t)}</option>`).join('');
   sel.value = state.type;
@@ -341,7 +350,7 @@ async function updateSuggest(): Promise<void> {
   const before = v.slice(0, pos);
   const mVal = /([A-Za-z_][A-Za-z0-9_.]*)\s*(=~|!~|!=|=)\s*("?)([^",}]*)$/.exec(before);
   const mName = /(^|[{,])\s*([A-Za-z_][A-Za-z0-9_.]*)?$/.exec(before);
-  const base = state.service ? `{service_name="${state.service}"}` : '{}';
+  const base = state.service && state.service !== ALL ? `{service_name="${state.service}"}` : '{}';
   const r = range();
   let items: string[] = [];
   try {
