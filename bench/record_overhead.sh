@@ -20,10 +20,13 @@ command -v perf >/dev/null || { echo "error: perf is missing (apt-get install li
 make -s scorch "$B/helpers/fp_hot"
 NCPU=$(nproc)
 TMP=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; sysctl -q kernel.bpf_stats_enabled=0; rm -rf "$TMP"' EXIT
+WORKERS=""
+cleanup() { kill $WORKERS 2>/dev/null; sysctl -q kernel.bpf_stats_enabled=0; rm -rf "$TMP"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 # Workload: one busy process per CPU for the whole benchmark.
-for i in $(seq "$NCPU"); do "$B/helpers/fp_hot" 100000 & done
+for i in $(seq "$NCPU"); do "$B/helpers/fp_hot" 100000 & WORKERS="$WORKERS $!"; done
 
 median() { sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
