@@ -3,7 +3,7 @@
  * directories goes through what the agent does with a file a process maps, in a child process
  * of its own with a watchdog, and the figures of each file are recorded.
  *
- *   elf_sweep [-j JOBS] [-t SECS] [-o OUT.tsv] [-r REPORT_DIR] [-l LIST] [-q] [PATH...]
+ *   elf_sweep [-j JOBS] [-t SECS] [-o OUT.tsv] [-r REPORT_DIR] [-l LIST] [-q] [-T] [PATH...]
  *
  * PATH: directories (walked without following symlinks or crossing mounts) or files; default
  * /usr/bin /usr/sbin /usr/lib /usr/libexec /root/.pyenv /usr/local. -l LIST reads more paths,
@@ -17,6 +17,8 @@
  *   unwind_table_build); CPython detection when the file looks like an interpreter
  *   (python_is_interpreter_path or .PyRuntime: _PyRuntime, Py_Version, eval ranges); then every
  *   section header and its contents (last: the contents stay cached until elf_close).
+ * -T also runs each file's first 1/3 and 2/3 (as if truncated while read) through the open,
+ * the table build, the symbols and the sections (for crashes; their figures are not kept).
  * The child runs a leak check when built with LeakSanitizer and reports one fixed-size record
  * through a pipe. The parent kills a child after -t seconds (default 60) of wall time; the
  * child also has an RLIMIT_CPU of the same length.
@@ -79,6 +81,7 @@ struct result {
 	double cpu_ms, wall_ms, build_cpu_ms, build_wall_ms, syms_cpu_ms;
 	uint64_t heap_peak, table_heap_peak;
 	int leaked;
+	int trunc_tables; /* -T: tables built from the truncated views */
 	char msg[200];   /* the first error message */
 };
 
@@ -102,6 +105,7 @@ struct sweep {
 	int jobs;
 	double timeout;
 	int quiet;
+	int truncated;
 	FILE *out;
 	const char *report_dir;
 	struct job job[MAX_JOBS];
@@ -265,7 +269,45 @@ done:
 	r->wall_ms = (now_s(CLOCK_MONOTONIC) - w0) * 1e3;
 }
 
-static void child_main(const char *path, int wfd, int errfd, double timeout)
+/* The file as if it had been truncated while we read it: its first 1/3 and 2/3 (at most
+ * 64 MiB), opened as memory images, through the same steps. Only crashes count here. */
+static void sweep_truncated(const char *path, struct result *r)
+{
+	static const unsigned num[] = { 1, 2 };
+	struct elf_file *e;
+	struct errmsg err;
+	struct stat sb;
+	size_t i;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &sb) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	for (i = 0; i < sizeof(num) / sizeof(num[0]); i++) {
+		size_t len = (size_t)((uint64_t)sb.st_size * num[i] / 3);
+		struct unwind_table t;
+		uint8_t *buf;
+
+		if (len > (64u << 20))
+			len = 64u << 20;
+		buf = xmalloc(len ? len : 1);
+		if (pread(fd, buf, len, 0) == (ssize_t)len && elf_open_mem(buf, len, &e, &err) == 0) {
+			if (unwind_table_build(e, NULL, NULL, 0, &t, &err) == 0) {
+				r->trunc_tables++;
+				unwind_table_release(&t);
+			}
+			elf_symbols_load(e, &err);
+			sweep_sections(e, &(struct result){ 0 });
+			elf_close(e);
+		}
+		xfree(buf);
+	}
+	close(fd);
+}
+
+static void child_main(const char *path, int wfd, int errfd, double timeout, int truncated)
 {
 	struct result r;
 	struct rlimit rl;
@@ -279,6 +321,8 @@ static void child_main(const char *path, int wfd, int errfd, double timeout)
 	setrlimit(RLIMIT_CPU, &rl);
 	memset(&r, 0, sizeof(r));
 	sweep_file(path, &r);
+	if (truncated)
+		sweep_truncated(path, &r);
 	if (__lsan_do_recoverable_leak_check)
 		r.leaked = __lsan_do_recoverable_leak_check() != 0;
 	n = write(wfd, &r, sizeof(r));
@@ -502,7 +546,7 @@ static void start_job(struct sweep *s, const char *path)
 	}
 	if (pid == 0) {
 		close(p[0]);
-		child_main(path, p[1], errfd, s->timeout);
+		child_main(path, p[1], errfd, s->timeout, s->truncated);
 	}
 	if (errfd >= 0)
 		close(errfd);
@@ -609,7 +653,8 @@ static void print_summary(struct sweep *s, double secs)
 	for (i = 0; i < 6; i++)
 		printf("%s %zu  ", status_names[i], s->status_count[i]);
 	printf("\nlargest tables:\n");
-	qsort(s->sf, s->nsf, sizeof(*s->sf), cmp_entries);
+	if (s->nsf)
+		qsort(s->sf, s->nsf, sizeof(*s->sf), cmp_entries);
 	for (i = 0; i < s->nsf && i < 10; i++)
 		printf("  %9llu entries %8.1f KiB %9.2f ms  %s\n",
 		       (unsigned long long)s->sf[i].entries, (double)s->sf[i].entries * 8 / 1024,
@@ -638,7 +683,7 @@ static void sweep_release(struct sweep *s)
 static void usage(void)
 {
 	fprintf(stderr, "usage: elf_sweep [-j JOBS] [-t SECS] [-o OUT.tsv] [-r REPORT_DIR] "
-			"[-l LIST] [-q] [PATH...]\n");
+			"[-l LIST] [-q] [-T] [PATH...]\n");
 	exit(2);
 }
 
@@ -657,7 +702,7 @@ int main(int argc, char **argv)
 	s.timeout = 60;
 	u64map_init(&s.seen);
 	g_sweep = &s;
-	while ((c = getopt(argc, argv, "j:t:o:r:l:q")) != -1) {
+	while ((c = getopt(argc, argv, "j:t:o:r:l:qT")) != -1) {
 		switch (c) {
 		case 'j': s.jobs = atoi(optarg); break;
 		case 't': s.timeout = atof(optarg); break;
@@ -665,6 +710,7 @@ int main(int argc, char **argv)
 		case 'r': s.report_dir = optarg; break;
 		case 'l': list = optarg; break;
 		case 'q': s.quiet = 1; break;
+		case 'T': s.truncated = 1; break;
 		default: usage();
 		}
 	}

@@ -387,7 +387,8 @@ static int finish(struct builder *b, const struct unwind_range *interp, size_t n
 		covered = r->end;
 		started = 1;
 	}
-	out_segment(&o, covered, covered + 1, &invalid, NULL, 0);
+	/* the terminator (out_put: a row may end at UINT64_MAX, where covered + 1 wraps) */
+	out_put(&o, covered, &invalid);
 	if (o.err) {
 		xfree(o.e);
 		return errmsg_set(err, o.err, o.err == -E2BIG ? "more than %u unwind entries" :

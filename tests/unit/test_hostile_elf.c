@@ -212,6 +212,42 @@ static void test_bogus_fde_range_is_cut(void)
 	elf_close(e);
 }
 
+/* Sections by index (the sweep reads every section header): duplicate names are reachable,
+ * index 0 and indexes past the count are not, NOBITS has no contents. */
+static void test_sections_by_index(void)
+{
+	struct elf_file *e = NULL;
+	struct elf_section_info si;
+	struct errmsg err;
+	struct img im;
+	const char *name;
+	const void *d;
+	size_t len, n;
+
+	img_init(&im);
+	img_section(&im, ".dup", SHT_PROGBITS, 0, 0, "first", 5);
+	img_section(&im, ".dup", SHT_PROGBITS, 0, 0, "second!", 7);
+	img_section(&im, ".bss", SHT_NOBITS, SHF_ALLOC, 0x5000, "", 0);
+	img_finish(&im, 0x1000, 0x1000, 0);
+	CHECK_EQ_INT(elf_open_mem(im.b, im.len, &e, &err), 0);
+	if (!e)
+		return;
+	n = elf_section_count(e);
+	CHECK_EQ_INT(n, 5); /* null, .dup, .dup, .bss, .shstrtab */
+	CHECK_EQ_INT(elf_section_info_at(e, 2, &name, &si), 0);
+	CHECK_EQ_STR(name, ".dup");
+	CHECK_EQ_INT(si.size, 7);
+	CHECK_EQ_INT(elf_section_at(e, 2, &d, &len), 0);
+	CHECK(len == 7 && !memcmp(d, "second!", 7));
+	CHECK_EQ_INT(elf_section(e, ".dup", &d, &len, NULL), 0);
+	CHECK(len == 5 && !memcmp(d, "first", 5));
+	CHECK_EQ_INT(elf_section_at(e, 3, &d, &len), -ENOENT);
+	CHECK_EQ_INT(elf_section_at(e, 0, &d, &len), -ENOENT);
+	CHECK_EQ_INT(elf_section_at(e, n, &d, &len), -ENOENT);
+	CHECK_EQ_INT(elf_section_info_at(e, n, &name, &si), -ENOENT);
+	elf_close(e);
+}
+
 /* A process that exits while we track it has an empty /proc/PID/maps (a zombie's): the
  * unwinder then sorted a NULL array (undefined behaviour, reported by UBSan under churn). */
 static void test_track_exited_process(void)
@@ -241,6 +277,7 @@ static void test_track_exited_process(void)
 int main(void)
 {
 	RUN(test_bogus_fde_range_is_cut);
+	RUN(test_sections_by_index);
 	RUN(test_track_exited_process);
 	return test_summary();
 }
