@@ -130,7 +130,7 @@ $(B)/replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(B)/libscorch-san.a
 $(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(SKELS) $(B)/web_assets.h $(B)/web_ui_assets.h
 	$(call say,FUZZ,$<)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(CPPFLAGS) -I$(B) -O1 -g -fsanitize=fuzzer,address,undefined -Wno-unused-command-line-argument \
+	$(Q)$(CLANG) $(CPPFLAGS) -I$(B) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Wno-unused-command-line-argument \
 		-o $@ $< $(LIB_SRCS) $(LDLIBS)
 
 # Helper programs the integration tests and benchmarks profile. Built without frame pointers

@@ -12,9 +12,9 @@
  *
  * Per file, in a forked child (so that a crash, a sanitizer report, a hang or a balloon is
  * recorded against the file and the sweep goes on):
- *   elf_open; build id, debuglink, file id; symbols (load and look some up); the unwind table
- *   the agent builds (interpreter ranges, the separate debug file when the file has no CFI,
- *   unwind_table_build); CPython detection when the file looks like an interpreter
+ *   elf_open; build id, debuglink, file id; the unwind table the agent builds (interpreter
+ *   ranges, the separate debug file when the file has no CFI, unwind_table_build, which loads
+ *   the symbols); symbol lookups; CPython detection when the file looks like an interpreter
  *   (python_is_interpreter_path or .PyRuntime: _PyRuntime, Py_Version, eval ranges); then every
  *   section header and its contents (last: the contents stay cached until elf_close).
  * -T also runs each file's first 1/3 and 2/3 (as if truncated while read) through the open,
@@ -28,7 +28,8 @@
  * which a loaded machine disturbs less than wall time; the process clock is coarse under
  * RLIMIT_CPU), the largest tables and failures by reason.
  * -r keeps the stderr of every child that crashed, hung, leaked or printed anything (sanitizer
- * reports) as REPORT_DIR/NNNNN.err.
+ * reports) as REPORT_DIR/NNNNN.err (default: a new /tmp/elf_sweep.XXXXXX). The exit status is
+ * 1 when any child crashed, hung, leaked or exited badly.
  *
  * Build: `make B=build bench` gives build/bench/elf_sweep (-O2, for figures). For the sanitizer
  * sweep, link the same source against the sanitized library:

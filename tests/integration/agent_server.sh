@@ -9,12 +9,24 @@ need_bpf
 start_server
 "$B/helpers/fp_hot" 8 &
 hot=$!
+PY=
+for p in /usr/bin/python3.11 /usr/bin/python3; do [ -x "$p" ] && { PY=$p; break; }; done
+if [ -n "$PY" ]; then
+	"$PY" tests/helpers/python/accuracy.py 6 > /dev/null 2>&1 &
+	py=$!
+fi
 $SCORCH agent --server "$URL" -F 99 --interval 2s -d 5 --label env=test 2> "$TMP/agent.log" ||
 	fail "agent exited $?: $(tail -5 "$TMP/agent.log")"
 wait $hot
+[ -n "$PY" ] && wait $py
 services=$(get /label-values label=service_name)
 echo "services: $services"
 echo "$services" | grep -q '"fp_hot"' || fail "no fp_hot service: $services"
+# A Python program's service is its script's name.
+if [ -n "$PY" ]; then
+	echo "$services" | grep -q '"accuracy.py"' || fail "no accuracy.py service for the Python script: $services"
+	get /label-values label=process | grep -q '"python3' || fail "the Python script's process label is not python3"
+fi
 labels=$(get /labels)
 for l in host process cpus env service_name; do
 	echo "$labels" | grep -q "\"$l\"" || fail "label $l missing: $labels"

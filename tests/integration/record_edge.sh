@@ -9,7 +9,7 @@
 expect_usage() { # expected-message args...
 	msg=$1
 	shift
-	$SCORCH record "$@" > "$TMP/u.out" 2> "$TMP/u.err"
+	timeout 20 $SCORCH record "$@" > "$TMP/u.out" 2> "$TMP/u.err"
 	rc=$?
 	[ $rc -eq 2 ] || fail "record $*: exit $rc, expected 2: $(cat "$TMP/u.err")"
 	grep -q -- "$msg" "$TMP/u.err" || fail "record $*: no '$msg' in: $(cat "$TMP/u.err")"
@@ -42,7 +42,7 @@ rc=$?
 
 # -d shorter than the command: the command gets SIGTERM, the profile is written.
 start=$(date +%s)
-$SCORCH record -q -d 1 -o "$TMP/d.folded" -- sleep 30
+timeout 25 $SCORCH record -q -d 1 -o "$TMP/d.folded" -- sleep 30
 rc=$?
 [ $rc -eq 143 ] || fail "-d 1 -- sleep 30: exit $rc, expected 143 (SIGTERM)"
 [ $(($(date +%s) - start)) -lt 25 ] || fail "-d 1 waited for the command to finish"
@@ -87,7 +87,7 @@ ls "$TMP" | grep -q '\.tmp\.' && fail "a temporary file was left behind: $(ls "$
 
 # A command that starts a daemon and exits: we stop when the command exits.
 start=$(date +%s)
-$SCORCH record -q -o "$TMP/daemon.folded" -- sh -c 'sleep 29.5 & exit 0'
+timeout 20 $SCORCH record -q -o "$TMP/daemon.folded" -- sh -c 'sleep 29.5 & exit 0'
 rc=$?
 for p in $(pgrep -f 'sleep 29.5'); do kill "$p"; done
 [ $rc -eq 0 ] || fail "daemon case: exit $rc"
@@ -109,14 +109,14 @@ echo "leader_exit: $n samples"
 "$B/helpers/leader_exit" 1 &
 pid=$!
 start=$(date +%s)
-$SCORCH record -q -p $pid -d 60 -o "$TMP/end.folded" || fail "record -p exited $?"
+timeout 30 $SCORCH record -q -p $pid -d 60 -o "$TMP/end.folded" || fail "record -p exited $?"
 [ $(($(date +%s) - start)) -lt 30 ] || fail "record -p did not stop when the process exited"
 grep -q '^leader_exit;' "$TMP/end.folded" || fail "record -p: no samples of the process"
 
 # -p: the process exits while we start: the (empty) profile is still written.
 sleep 0.2 &
 pid=$!
-$SCORCH record -q -p $pid -d 60 -o "$TMP/gone.folded" 2> "$TMP/gone.err"
+timeout 30 $SCORCH record -q -p $pid -d 60 -o "$TMP/gone.folded" 2> "$TMP/gone.err"
 rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 1 ] || fail "process gone at start: exit $rc"
 if [ $rc -eq 0 ]; then
