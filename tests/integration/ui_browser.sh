@@ -11,7 +11,7 @@ CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 [ -x "$CHROMIUM" ] || { echo "SKIP: no Chromium at $CHROMIUM (apt-get install chromium)"; exit 0; }
 command -v node >/dev/null 2>&1 || { echo "SKIP: node is not installed"; exit 0; }
 [ -d web/ui/node_modules/playwright-core ] ||
-	{ echo "SKIP: web/ui/node_modules is missing (run: cd web/ui && npm ci)"; exit 0; }
+	{ echo "SKIP: web/ui/node_modules is missing (run: cd web/ui && npm install --no-save)"; exit 0; }
 
 start_server
 curl -s "$URL/" | grep -q '/ui/assets/' ||
