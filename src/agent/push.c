@@ -3,6 +3,7 @@
 #include "agent/push.h"
 #include "lib/alloc.h"
 
+#include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
@@ -135,6 +136,8 @@ static void *push_thread(void *arg)
 			else
 				snprintf(p->st.last_error, sizeof(p->st.last_error), "%s",
 					 c ? err : "cannot initialize libcurl");
+			/* libcurl's messages start with a capital: ours do not */
+			p->st.last_error[0] = (char)tolower((unsigned char)p->st.last_error[0]);
 			backoff_ms = backoff_ms ? backoff_ms * 2 : 1000;
 			if (backoff_ms > (p->stopping ? 1000 : 30000))
 				backoff_ms = p->stopping ? 1000 : 30000;
@@ -183,7 +186,7 @@ int pusher_start(const struct pusher_opts *opts, struct pusher **out, struct err
 	p = xcalloc(1, sizeof(*p));
 	p->opts = *opts;
 	if (!p->opts.max_queue_bytes)
-		p->opts.max_queue_bytes = 64u << 20;
+		p->opts.max_queue_bytes = 16u << 20; /* thousands of profiles of a few KiB */
 	if (p->opts.timeout_ms <= 0)
 		p->opts.timeout_ms = 10000;
 	p->server = xstrdup(opts->server_url);

@@ -18,7 +18,7 @@ struct pusher;
 struct pusher_opts {
 	const char *server_url;  /* e.g. http://127.0.0.1:4040 */
 	const char *auth_token;  /* bearer token, or NULL */
-	size_t max_queue_bytes;  /* default 64 MiB */
+	size_t max_queue_bytes;  /* default 16 MiB (agent RSS budget: 64 MB in all) */
 	int timeout_ms;          /* per request, default 10000 */
 };
 

@@ -101,19 +101,25 @@ static uint64_t wall_ns(void)
  * through a close-on-exec pipe. */
 static int spawn_command(struct session *s, int *go_fd, int *err_fd)
 {
-	int go[2], errp[2];
-	pid_t pid;
+	int go[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	pid_t pid = -1;
 
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)
-		return error("pipe: %s", strerror(errno));
-	pid = fork();
-	if (pid < 0)
-		return error("fork: %s", strerror(errno));
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		int e = errno;
+		int i;
+
+		for (i = 0; i < 2; i++) {
+			if (go[i] >= 0)
+				close(go[i]);
+			if (errp[i] >= 0)
+				close(errp[i]);
+		}
+		return error("cannot start '%s': %s", s->opts.command[0], strerror(e));
+	}
 	if (pid == 0) {
+		sigset_t none;
 		char c;
 		int e;
-
-		sigset_t none;
 
 		close(go[1]);
 		close(errp[0]);
@@ -213,8 +219,11 @@ static int on_record(void *ctx, const struct event_hdr *hdr, size_t size)
 			const struct sample_body *b = (const void *)(hdr + 1);
 
 			state = u64map_get(&s->pids, (uint64_t)hdr->pid + 1);
+			/* With -p or a command the unwinder already read the process at its
+			 * fork or exec (or at start); a sample it cannot unwind comes as a
+			 * snapshot, which makes it read the process again anyway. */
 			if (!state || *state != PID_TRACKED)
-				track_new_pid(s, hdr->pid, b->comm, fixed);
+				track_new_pid(s, hdr->pid, b->comm, fixed || s->filtering);
 			else if (fixed)
 				/* dlopen: the symbolizer needs the new mapping too */
 				symbolizer_track_pid(s->sym, (int)hdr->pid);

@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,7 @@ static const char agent_usage[] =
 	"  -i, --interval SECS       push period in seconds, suffix s/m allowed (default 10s)\n"
 	"  -l, --label K=V           add a label to every profile (repeatable)\n"
 	"      --auth-token-file F   send the bearer token in F\n"
-	"      --max-queue MB        data held while the server is unreachable (default 64);\n"
+	"      --max-queue MB        data held while the server is unreachable (default 16);\n"
 	"                            the oldest is dropped first, and counted\n"
 	"      --no-idle             do not report idle CPU\n"
 	"  -d, --duration SECS       stop after SECS seconds (default: run until SIGTERM/Ctrl-C)\n"
@@ -376,6 +377,10 @@ int cmd_agent(int argc, char **argv)
 				 ps.last_error[0] ? ", last error: " : "", ps.last_error);
 			if (log_get_level() >= LOG_DEBUG)
 				session_print_stats(a.session);
+			/* Symbolizing an interval (and building unwind tables for new
+			 * binaries) allocates and frees a lot; give it back to the system so
+			 * that the RSS stays flat between intervals. */
+			malloc_trim(0);
 		}
 		if (r <= 0)
 			break;
@@ -384,10 +389,12 @@ int cmd_agent(int argc, char **argv)
 out:
 	if (a.pusher) {
 		pusher_stop(a.pusher, 5000, &ps);
-		log_info("agent: stopped: %llu samples, %llu profiles sent, %llu undelivered, "
-			 "%llu dropped (queue full), %llu rejected by the server, %llu retries",
+		log_info("agent: stopped: %llu samples, %llu profiles sent (%llu KiB), %llu "
+			 "undelivered, %llu dropped (queue full), %llu rejected by the server, %llu "
+			 "retries",
 			 (unsigned long long)(a.session ? session_samples(a.session) : 0),
-			 (unsigned long long)ps.sent, (unsigned long long)ps.queued,
+			 (unsigned long long)ps.sent, (unsigned long long)(ps.sent_bytes >> 10),
+			 (unsigned long long)ps.queued,
 			 (unsigned long long)ps.dropped, (unsigned long long)ps.rejected,
 			 (unsigned long long)ps.retries);
 		if (ps.queued || ps.dropped || ps.rejected)
@@ -396,6 +403,7 @@ out:
 				 ps.last_error[0] ? ": " : "", ps.last_error);
 	}
 	session_free(a.session);
+	xfree(a.svc);
 	xfree(a.labels);
 	xfree(token);
 	return ret;

@@ -49,14 +49,15 @@ rc=$?
 [ -f "$TMP/d.folded" ] || fail "-d 1 -- sleep 30: no profile"
 
 # ... and one that ignores SIGTERM is killed 5 s later.
-$SCORCH record -q -d 1 -o "$TMP/d2.folded" -- sh -c 'trap "" TERM; while :; do :; done' 2> "$TMP/d2.err"
+timeout -s KILL 40 $SCORCH record -q -d 1 -o "$TMP/d2.folded" -- sh -c 'trap "" TERM; while :; do :; done # scorch-edge-loop' 2> "$TMP/d2.err"
 rc=$?
+for p in $(pgrep -f scorch-edge-loop); do kill -9 "$p"; done
 [ $rc -eq 137 ] || fail "a command ignoring SIGTERM: exit $rc, expected 137: $(cat "$TMP/d2.err")"
 grep -q "did not exit after SIGTERM" "$TMP/d2.err" || fail "no word of the SIGKILL: $(cat "$TMP/d2.err")"
 grep -q '^sh;' "$TMP/d2.folded" || fail "the busy sh was not profiled: $(head -3 "$TMP/d2.folded")"
 
 # SIGINT is passed on to the command; a command that ignores it is killed by a second one.
-$SCORCH record -q -o "$TMP/i.folded" -- sh -c 'trap "" INT; while :; do :; done' 2> "$TMP/i.err" &
+$SCORCH record -q -o "$TMP/i.folded" -- sh -c 'trap "" INT; while :; do :; done # scorch-edge-loop' 2> "$TMP/i.err" &
 pid=$!
 sleep 1
 kill -INT $pid
@@ -65,6 +66,7 @@ kill -0 $pid 2>/dev/null || fail "record exited before the command did"
 kill -INT $pid
 wait $pid
 rc=$?
+for p in $(pgrep -f scorch-edge-loop); do kill -9 "$p"; done
 [ $rc -eq 137 ] || fail "second SIGINT: exit $rc, expected 137: $(cat "$TMP/i.err")"
 grep -q '^sh;' "$TMP/i.folded" || fail "no profile after two SIGINTs"
 
