@@ -2,6 +2,7 @@
  * the BPF sampler, then symbolize and write the profile in the format the output file's
  * extension names. The event loop lives in agent/session.c, shared with the agent. */
 #include "agent/session.h"
+#include "cli/cli.h"
 #include "cli/commands.h"
 #include "lib/alloc.h"
 #include "lib/log.h"
@@ -55,30 +56,6 @@ static const char record_usage[] =
 	"  scorch record -p 1234,5678 -d 30 -o app.folded\n"
 	"  scorch record -F 999 -o build.svg -- make -j4\n"
 	"  go tool pprof -top machine.pb.gz\n";
-
-static int parse_pids(const char *arg, int **pids, size_t *npids)
-{
-	size_t cap = 0;
-	const char *p = arg;
-
-	while (*p) {
-		char *end;
-		long v;
-
-		errno = 0;
-		v = strtol(p, &end, 10);
-		if (errno || end == p || v <= 0 || v > 4194304 || (*end && *end != ','))
-			return error("invalid PID list '%s': expected numbers separated by commas", arg);
-		if (kill((pid_t)v, 0) < 0 && errno == ESRCH)
-			return error("no process with PID %ld: check the PID (ps -e)", v);
-		ALLOC_GROW(*pids, *npids + 1, cap);
-		(*pids)[(*npids)++] = (int)v;
-		p = *end ? end + 1 : end;
-	}
-	if (!*npids)
-		return error("empty PID list");
-	return 0;
-}
 
 /* Refuse early an output we could not write, before profiling for minutes. */
 static int check_output(const char *path)
@@ -165,7 +142,7 @@ int cmd_record(int argc, char **argv)
 			}
 			break;
 		case 'p':
-			if (parse_pids(optarg, &pids, &npids))
+			if (cli_parse_pids(optarg, &pids, &npids))
 				goto out;
 			break;
 		case 'a':

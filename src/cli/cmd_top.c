@@ -2,6 +2,7 @@
  * session's samples become a profile; functions are ranked by self samples (the frame that was
  * running) with their total (anywhere on the stack, counted once per stack). */
 #include "agent/session.h"
+#include "cli/cli.h"
 #include "cli/commands.h"
 #include "lib/alloc.h"
 #include "lib/hash.h"
@@ -141,7 +142,7 @@ int cmd_top(int argc, char **argv)
 	struct session_opts so;
 	struct session *s = NULL;
 	int *pids = NULL, c, ret = 2, rows = 0, tty = isatty(STDOUT_FILENO), r;
-	size_t npids = 0, cap = 0;
+	size_t npids = 0;
 	double interval = 1, last;
 	struct timespec ts;
 
@@ -163,30 +164,10 @@ int cmd_top(int argc, char **argv)
 			}
 			so.freq_hz = (int)lv;
 			break;
-		case 'p': {
-			char *p = optarg;
-
-			while (*p) {
-				long v;
-
-				errno = 0;
-				v = strtol(p, &end, 10);
-				if (errno || end == p || v <= 0 || v > 4194304 ||
-				    (*end && *end != ',')) {
-					error("invalid PID list '%s': expected numbers separated by "
-					      "commas", optarg);
-					goto out;
-				}
-				if (kill((pid_t)v, 0) < 0 && errno == ESRCH) {
-					error("no process with PID %ld: check the PID (ps -e)", v);
-					goto out;
-				}
-				ALLOC_GROW(pids, npids + 1, cap);
-				pids[npids++] = (int)v;
-				p = *end ? end + 1 : end;
-			}
+		case 'p':
+			if (cli_parse_pids(optarg, &pids, &npids))
+				goto out;
 			break;
-		}
 		case 'i':
 			interval = strtod(optarg, &end);
 			if (end == optarg || *end || !(interval >= 0.2) || interval > 3600) {
