@@ -33,6 +33,6 @@ else
 	SUDO=
 fi
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
+$SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq
 # shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends $missing
+$SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends $missing
