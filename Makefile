@@ -88,7 +88,9 @@ $(B)/bpf/vmlinux.h:
 	$(Q)test -r /sys/kernel/btf/vmlinux || { echo "error: /sys/kernel/btf/vmlinux is missing: this kernel has no BTF (CONFIG_DEBUG_INFO_BTF)"; exit 1; }
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-$(B)/bpf/%.bpf.o: src/bpf/%.bpf.c $(B)/bpf/vmlinux.h $(wildcard src/bpf/*.h)
+# The sampler includes the runtimes' walkers (src/runtime/*/NAME.bpf.h) and their contracts.
+BPF_HDRS  := $(wildcard src/bpf/*.h src/runtime/*.h src/runtime/*/*.h)
+$(B)/bpf/%.bpf.o: src/bpf/%.bpf.c $(B)/bpf/vmlinux.h $(BPF_HDRS)
 	$(call say,BPF,$<)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(B)/bpf -Isrc/bpf -Isrc \
 		-Wall -Werror -Wno-unused-function -c $< -o $@

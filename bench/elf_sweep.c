@@ -40,8 +40,8 @@
  *      -lcurl -liberty -lpthread -lm
  */
 #include "agent/elf.h"
-#include "agent/python.h"
-#include "agent/python_tracker.h"
+#include "runtime/python/python_proc.h"
+#include "runtime/runtime.h"
 #include "agent/unwind_table.h"
 #include "lib/alloc.h"
 #include "lib/hash.h"
@@ -195,9 +195,15 @@ static void sweep_table(struct elf_file *e, const char *path, struct result *r)
 	struct errmsg err;
 	double c0 = now_s(CLOCK_THREAD_CPUTIME_ID), w0 = now_s(CLOCK_MONOTONIC);
 	uint64_t live0 = alloc_live_bytes();
+	static struct runtimes *rts;
+	uint8_t kind;
 	int ninterp;
 
-	ninterp = python_tracker_interp_ranges(NULL, e, path, interp, 4);
+	if (!rts) {
+		rts = runtimes_new(NULL);
+		runtimes_init(rts, NULL);
+	}
+	ninterp = runtimes_interp_ranges(rts, e, path, interp, 4, &kind);
 	if (ninterp < 0 || ninterp > 4)
 		ninterp = 0;
 	if (elf_section_info(e, ".eh_frame", &si) && elf_section_info(e, ".debug_frame", &si))

@@ -2,9 +2,9 @@
  * Stacks live in one arena of variable-size entries; a u64map from the stack hash to the first
  * entry, with collision chains, finds them. */
 #include "agent/aggregate.h"
-#include "agent/python_tracker.h"
 #include "agent/symbolizer.h"
-#include "bpf/python.h"
+#include "bpf/unwind.h"
+#include "runtime/runtime.h"
 #include "lib/alloc.h"
 #include "lib/hash.h"
 #include "profile/profile.h"
@@ -29,12 +29,22 @@ struct agg {
 	size_t max_stacks;
 	struct u64map index;
 	uint64_t samples, dropped;
-	struct python_tracker *py; /* symbolizes CPython frames (may be NULL) */
+	struct runtimes *rts;      /* symbolizes runtime frames (may be NULL) */
+	agg_label_fn label_fn;
+	void *label_ctx;
 };
 
-void agg_set_python(struct agg *a, struct python_tracker *py)
+#define MAX_RUNTIME_FRAMES 64 /* frames one group of runtime words may stand for */
+
+void agg_set_runtimes(struct agg *a, struct runtimes *rts)
 {
-	a->py = py;
+	a->rts = rts;
+}
+
+void agg_set_label_source(struct agg *a, agg_label_fn fn, void *ctx)
+{
+	a->label_fn = fn;
+	a->label_ctx = ctx;
 }
 
 struct agg *agg_new(size_t max_stacks)
@@ -211,30 +221,33 @@ static uint32_t native_location(struct loc_cache *c, struct symbolizer *sym, uin
 	return id;
 }
 
-/* A CPython frame: words w0 (code object) and w1 (instruction, checksum). */
-static uint32_t python_location(struct agg *a, struct profile *p, uint32_t pid, uint64_t w0,
-				uint64_t w1)
+/* The locations of the runtime words at w[0..n): appended to stack[*pos], leaf first.
+ * Returns the number of words consumed. */
+static size_t runtime_locations(struct agg *a, struct profile *p, uint32_t pid, const uint64_t *w,
+				size_t n, uint32_t *stack, size_t *pos)
 {
-	struct python_tracker_sym ps;
-	uint32_t fn;
+	struct runtime_frame fr[MAX_RUNTIME_FRAMES];
+	size_t used = 1;
+	int nf, i;
 
-	if (!a->py || python_tracker_symbolize(a->py, (int)pid, w0, w1, &ps) < 0)
-		return special_location(p, "[python: unknown code]");
-	fn = profile_intern_function(p, FRAME_PYTHON, ps.qualname, ps.qualname, ps.filename,
-				     ps.firstlineno);
-	return profile_intern_location(p, 0, 0, fn, ps.line);
-}
-
-static uint32_t python_mark_location(struct profile *p, uint64_t code)
-{
-	switch (code) {
-	case PY_MARK_TRUNCATED:
-		return special_location(p, "[python: truncated]");
-	case PY_MARK_BAD_FRAME:
-		return special_location(p, "[python: unreadable frame]");
-	default:
-		return special_location(p, "[python: no thread state]");
+	if (!a->rts) {
+		stack[(*pos)++] = special_location(p, "[unknown frame]");
+		return 1;
 	}
+	nf = runtimes_symbolize(a->rts, (int)pid, w, n, &used, fr, MAX_RUNTIME_FRAMES);
+	for (i = 0; i < nf; i++) {
+		uint32_t fn;
+
+		if (fr[i].kind == FRAME_SPECIAL) {
+			stack[(*pos)++] = special_location(p, fr[i].name);
+			continue;
+		}
+		fn = profile_intern_function(p, (enum frame_kind)fr[i].kind, fr[i].name,
+					     fr[i].system_name ? fr[i].system_name : fr[i].name,
+					     fr[i].file, fr[i].start_line);
+		stack[(*pos)++] = profile_intern_location(p, 0, 0, fn, fr[i].line);
+	}
+	return used;
 }
 
 static uint32_t marker_location(struct profile *p, uint64_t code)
@@ -268,7 +281,7 @@ int agg_to_profile(struct agg *a, struct symbolizer *sym, struct profile *into, 
 		struct profile *p = pick ? pick(pick_ctx, e->pid, e->comm) : into;
 		struct loc_cache *c = NULL;
 		struct profile_label labels[3];
-		const char *script = a->py ? python_tracker_script(a->py, (int)e->pid) : NULL;
+		const char *lkey = NULL, *lval = NULL;
 		size_t nlabels = 2;
 		size_t n = 0;
 
@@ -291,7 +304,9 @@ int agg_to_profile(struct agg *a, struct symbolizer *sym, struct profile *into, 
 			nslots++;
 		}
 
-		ALLOC_GROW(stack, (size_t)e->nkernel + e->nuser + 1, stack_cap);
+		/* a group of runtime words may stand for several frames (inlining) */
+		ALLOC_GROW(stack, (size_t)e->nkernel + (size_t)e->nuser * MAX_RUNTIME_FRAMES + 1,
+			   stack_cap);
 		if (e->flags & SAMPLE_F_IDLE) {
 			stack[n++] = special_location(p, "[idle]");
 		} else {
@@ -309,13 +324,12 @@ int agg_to_profile(struct agg *a, struct symbolizer *sym, struct profile *into, 
 							      j > 0 || e->nkernel > 0);
 				else if (tag == FW_TAG_MARKER)
 					loc = marker_location(p, w & FW_DATA_MASK);
-				else if (tag == FW_TAG_PYTHON && j + 1 < e->nuser) {
-					loc = python_location(a, p, e->pid, w,
-							      e->frames[e->nkernel + j + 1]);
-					j++; /* the FW_TAG_PYTHON_INSTR word */
-				} else if (tag == FW_TAG_PYTHON_MARK)
-					loc = python_mark_location(p, w & FW_DATA_MASK);
-				else
+				else if (FW_TAG_KIND(tag) != UNWINDER_NATIVE) {
+					/* a runtime's words: it says how many make a frame */
+					j += runtime_locations(a, p, e->pid, &e->frames[e->nkernel + j],
+							       e->nuser - j, stack, &n) - 1;
+					continue;
+				} else
 					loc = special_location(p, "[unknown frame]");
 				if (loc)
 					stack[n++] = loc;
@@ -329,9 +343,9 @@ int agg_to_profile(struct agg *a, struct symbolizer *sym, struct profile *into, 
 		labels[1].key = profile_str(p, "pid");
 		labels[1].str = 0;
 		labels[1].num = e->pid;
-		if (script) {
-			labels[2].key = profile_str(p, "script");
-			labels[2].str = profile_str(p, script);
+		if (a->label_fn && a->label_fn(a->label_ctx, e->pid, &lkey, &lval) == 1) {
+			labels[2].key = profile_str(p, lkey);
+			labels[2].str = profile_str(p, lval);
 			labels[2].num = 0;
 			nlabels = 3;
 		}

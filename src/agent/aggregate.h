@@ -18,10 +18,14 @@ struct profile;
 struct symbolizer;
 
 struct agg *agg_new(size_t max_stacks);
-/* Symbolize CPython frame words with py (python_tracker.h) and label samples of CPython
- * processes with their `script`. py stays owned by the caller. */
-struct python_tracker;
-void agg_set_python(struct agg *a, struct python_tracker *py);
+/* Symbolize runtime frame words (tags of a runtime's range, bpf/sampler.h) with rts
+ * (runtime/runtime.h). rts stays owned by the caller. */
+struct runtimes;
+void agg_set_runtimes(struct agg *a, struct runtimes *rts);
+/* A label of the process pid for its samples (e.g. "script" = "app.py"): 1 with key and value
+ * set (strings valid until the next call), 0 for none. */
+typedef int (*agg_label_fn)(void *ctx, uint32_t pid, const char **key, const char **value);
+void agg_set_label_source(struct agg *a, agg_label_fn fn, void *ctx);
 void agg_free(struct agg *a);
 /* Forget every stack (keeps the allocation for reuse). */
 void agg_reset(struct agg *a);

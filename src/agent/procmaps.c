@@ -220,6 +220,16 @@ void procmaps_release(struct procmaps *m)
 	memset(m, 0, sizeof(*m));
 }
 
+void procmaps_keep(struct procmaps *m, unsigned perms)
+{
+	size_t i, out = 0;
+
+	for (i = 0; i < m->n; i++)
+		if ((m->v[i].perms & perms) == perms)
+			m->v[out++] = m->v[i];
+	m->n = out;
+}
+
 const struct procmaps_entry *procmaps_find(const struct procmaps *m, uint64_t addr)
 {
 	size_t lo = 0, hi = m->n;

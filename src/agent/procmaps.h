@@ -60,6 +60,9 @@ int procmaps_parse(const char *text, size_t len, struct procmaps *out, struct er
 /* Read and parse /proc/PID/maps (pid 0: this process). -ESRCH when the process is gone. */
 int procmaps_read(int pid, struct procmaps *out, struct errmsg *err);
 void procmaps_release(struct procmaps *m); /* fine on a zeroed or released struct */
+/* Keep only the entries that have every permission bit of perms (e.g. PROCMAPS_X), in place
+ * and in order; the paths stay valid. */
+void procmaps_keep(struct procmaps *m, unsigned perms);
 
 /* The entry holding addr (binary search; entries must be sorted, as the kernel writes them),
  * or NULL. */

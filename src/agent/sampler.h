@@ -24,9 +24,10 @@ struct sampler_opts {
 	int follow_children;
 	int include_idle;     /* report idle CPU samples (pid 0) when not filtering */
 	size_t ringbuf_bytes; /* ring buffer size, power of two (default 8 MiB) */
-	int python_mode;      /* CPython stacks (sampler.bpf.c: python_mode): 0 off, 1 Python
-				 frames only from the thread state, 2 interleaved with native */
-	int python_keep_eval; /* keep _PyEval_EvalFrameDefault frames next to Python frames */
+	/* Called with the opened skeleton before it is loaded, for the runtimes to set their
+	 * knobs (const volatile globals of their walkers; runtime.h: runtimes_configure_bpf). */
+	void (*configure)(void *ctx, struct sampler_bpf *skel);
+	void *configure_ctx;
 };
 
 /* Open and load the BPF object. On failure returns a negative errno and explains the problem

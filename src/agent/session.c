@@ -1,13 +1,19 @@
 /* session.c: the profiling event loop (see session.h). The ring-buffer callback only counts
- * raw stacks and notes new processes; symbols are resolved once per distinct stack at the end
- * (or per interval), never per sample. */
+ * raw stacks and tells the process registry about processes; symbols are resolved once per
+ * distinct stack at the end (or per interval), never per sample.
+ *
+ * Who learns what: the process registry (process.h) reads each process's maps once per change
+ * and hands them to its subscribers, in this order: the runtimes (runtime.h: CPython, ...),
+ * the native unwinder (tables for BPF), the symbolizer (files and symbols, read while the
+ * process lives). */
 #include "agent/session.h"
 #include "agent/aggregate.h"
 #include "agent/procinfo.h"
-#include "agent/python_tracker.h"
+#include "agent/process.h"
 #include "agent/sampler.h"
 #include "agent/symbolizer.h"
 #include "agent/unwinder.h"
+#include "runtime/runtime.h"
 #include "sampler.skel.h"
 #include "lib/alloc.h"
 #include "lib/hash.h"
@@ -29,7 +35,9 @@
 #define SYS_pidfd_open 434
 #endif
 
-enum pid_state { PID_UNTRACKED = 0, PID_TRACKED = 1, PID_STALE = 2 };
+/* A pc outside the known mappings re-reads a process's maps at most this often. */
+#define REFRESH_UNWIND_NS (2 * 1000000ULL)
+#define REFRESH_SYMBOLS_NS (2 * 1000000ULL)
 
 struct session {
 	struct session_opts opts;
@@ -37,11 +45,8 @@ struct session {
 	struct symbolizer *sym;
 	struct unwinder *unw;  /* native unwind tables (NULL: frame pointers only) */
 	struct agg *agg;
-	struct python_tracker *py; /* CPython processes: detection, code objects, labels */
-	struct u64map pids;   /* pid + 1 -> enum pid_state */
-	struct u64map procs;  /* pid + 1 -> struct procinfo * */
-	uint32_t *exited;     /* pids whose exit we saw, forgotten at the next collect */
-	size_t nexited, exited_cap;
+	struct process_registry *reg; /* every process we profile (process.h) */
+	struct runtimes *rts;  /* CPython and the other runtimes (runtime.h) */
 	double start, last_status, period_start_wall;
 	uint64_t period_start_ns;
 	int filtering;        /* -p or command: only chosen processes are sampled */
@@ -150,44 +155,70 @@ static int spawn_command(struct session *s, int *go_fd, int *err_fd)
 	return 0;
 }
 
-static void note_pid(struct session *s, uint32_t pid, enum pid_state state)
+/* ---- the registry's subscribers (process.h) */
+
+static void unwinder_listener(void *ctx, struct process *p, enum process_event ev)
 {
-	if (pid)
-		u64map_put(&s->pids, (uint64_t)pid + 1, state);
-}
+	struct unwinder *u = ctx;
+	struct unwinder_claim claims[PROCESS_MAX_CLAIMS];
+	size_t i;
 
-/* Look for CPython in a process we start to follow; say once why one cannot be profiled. */
-static void session_track_python(struct session *s, int pid)
-{
-	const char *why = NULL;
-
-	if (s->py && python_tracker_add_pid(s->py, pid, &why) < 0 && why)
-		log_warn("python stacks of PID %d: %s", pid, why);
-}
-
-/* Learn a process seen for the first time (or since its exec/fork): its mappings for the
- * symbolizer and the unwinder, CPython, its labels. Runs at most once per sample and only for
- * processes that are sampled, so with -a its cost follows the sample rate, not the rate at which
- * the machine starts processes. unwinder_done: the unwinder just re-read the process. */
-static void track_new_pid(struct session *s, uint32_t pid, const char *comm, int unwinder_done)
-{
-	symbolizer_track_pid(s->sym, (int)pid);
-	if (s->unw && !unwinder_done)
-		unwinder_track_pid(s->unw, (int)pid);
-	session_track_python(s, (int)pid);
-	if (s->opts.procinfo) {
-		uint64_t *pi = u64map_get(&s->procs, (uint64_t)pid + 1);
-		struct procinfo *info;
-
-		if (pi) {
-			info = (struct procinfo *)(uintptr_t)*pi;
-		} else {
-			info = xmalloc(sizeof(*info));
-			u64map_put(&s->procs, (uint64_t)pid + 1, (uintptr_t)info);
+	switch (ev) {
+	case PROCESS_EV_NEW:
+	case PROCESS_EV_CHANGED:
+	case PROCESS_EV_CLAIMS:
+		for (i = 0; i < p->nclaims && i < PROCESS_MAX_CLAIMS; i++) {
+			claims[i].start = p->claims[i].start;
+			claims[i].end = p->claims[i].end;
+			claims[i].kind = p->claims[i].kind;
 		}
-		procinfo_read((int)pid, comm, info);
+		unwinder_set_maps(u, p->pid, &p->maps, claims, i);
+		break;
+	case PROCESS_EV_STALE: /* the tables of the old image must not unwind the new one */
+	case PROCESS_EV_EXIT:
+	case PROCESS_EV_FORGET:
+		unwinder_forget_pid(u, p->pid);
+		break;
 	}
-	note_pid(s, pid, PID_TRACKED);
+}
+
+static void symbolizer_listener(void *ctx, struct process *p, enum process_event ev)
+{
+	struct symbolizer *sym = ctx;
+
+	switch (ev) {
+	case PROCESS_EV_NEW:
+	case PROCESS_EV_CHANGED:
+		/* files are opened now, while the process lives */
+		symbolizer_set_maps(sym, p->pid, &p->maps);
+		break;
+	case PROCESS_EV_FORGET:
+		symbolizer_forget_pid(sym, p->pid);
+		break;
+	default:
+		break; /* an exited process keeps its mappings until its samples are symbolized */
+	}
+}
+
+static int refresh_for_unwinder(void *ctx, int pid)
+{
+	struct session *s = ctx;
+
+	return process_refresh(s->reg, pid, REFRESH_UNWIND_NS);
+}
+
+static int refresh_for_symbolizer(void *ctx, int pid)
+{
+	struct session *s = ctx;
+
+	return process_refresh(s->reg, pid, REFRESH_SYMBOLS_NS);
+}
+
+static int label_for_agg(void *ctx, uint32_t pid, const char **key, const char **value)
+{
+	struct session *s = ctx;
+
+	return process_runtime_label(s->reg, (int)pid, key, value);
 }
 
 /* The drain callback: runs for every record, so it only counts (agg_add_record() hashes the
@@ -195,74 +226,51 @@ static void track_new_pid(struct session *s, uint32_t pid, const char *comm, int
 static int on_record(void *ctx, const struct event_hdr *hdr, size_t size)
 {
 	struct session *s = ctx;
-	uint64_t *state;
-	int fixed = 0;
+	const struct sample_body *b;
 
 	switch (hdr->type) {
 	case EVENT_SAMPLE:
+		if (size < sizeof(*hdr) + sizeof(*b))
+			break;
+		b = (const void *)(hdr + 1);
+		/* A process seen for the first time (or since its exec/fork) is read now: its
+		 * cost follows the sample rate, not the rate at which the machine starts
+		 * processes. With -p or a command it was read at its fork or exec already. */
+		if (hdr->pid)
+			process_seen(s->reg, (int)hdr->pid, b->comm);
 		if (s->unw) {
 			const struct event_hdr *fhdr;
 			size_t fsize;
 
 			/* A snapshot means BPF met code it had no table for (a new process, a
-			 * new mapping): the unwinder re-read the process's maps to unwind it. */
+			 * new mapping): the unwinder asks the registry to re-read the maps. */
 			if (unwinder_fix_sample(s->unw, hdr, size, &fhdr, &fsize) > 0) {
 				hdr = fhdr;
 				size = fsize;
-				fixed = 1;
 			}
 		}
 		agg_add_record(s->agg, hdr, size);
-		if (!hdr->pid)
-			break;
-		if (size >= sizeof(*hdr) + sizeof(struct sample_body)) {
-			const struct sample_body *b = (const void *)(hdr + 1);
-
-			state = u64map_get(&s->pids, (uint64_t)hdr->pid + 1);
-			/* With -p or a command the unwinder already read the process at its
-			 * fork or exec (or at start); a sample it cannot unwind comes as a
-			 * snapshot, which makes it read the process again anyway. */
-			if (!state || *state != PID_TRACKED)
-				track_new_pid(s, hdr->pid, b->comm, fixed || s->filtering);
-			else if (fixed)
-				/* dlopen: the symbolizer needs the new mapping too */
-				symbolizer_track_pid(s->sym, (int)hdr->pid);
-			if (s->py && size >= sizeof(*hdr) + sizeof(*b) +
-					     ((size_t)b->nkernel + b->nuser) * sizeof(uint64_t)) {
-				/* Read the code objects a sample names while the process lives. */
-				const char *why = python_tracker_note_sample(
-					s->py, (int)hdr->pid, (const uint64_t *)(b + 1) + b->nkernel,
-					b->nuser);
-
-				if (why)
-					log_warn("python stacks of PID %u: %s", hdr->pid, why);
-			}
-		}
+		b = (const void *)(hdr + 1);
+		if (hdr->pid && size >= sizeof(*hdr) + sizeof(*b) +
+					    ((size_t)b->nkernel + b->nuser) * sizeof(uint64_t))
+			/* the runtimes read what the frames name while the process lives */
+			runtimes_note_sample(s->rts, (int)hdr->pid,
+					     (const uint64_t *)(b + 1) + b->nkernel, b->nuser);
 		break;
 	case EVENT_EXEC:
+		/* With -p or a command the new image is read at once, so that its first samples
+		 * unwind in BPF; with -a every exec of the machine comes here: a known process
+		 * only turns stale and is read at its next sample, if it is ever sampled. */
+		process_exec(s->reg, (int)hdr->pid, hdr->time_ns, s->filtering);
+		break;
 	case EVENT_FORK:
-		/* New image or new process (maybe a reused pid): what we know of it is stale.
-		 * With -p or a command, the unwinder reads the process right away so that
-		 * its first samples unwind in BPF; with -a every process on the machine
-		 * comes here, so it only drops the stale tables and the first sample of the
-		 * process, if it is ever sampled, has it read (track_new_pid()). */
-		if (s->filtering)
-			unwinder_on_event(s->unw, hdr, size);
-		else if (s->unw)
-			unwinder_forget_pid(s->unw, (int)hdr->pid);
-		if (u64map_get(&s->pids, (uint64_t)hdr->pid + 1))
-			note_pid(s, hdr->pid, PID_STALE);
+		process_fork(s->reg, (int)hdr->pid, hdr->time_ns, s->filtering);
 		break;
 	case EVENT_EXIT:
-		unwinder_on_event(s->unw, hdr, size);
-		/* Forgotten once this interval's stacks are symbolized (session_collect()). */
-		if (u64map_get(&s->pids, (uint64_t)hdr->pid + 1)) {
-			ALLOC_GROW(s->exited, s->nexited + 1, s->exited_cap);
-			s->exited[s->nexited++] = hdr->pid;
-		}
+		/* forgotten once this interval's stacks are symbolized (session_collect()) */
+		process_exit(s->reg, (int)hdr->pid);
 		break;
 	default:
-		unwinder_on_event(s->unw, hdr, size);
 		break;
 	}
 	return 0;
@@ -293,10 +301,28 @@ int session_start(const struct session_opts *opts, struct session **out)
 
 	s->opts = *opts;
 	s->child = -1;
-	u64map_init(&s->pids);
-	u64map_init(&s->procs);
 	s->agg = agg_new(opts->max_stacks);
-	s->sym = symbolizer_new();
+	{
+		struct process_registry_opts po = { .labels = opts->procinfo };
+		struct symbolizer_options sy;
+		struct runtimes_opts ro;
+		/* SCORCH_PYTHON=off|only|keep (no Python frames / Python frames only / keep the
+		 * eval-loop frames next to them): a knob for benchmarks and debugging. */
+		const char *pm = getenv("SCORCH_PYTHON");
+
+		s->reg = process_registry_new(&po);
+		memset(&sy, 0, sizeof(sy));
+		sy.refresh = refresh_for_symbolizer;
+		sy.refresh_ctx = s;
+		s->sym = symbolizer_new_opts(&sy);
+		memset(&ro, 0, sizeof(ro));
+		ro.disable = pm && !strcmp(pm, "off") ? "python" : NULL;
+		ro.only = pm && !strcmp(pm, "only") ? "python" : NULL;
+		ro.keep_native = pm && !strcmp(pm, "keep");
+		s->rts = runtimes_new(&ro);
+		agg_set_runtimes(s->agg, s->rts);
+		agg_set_label_source(s->agg, label_for_agg, s);
+	}
 
 	s->filtering = opts->npids || opts->command;
 	if (opts->npids) {
@@ -310,7 +336,6 @@ int session_start(const struct session_opts *opts, struct session **out)
 				error("no process with PID %d (it exited)", opts->pids[i]);
 				goto fail;
 			}
-			note_pid(s, (uint32_t)opts->pids[i], PID_STALE);
 		}
 	}
 
@@ -320,37 +345,40 @@ int session_start(const struct session_opts *opts, struct session **out)
 	so.filter_pids = s->filtering;
 	so.follow_children = opts->command != NULL;
 	so.include_idle = opts->include_idle;
-	{
-		/* CPython frames, interleaved by the native unwinder. SCORCH_PYTHON=off|only|keep
-		 * (no Python frames / Python frames only / keep the eval-loop frames) is a knob
-		 * for benchmarks and debugging. */
-		const char *pm = getenv("SCORCH_PYTHON");
-
-		so.python_mode = pm && !strcmp(pm, "off") ? 0 : pm && !strcmp(pm, "only") ? 1 : 2;
-		so.python_keep_eval = pm && !strcmp(pm, "keep");
-	}
+	so.configure = runtimes_configure_bpf;
+	so.configure_ctx = s->rts;
 	if (sampler_open(&so, &s->sampler, &err) < 0) {
 		error("%s", err.msg);
 		goto fail;
 	}
-	if (so.python_mode) {
-		s->py = python_tracker_new(bpf_map__fd(sampler_skel(s->sampler)->maps.py_procs));
-		agg_set_python(s->agg, s->py);
-	}
+	runtimes_init(s->rts, sampler_skel(s->sampler)->obj);
 	{
 		struct unwinder_opts uo;
+		struct process_listener l;
 
 		memset(&uo, 0, sizeof(uo));
-		uo.interp = s->py ? python_tracker_interp_ranges : NULL;
-		uo.interp_ctx = s->py;
+		uo.interp = runtimes_interp_ranges;
+		uo.interp_ctx = s->rts;
+		uo.refresh = refresh_for_unwinder;
+		uo.refresh_ctx = s;
 		s->unw = unwinder_new(sampler_skel(s->sampler)->obj, &uo, &err);
+		if (!s->unw)
+			log_warn("native unwinding without frame pointers is off: %s", err.msg);
+		/* The order matters: the runtimes first (cheap, and until the unwinder has built
+		 * the tables of a new program, tens of ms for a big one, its samples go to user
+		 * space as snapshots that carry the runtime frames only if the walkers know the
+		 * process), then the tables, then the symbols. Runtimes' claims of JIT ranges
+		 * reach the unwinder as a CLAIMS event after the NEW one. */
+		runtimes_subscribe(s->rts, s->reg);
+		if (s->unw) {
+			l = (struct process_listener){ "unwinder", unwinder_listener, s->unw };
+			process_registry_subscribe(s->reg, &l);
+		}
+		l = (struct process_listener){ "symbolizer", symbolizer_listener, s->sym };
+		process_registry_subscribe(s->reg, &l);
 	}
-	if (!s->unw)
-		log_warn("native unwinding without frame pointers is off: %s", err.msg);
-	for (i = 0; i < opts->npids && s->unw; i++)
-		unwinder_track_pid(s->unw, opts->pids[i]);
 	for (i = 0; i < opts->npids; i++)
-		session_track_python(s, opts->pids[i]);
+		process_track(s->reg, opts->pids[i], NULL);
 	for (i = 0; i < opts->npids; i++) {
 		int e = sampler_add_pid(s->sampler, opts->pids[i]);
 
@@ -597,61 +625,7 @@ struct profile *session_new_profile(struct session *s)
 
 const struct procinfo *session_procinfo(struct session *s, uint32_t pid)
 {
-	uint64_t *v = u64map_get(&s->procs, (uint64_t)pid + 1);
-	struct procinfo *pi = v ? (struct procinfo *)(uintptr_t)*v : NULL;
-	const char *script;
-
-	/* CPython finds its main script once it has run for a while: ask each time. */
-	if (pi && !pi->script[0] && s->py && (script = python_tracker_script(s->py, (int)pid))) {
-		const char *base = strrchr(script, '/');
-
-		snprintf(pi->script, sizeof(pi->script), "%s", base && base[1] ? base + 1 : script);
-	}
-	return pi;
-}
-
-/* Processes whose exit we missed (ring buffer full) must not be remembered forever: look for
- * them once per interval (one kill(pid, 0) per tracked process). */
-static void sweep_dead(struct session *s)
-{
-	size_t it = 0;
-	uint64_t k, v;
-
-	while (u64map_next(&s->pids, &it, &k, &v)) {
-		if (kill((pid_t)(k - 1), 0) < 0 && errno == ESRCH) {
-			ALLOC_GROW(s->exited, s->nexited + 1, s->exited_cap);
-			s->exited[s->nexited++] = (uint32_t)(k - 1);
-		}
-	}
-}
-
-static void forget_exited(struct session *s)
-{
-	size_t i;
-
-	sweep_dead(s);
-
-	for (i = 0; i < s->nexited; i++) {
-		uint64_t key = (uint64_t)s->exited[i] + 1, *v = u64map_get(&s->procs, key);
-
-		if (v) {
-			xfree((void *)(uintptr_t)*v);
-			u64map_remove(&s->procs, key);
-		}
-		u64map_remove(&s->pids, key);
-		symbolizer_forget_pid(s->sym, (int)s->exited[i]);
-		if (s->unw)
-			unwinder_forget_pid(s->unw, (int)s->exited[i]);
-		if (s->py)
-			python_tracker_forget_pid(s->py, (int)s->exited[i]);
-	}
-	s->nexited = 0;
-	/* Shrink the list when a burst of exits made it big. */
-	if (s->exited_cap > 4096) {
-		xfree(s->exited);
-		s->exited = NULL;
-		s->exited_cap = 0;
-	}
+	return process_labels(s->reg, (int)pid);
 }
 
 int session_collect(struct session *s, session_pick_fn pick, void *ctx)
@@ -661,7 +635,8 @@ int session_collect(struct session *s, session_pick_fn pick, void *ctx)
 	s->samples_before += agg_samples(s->agg);
 	agg_reset(s->agg);
 	s->period_start_ns = wall_ns();
-	forget_exited(s);
+	/* processes that exited are forgotten now that their last samples have names */
+	process_registry_collect(s->reg);
 	return ret;
 }
 
@@ -700,40 +675,27 @@ void session_print_stats(struct session *s)
 		(unsigned long long)alloc_live_bytes(), (unsigned long long)alloc_peak_bytes());
 	{
 		struct symbolizer_stats ss;
+		struct process_registry_stats ps;
 
 		symbolizer_get_stats(s->sym, &ss);
-		fprintf(stderr, "session: pids=%zu procinfo=%zu exited_pending=%zu stacks=%zu "
-			"sym_pids=%zu sym_files=%zu sym_symbols=%zu sym_cached_addrs=%zu "
-			"bad_records=%llu\n",
-			s->pids.count, s->procs.count, s->nexited, agg_stacks(s->agg), ss.pids,
-			ss.files, ss.symbols, ss.cached_addrs,
+		process_registry_stats(s->reg, &ps);
+		fprintf(stderr, "session: pids=%zu procinfo=%zu exited_pending=%zu maps_reads=%llu "
+			"maps_changes=%llu stacks=%zu sym_pids=%zu sym_files=%zu sym_symbols=%zu "
+			"sym_cached_addrs=%zu bad_records=%llu\n",
+			ps.procs, ps.labeled, ps.exited_pending, (unsigned long long)ps.maps_reads,
+			(unsigned long long)ps.maps_changes, agg_stacks(s->agg), ss.pids, ss.files,
+			ss.symbols, ss.cached_addrs,
 			(unsigned long long)sampler_bad_records(s->sampler));
 	}
-	if (s->py) {
-		struct python_tracker_stats ps;
-		uint64_t bpf[PYSTAT__COUNT];
-
-		python_tracker_get_stats(s->py, &ps);
-		python_tracker_bpf_stats(sampler_skel(s->sampler)->maps.py_stats, bpf);
-		fprintf(stderr, "python: procs=%zu frames_noted=%llu cache_lookups=%llu cache_hits=%llu "
-			"code_reads=%llu read_errors=%llu checksum_mismatches=%llu bpf_samples=%llu "
-			"bpf_no_tstate=%llu bpf_hooks=%llu bpf_frames=%llu bpf_errors=%llu "
-			"bpf_truncated=%llu bpf_walk_ns=%llu\n",
-			ps.procs, (unsigned long long)ps.frames, (unsigned long long)ps.cache_lookups,
-			(unsigned long long)ps.cache_hits, (unsigned long long)ps.code_reads,
-			(unsigned long long)ps.read_errors, (unsigned long long)ps.checksum_mismatches,
-			(unsigned long long)bpf[PYSTAT_SAMPLES], (unsigned long long)bpf[PYSTAT_NO_TSTATE],
-			(unsigned long long)bpf[PYSTAT_HOOKS], (unsigned long long)bpf[PYSTAT_FRAMES],
-			(unsigned long long)bpf[PYSTAT_ERRORS], (unsigned long long)bpf[PYSTAT_TRUNCATED],
-			(unsigned long long)bpf[PYSTAT_WALK_NS]);
-	}
+	runtimes_print_stats(s->rts, stderr);
 	if (s->unw) {
 		struct unwinder_stats us;
 
 		unwinder_stats(s->unw, &us);
 		fprintf(stderr, "unwind: pids=%llu files=%llu entries_used=%llu entries_cap=%llu "
 			"kernel_bytes=%llu table_builds=%llu table_build_ms=%.1f evictions=%llu "
-			"cap_hits=%llu snapshots=%llu snapshots_complete=%llu bpf_unwinds=%llu "
+			"cap_hits=%llu snapshots=%llu snapshots_complete=%llu deferred_segments=%llu "
+			"bpf_unwinds=%llu "
 			"bpf_complete=%llu bpf_frames=%llu bpf_truncated=%llu bpf_invalid=%llu "
 			"bpf_read_errors=%llu\n",
 			(unsigned long long)us.pids, (unsigned long long)us.files,
@@ -742,6 +704,7 @@ void session_print_stats(struct session *s)
 			us.table_build_ns / 1e6, (unsigned long long)us.evictions,
 			(unsigned long long)us.cap_hits, (unsigned long long)us.snapshots,
 			(unsigned long long)us.snapshots_complete,
+			(unsigned long long)us.deferred_segments,
 			(unsigned long long)us.bpf[USTAT_UNWINDS],
 			(unsigned long long)us.bpf[USTAT_COMPLETE],
 			(unsigned long long)us.bpf[USTAT_FRAMES],
@@ -785,21 +748,13 @@ void session_free(struct session *s)
 {
 	if (!s)
 		return;
+	/* The registry's last events (FORGET) reach the unwinder, symbolizer and runtimes. */
+	process_registry_free(s->reg);
+	runtimes_free(s->rts);
 	unwinder_free(s->unw);
-	python_tracker_free(s->py);
 	sampler_close(s->sampler);
 	symbolizer_free(s->sym);
 	agg_free(s->agg);
-	u64map_release(&s->pids);
-	{
-		size_t it = 0;
-		uint64_t k, v;
-
-		while (u64map_next(&s->procs, &it, &k, &v))
-			xfree((void *)(uintptr_t)v);
-	}
-	u64map_release(&s->procs);
-	xfree(s->exited);
 	if (s->pidfds) {
 		size_t i;
 

@@ -398,26 +398,19 @@ static struct sym_proc *proc_get(struct symbolizer *s, int pid)
 	return v ? (struct sym_proc *)(uintptr_t)*v : NULL;
 }
 
-static int proc_refresh(struct symbolizer *s, int pid, struct sym_proc **out)
+/* Install the executable mappings of m for pid (unchanged maps cost a hash). */
+static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m,
+			 struct sym_proc **out)
 {
 	struct sym_proc *p = proc_get(s, pid);
-	struct procmaps m;
 	struct sym_map *maps = NULL;
 	size_t nmaps = 0, cap = 0, i;
 	uint64_t h;
-	int rc;
 
-	*out = p;
-	rc = procmaps_read(pid, &m, NULL);
-	if (rc < 0) {
-		if (p)
-			p->last_refresh_ns = now_ns();
-		return rc;
-	}
 	/* Unchanged maps (the usual case for a refresh) cost one read and a hash. */
 	h = 0x9a9;
-	for (i = 0; i < m.n; i++) {
-		const struct procmaps_entry *e = &m.v[i];
+	for (i = 0; i < m->n; i++) {
+		const struct procmaps_entry *e = &m->v[i];
 
 		if (!(e->perms & PROCMAPS_X))
 			continue;
@@ -427,13 +420,13 @@ static int proc_refresh(struct symbolizer *s, int pid, struct sym_proc **out)
 	}
 	if (p && p->maps_hash == h) {
 		p->last_refresh_ns = now_ns();
-		procmaps_release(&m);
+		*out = p;
 		return 0;
 	}
 	if (s->nfiles >= s->evict_at)
 		files_evict_unused(s);
-	for (i = 0; i < m.n; i++) {
-		const struct procmaps_entry *e = &m.v[i];
+	for (i = 0; i < m->n; i++) {
+		const struct procmaps_entry *e = &m->v[i];
 		struct sym_file *f = NULL;
 		struct sym_map *sm;
 
@@ -455,7 +448,6 @@ static int proc_refresh(struct symbolizer *s, int pid, struct sym_proc **out)
 		sm->bias = f && f->elf ? elf_load_bias(f->elf, e->start, e->offset)
 				       : e->start - e->offset;
 	}
-	procmaps_release(&m);
 	if (nmaps)
 		qsort(maps, nmaps, sizeof(*maps), map_cmp);
 	if (!p) {
@@ -470,6 +462,43 @@ static int proc_refresh(struct symbolizer *s, int pid, struct sym_proc **out)
 	p->last_refresh_ns = now_ns();
 	*out = p;
 	return 0;
+}
+
+/* Read the maps again (through options.refresh when set) and install them. */
+static int proc_refresh(struct symbolizer *s, int pid, struct sym_proc **out)
+{
+	struct sym_proc *p = proc_get(s, pid);
+	struct procmaps m;
+	int rc;
+
+	*out = p;
+	if (s->opts.refresh) {
+		/* The owner of the maps calls symbolizer_set_maps() when they changed. */
+		rc = s->opts.refresh(s->opts.refresh_ctx, pid);
+		p = proc_get(s, pid);
+		if (p)
+			p->last_refresh_ns = now_ns();
+		*out = p;
+		return rc == 1 ? 0 : -ENOENT;
+	}
+	rc = procmaps_read(pid, &m, NULL);
+	if (rc < 0) {
+		if (p)
+			p->last_refresh_ns = now_ns();
+		return rc;
+	}
+	rc = proc_set_maps(s, pid, &m, out);
+	procmaps_release(&m);
+	return rc;
+}
+
+int symbolizer_set_maps(struct symbolizer *s, int pid, const struct procmaps *maps)
+{
+	struct sym_proc *p;
+
+	if (pid <= 0)
+		return -EINVAL;
+	return proc_set_maps(s, pid, maps, &p);
 }
 
 int symbolizer_track_pid(struct symbolizer *s, int pid)

@@ -32,8 +32,14 @@ struct sym_result {           /* strings owned by the symbolizer, valid until sy
 	int line;                 /* 0 when unknown */
 };
 
+/* Re-read pid's maps now through whoever owns them (the session's process registry), which
+ * calls symbolizer_set_maps() when they changed. Returns 1 when read, 0 when not. */
+typedef int (*symbolizer_refresh_fn)(void *ctx, int pid);
+
 struct symbolizer_options {
 	const char *debug_dir;    /* instead of /usr/lib/debug (tests); NULL for the default */
+	symbolizer_refresh_fn refresh; /* NULL: the symbolizer reads /proc/PID/maps itself */
+	void *refresh_ctx;
 	int no_debug_files;       /* 1: never look for separate debug files */
 	int line_info;            /* 1: fill source_file/line from DWARF (lazy, cached) */
 	size_t max_files;         /* files cached before unused ones are dropped; 0: 4096 */
@@ -49,11 +55,16 @@ void symbolizer_free(struct symbolizer *s); /* NULL ok */
  * did not change; call again to refresh (e.g. after dlopen). Returns 0, or -ESRCH when the
  * process is gone (nothing tracked), or another negative errno. */
 int symbolizer_track_pid(struct symbolizer *s, int pid);
+/* The same from maps read by the caller (procmaps.h; non-executable entries are skipped), while
+ * the process lives (its files are opened through /proc/PID/map_files). 0 or negative errno. */
+struct procmaps;
+int symbolizer_set_maps(struct symbolizer *s, int pid, const struct procmaps *maps);
 /* Drop the mappings of pid (the files stay cached for other processes and past results). */
 void symbolizer_forget_pid(struct symbolizer *s, int pid);
 
 /* Symbolize addr in process pid. An untracked pid is tracked first; an address outside every
- * known mapping triggers one refresh of the maps (at most once per second per pid). Returns 0
+ * known mapping triggers one refresh of the maps (at most once per second per pid; through
+ * options.refresh when set). Returns 0
  * with out filled (out->name may still be NULL when the mapping is known but no symbol covers
  * addr), or -ENOENT when no mapping holds addr (out->module NULL). */
 int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_result *out);

@@ -35,23 +35,29 @@ struct uenv {
 	size_t len;
 	uint64_t *words;
 	size_t max;
+	const uint64_t *deferred; /* a snapshot's deferred runtime words, consumed in order */
+	size_t ndeferred, dpos;
 };
 
 static int uenv_read(struct unw_state *st, __u64 addr, __u64 *out);
 static const struct unwind_mapping *uenv_mapping(struct unw_state *st, uint32_t idx);
 static const struct unwind_entry *uenv_entry(struct unw_state *st, uint32_t idx);
 static int uenv_emit(struct unw_state *st, uint64_t word);
+static int uenv_runtime(struct unw_state *st, const struct unwind_mapping *m,
+			const struct unwind_entry *e);
 
 #define UNW_INLINE inline
 #define UNW_READ_U64(st, addr, dstp) uenv_read((st), (addr), (dstp))
 #define UNW_MAPPING(st, idx) uenv_mapping((st), (idx))
 #define UNW_ENTRY(st, idx) uenv_entry((st), (idx))
 #define UNW_EMIT(st, word) uenv_emit((st), (word))
+#define UNW_RUNTIME_HOOK(st, m, e) uenv_runtime((st), (m), (e))
 #include "bpf/unwind_step.h"
 
 #define MAX_SEGS 8
 #define MAX_INTERP 4
 #define REFRESH_MIN_NS 2000000ull /* re-read a process's maps at most every 2 ms on misses */
+#define MAX_CLAIM_PIECES 4096     /* mappings after splitting at claimed ranges */
 
 struct ufile {
 	char key[72];              /* "b:<build id>" or "h:<content hash>" */
@@ -63,6 +69,7 @@ struct ufile {
 	int fp;                    /* no table: frame-pointer rule */
 	int failed;                /* no table and no frame pointers */
 	int interp;
+	uint8_t kind;              /* enum unwinder_kind of the runtime in the file (interp) */
 	uint32_t first, count;     /* slice in the entry space */
 	uint64_t base;             /* table base (link-time) */
 	struct { uint64_t vaddr, offset, filesz; } segs[MAX_SEGS];
@@ -74,6 +81,7 @@ struct umap {
 	uint64_t start, end, offset;
 	struct ufile *f;           /* NULL: anonymous executable memory (FP rule) */
 	uint32_t flags;
+	uint8_t kind;              /* a runtime's claim, else the file's kind */
 };
 
 struct uproc {
@@ -287,9 +295,11 @@ static struct ufile *file_load(struct unwinder *u, struct elf_file *e, const cha
 		f->nsegs++;
 	}
 	if (u->opts.interp)
-		ninterp = u->opts.interp(u->opts.interp_ctx, e, path, interp, MAX_INTERP);
+		ninterp = u->opts.interp(u->opts.interp_ctx, e, path, interp, MAX_INTERP, &f->kind);
 	if (ninterp < 0 || ninterp > MAX_INTERP)
 		ninterp = 0;
+	if (f->kind >= UNWINDER_KINDS)
+		f->kind = UNWINDER_NATIVE;
 	if (elf_section_info(e, ".eh_frame", &(struct elf_section_info){ 0 }) &&
 	    elf_section_info(e, ".debug_frame", &(struct elf_section_info){ 0 }))
 		elf_open_debug_file(e, path, NULL, u->opts.debug_dir, &dbg);
@@ -465,6 +475,7 @@ static int proc_publish(struct unwinder *u, struct uproc *p)
 			bm->flags = m->f->interp ? UNW_MAP_INTERP : 0;
 		}
 		bm->flags |= m->flags;
+		bm->kind = m->kind;
 		bm->file_id = m->f ? m->f->id : 0;
 	}
 	up.first = first;
@@ -493,24 +504,56 @@ static int umap_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-int unwinder_track_pid(struct unwinder *u, int pid)
+/* Append m to maps, split at the claimed ranges: the parts inside a claim get its kind and
+ * UNW_MAP_RUNTIME. */
+static void add_split(struct umap **maps, size_t *n, size_t *cap, const struct umap *m,
+		      const struct unwinder_claim *claims, size_t nclaims)
 {
-	struct procmaps pm;
+	uint64_t cur = m->start;
+	size_t i;
+
+	for (i = 0; i < nclaims && *n < MAX_CLAIM_PIECES; i++) {
+		const struct unwinder_claim *c = &claims[i];
+		struct umap piece = *m;
+
+		if (c->end <= cur || c->start >= m->end || !c->kind || c->kind >= UNWINDER_KINDS)
+			continue;
+		if (c->start > cur) {
+			piece.start = cur;
+			piece.end = c->start;
+			ALLOC_GROW(*maps, *n + 1, *cap);
+			(*maps)[(*n)++] = piece;
+			cur = c->start;
+		}
+		piece = *m;
+		piece.start = cur;
+		piece.end = c->end < m->end ? c->end : m->end;
+		piece.kind = c->kind;
+		piece.flags |= UNW_MAP_RUNTIME;
+		ALLOC_GROW(*maps, *n + 1, *cap);
+		(*maps)[(*n)++] = piece;
+		cur = piece.end;
+	}
+	if (cur < m->end) {
+		struct umap piece = *m;
+
+		piece.start = cur;
+		ALLOC_GROW(*maps, *n + 1, *cap);
+		(*maps)[(*n)++] = piece;
+	}
+}
+
+int unwinder_set_maps(struct unwinder *u, int pid, const struct procmaps *pm,
+		      const struct unwinder_claim *claims, size_t nclaims)
+{
 	struct uproc *p;
 	struct umap *maps = NULL;
 	size_t n = 0, cap = 0, i;
-	int rc;
 
 	if (pid <= 0)
 		return -EINVAL;
-	rc = procmaps_read(pid, &pm, NULL);
-	u->st.map_reads++;
-	if (rc) {
-		procmaps_release(&pm);
-		return rc;
-	}
-	for (i = 0; i < pm.n; i++) {
-		const struct procmaps_entry *e = &pm.v[i];
+	for (i = 0; i < pm->n; i++) {
+		const struct procmaps_entry *e = &pm->v[i];
 		struct umap m;
 		uint64_t bias = 0;
 
@@ -531,16 +574,22 @@ int unwinder_track_pid(struct unwinder *u, int pid)
 		} else if (e->kind == PROCMAPS_SPECIAL && !strcmp(e->path, "[vsyscall]")) {
 			continue; /* legacy page above user space */
 		}
-		/* anonymous executable memory (JIT code): frame-pointer rule */
+		/* anonymous executable memory (JIT code): frame-pointer rule, unless claimed */
 		m.offset = bias;
-		if (m.f) {
-			m.f->refs++;
-			lru_touch(u, m.f);
+		m.kind = m.f && m.f->interp ? m.f->kind : UNWINDER_NATIVE;
+		if (nclaims)
+			add_split(&maps, &n, &cap, &m, claims, nclaims);
+		else {
+			ALLOC_GROW(maps, n + 1, cap);
+			maps[n++] = m;
 		}
-		ALLOC_GROW(maps, n + 1, cap);
-		maps[n++] = m;
 	}
-	procmaps_release(&pm);
+	for (i = 0; i < n; i++) {
+		if (maps[i].f) {
+			maps[i].f->refs++;
+			lru_touch(u, maps[i].f);
+		}
+	}
 	if (n) /* an exiting process has no mappings left, and maps is NULL */
 		qsort(maps, n, sizeof(*maps), umap_cmp);
 	p = proc_get(u, pid);
@@ -553,7 +602,8 @@ int unwinder_track_pid(struct unwinder *u, int pid)
 		if (p->published && p->n == n) {
 			for (i = 0; i < n; i++)
 				if (p->maps[i].start != maps[i].start || p->maps[i].end != maps[i].end ||
-				    p->maps[i].f != maps[i].f || p->maps[i].offset != maps[i].offset)
+				    p->maps[i].f != maps[i].f || p->maps[i].offset != maps[i].offset ||
+				    p->maps[i].kind != maps[i].kind || p->maps[i].flags != maps[i].flags)
 					break;
 			if (i == n) {
 				proc_release_maps(u, maps, n);
@@ -567,6 +617,40 @@ int unwinder_track_pid(struct unwinder *u, int pid)
 	p->n = n;
 	p->last_read_ns = now_ns();
 	return proc_publish(u, p);
+}
+
+int unwinder_track_pid(struct unwinder *u, int pid)
+{
+	struct procmaps pm;
+	int rc;
+
+	if (pid <= 0)
+		return -EINVAL;
+	rc = procmaps_read(pid, &pm, NULL);
+	u->st.map_reads++;
+	if (rc == 0)
+		rc = unwinder_set_maps(u, pid, &pm, NULL, 0);
+	procmaps_release(&pm);
+	return rc;
+}
+
+int unwinder_lookup_mapping(struct unwinder *u, int pid, uint64_t addr,
+			    struct unwind_mapping *out)
+{
+	struct uproc *p = proc_get(u, pid);
+	uint32_t i;
+
+	if (!p || !p->published)
+		return -ENOENT;
+	for (i = 0; i < p->count; i++) {
+		const struct unwind_mapping *m = &u->maps[p->first + i];
+
+		if (addr >= m->start && addr < m->end) {
+			*out = *m;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 void unwinder_forget_pid(struct unwinder *u, int pid)
@@ -584,26 +668,6 @@ void unwinder_forget_pid(struct unwinder *u, int pid)
 	proc_release_maps(u, p->maps, p->n);
 	u64map_remove(&u->procs, (uint64_t)pid + 1);
 	xfree(p);
-}
-
-void unwinder_on_event(struct unwinder *u, const struct event_hdr *hdr, size_t size)
-{
-	if (!u || size < sizeof(*hdr))
-		return;
-	switch (hdr->type) {
-	case EVENT_EXEC:
-	case EVENT_MMAP:
-		unwinder_track_pid(u, (int)hdr->pid);
-		break;
-	case EVENT_FORK:
-		unwinder_track_pid(u, (int)hdr->pid);
-		break;
-	case EVENT_EXIT:
-		unwinder_forget_pid(u, (int)hdr->pid);
-		break;
-	default:
-		break;
-	}
 }
 
 /* ---- user-space unwinding */
@@ -641,6 +705,35 @@ static int uenv_emit(struct unw_state *st, uint64_t word)
 	return 0;
 }
 
+/* The runtime hook of the user-space step: replay the next deferred segment of the snapshot at
+ * a frame in an interpreter range, as the BPF walker did at the same frame (RT_OP_FRAME). JIT
+ * ranges have nothing deferred: the native rule applies. */
+static int uenv_runtime(struct unw_state *st, const struct unwind_mapping *m,
+			const struct unwind_entry *e)
+{
+	struct uenv *env = (struct uenv *)(uintptr_t)st->env;
+	size_t end = env->dpos, i;
+	uint64_t marker = FW_TAG_MARKER << FW_TAG_SHIFT | FW_MARKER_SEGMENT_END;
+	int keep = 0;
+
+	if (!e || env->dpos >= env->ndeferred)
+		return UNW_HOOK_NATIVE;
+	while (end < env->ndeferred && (env->deferred[end] & ~FW_SEGMENT_KEEP_NATIVE) != marker)
+		end++;
+	if (end < env->ndeferred)
+		keep = !!(env->deferred[end] & FW_SEGMENT_KEEP_NATIVE);
+	if (end > env->dpos && st->n > 0) {
+		if (!keep)
+			st->n--; /* the segment replaces the native frame of the eval loop */
+		for (i = env->dpos; i < end; i++)
+			if (uenv_emit(st, env->deferred[i]))
+				break;
+		env->u->st.deferred_segments++;
+	}
+	env->dpos = end < env->ndeferred ? end + 1 : end;
+	return UNW_HOOK_NATIVE;
+}
+
 static int pc_known(const struct uproc *p, uint64_t pc)
 {
 	size_t i;
@@ -653,6 +746,15 @@ static int pc_known(const struct uproc *p, uint64_t pc)
 
 size_t unwinder_unwind(struct unwinder *u, int pid, uint64_t pc, uint64_t sp, uint64_t bp,
 		       const void *stack, size_t len, uint64_t *words, size_t max, uint32_t *result)
+{
+	return unwinder_unwind_deferred(u, pid, pc, sp, bp, stack, len, NULL, 0, words, max,
+					result);
+}
+
+size_t unwinder_unwind_deferred(struct unwinder *u, int pid, uint64_t pc, uint64_t sp,
+				uint64_t bp, const void *stack, size_t len,
+				const uint64_t *deferred, size_t ndeferred, uint64_t *words,
+				size_t max, uint32_t *result)
 {
 	struct uproc *p = proc_get(u, pid);
 	struct unw_state st;
@@ -671,6 +773,9 @@ size_t unwinder_unwind(struct unwinder *u, int pid, uint64_t pc, uint64_t sp, ui
 	env.len = len;
 	env.words = words;
 	env.max = max;
+	env.deferred = deferred;
+	env.ndeferred = deferred ? ndeferred : 0;
+	env.dpos = 0;
 	st.env = (uint64_t)(uintptr_t)&env;
 	st.pc = pc;
 	st.sp = sp;
@@ -693,14 +798,19 @@ size_t unwinder_unwind(struct unwinder *u, int pid, uint64_t pc, uint64_t sp, ui
 	return st.n;
 }
 
-/* Re-read a process's maps unless done very recently. Returns 1 when read. */
+/* Re-read a process's maps unless done very recently (through opts.refresh, the registry,
+ * when there is one). Returns 1 when read. */
 static int maybe_refresh(struct unwinder *u, int pid, int *refreshed)
 {
 	struct uproc *p = proc_get(u, pid);
 
-	if (*refreshed || (p && now_ns() - p->last_read_ns < REFRESH_MIN_NS))
+	if (*refreshed)
 		return 0;
 	*refreshed = 1;
+	if (u->opts.refresh)
+		return u->opts.refresh(u->opts.refresh_ctx, pid) == 1;
+	if (p && now_ns() - p->last_read_ns < REFRESH_MIN_NS)
+		return 0;
 	return unwinder_track_pid(u, pid) == 0;
 }
 
@@ -709,7 +819,7 @@ int unwinder_fix_sample(struct unwinder *u, const struct event_hdr *hdr, size_t 
 {
 	const struct sample_body *body;
 	const uint64_t *user;
-	uint64_t w0, pc, sp, bp, nbytes;
+	uint64_t w0, pc, sp, bp, nbytes, ndeferred;
 	struct uproc *p;
 	size_t head, nwords, outsz;
 	uint32_t result;
@@ -730,8 +840,9 @@ int unwinder_fix_sample(struct unwinder *u, const struct event_hdr *hdr, size_t 
 	w0 = user[0];
 	if ((w0 >> FW_TAG_SHIFT) != FW_TAG_SNAPSHOT)
 		return 0;
-	nbytes = w0 & FW_DATA_MASK;
-	if (nbytes > (uint64_t)(body->nuser - UNW_SNAPSHOT_WORDS) * 8)
+	nbytes = UNW_SNAPSHOT_BYTES(w0);
+	ndeferred = UNW_SNAPSHOT_DEFERRED(w0);
+	if ((nbytes & 7) || nbytes / 8 + ndeferred > (uint64_t)(body->nuser - UNW_SNAPSHOT_WORDS))
 		return -EINVAL;
 	pc = user[1];
 	sp = user[2];
@@ -749,9 +860,10 @@ int unwinder_fix_sample(struct unwinder *u, const struct event_hdr *hdr, size_t 
 	}
 	memcpy(u->fixbuf, hdr, head + (size_t)body->nkernel * 8);
 	for (;;) {
-		nwords = unwinder_unwind(u, (int)hdr->pid, pc, sp, bp, &user[UNW_SNAPSHOT_WORDS],
-					 (size_t)nbytes, (uint64_t *)(u->fixbuf + head) + body->nkernel,
-					 MAX_USER_WORDS, &result);
+		nwords = unwinder_unwind_deferred(
+			u, (int)hdr->pid, pc, sp, bp, &user[UNW_SNAPSHOT_WORDS], (size_t)nbytes,
+			&user[UNW_SNAPSHOT_WORDS + nbytes / 8], (size_t)ndeferred,
+			(uint64_t *)(u->fixbuf + head) + body->nkernel, MAX_USER_WORDS, &result);
 		if ((result != USTAT_ERR_NO_MAPPING && result != USTAT_ERR_NO_TABLE) || refreshed ||
 		    !maybe_refresh(u, (int)hdr->pid, &refreshed))
 			break;

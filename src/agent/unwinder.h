@@ -8,16 +8,25 @@
  * yet known, e.g. right after dlopen) arrive as stack snapshots (bpf/unwind.h); the unwinder
  * unwinds them here with the same step the BPF program runs (bpf/unwind_step.h).
  *
- * Use from the sampler's event loop:
+ * Use from the sampler's event loop (the session feeds it from the process registry,
+ * agent/process.h, which is the one reader of /proc/PID/maps):
  *   u = unwinder_new(bpf_object of the sampler, &opts, &err)   after the object is loaded
- *   unwinder_on_event(u, hdr, size)     for every EVENT_EXEC / EVENT_FORK / EVENT_EXIT /
- *                                       EVENT_MMAP record (other records are ignored)
+ *   unwinder_set_maps(u, pid, maps, claims, n)   a process's executable mappings (new or
+ *                                       changed), with the address ranges runtimes claimed
+ *   unwinder_forget_pid(u, pid)         the process exited or its image is stale
  *   unwinder_fix_sample(u, hdr, size, &hdr2, &size2)
  *                                       for every EVENT_SAMPLE, before using its frames: when
  *                                       the record carries a snapshot, returns 1 and a rewritten
- *                                       record (owned by u, valid until the next call)
- *   unwinder_track_pid(u, pid)          a process to profile (e.g. -p PID) or refresh
+ *                                       record (owned by u, valid until the next call); a pc in
+ *                                       a mapping it does not know makes it ask opts.refresh
  *   unwinder_free(u)
+ * unwinder_track_pid(u, pid) reads the maps itself (tools and tests without a registry).
+ *
+ * Runtimes: a file whose table has interpreter ranges (opts.interp) gets their unwinder kind on
+ * its mappings; address ranges claimed by a runtime (JIT code) are published with its kind and
+ * UNW_MAP_RUNTIME. When a snapshot carries deferred runtime frames (bpf/unwind.h), the
+ * user-space unwind puts segment i in place of (or, with FW_SEGMENT_KEEP_NATIVE, after) the
+ * i-th native frame in an UNW_F_INTERP range, exactly as the BPF walker would have.
  * With obj NULL the unwinder works in user space alone (tests): tables live in heap arrays of
  * the same layout and only unwinder_fix_sample() / unwinder_unwind() use them.
  *
@@ -39,9 +48,19 @@ struct errmsg;
 struct unwinder;
 
 /* Interpreter ranges of a file (e.g. CPython's eval loop): fill up to max ranges (link-time
- * addresses) and return how many. path is the file's path as mapped (may be a /proc path). */
+ * addresses), set *kind to the file's unwinder kind (enum unwinder_kind; native when it has no
+ * runtime) and return how many. path is the file's path as mapped (may be a /proc path). */
 typedef int (*unwinder_interp_fn)(void *ctx, struct elf_file *e, const char *path,
-				  struct unwind_range *out, int max);
+				  struct unwind_range *out, int max, uint8_t *kind);
+/* Re-read pid's maps now (through whoever owns them) and call unwinder_set_maps() when they
+ * changed. Returns 1 when they were read, 0 when not (too soon, process gone). */
+typedef int (*unwinder_refresh_fn)(void *ctx, int pid);
+
+/* An address range of a process a runtime owns (JIT code). */
+struct unwinder_claim {
+	uint64_t start, end;
+	uint8_t kind; /* enum unwinder_kind */
+};
 
 struct unwinder_opts {
 	/* user-space only mode: sizes of the heap tables (the BPF maps' sizes are set in the
@@ -50,6 +69,8 @@ struct unwinder_opts {
 	uint32_t max_mappings;   /* default UNWINDER_DEFAULT_MAPPINGS */
 	unwinder_interp_fn interp;
 	void *interp_ctx;
+	unwinder_refresh_fn refresh; /* NULL: the unwinder reads /proc/PID/maps itself */
+	void *refresh_ctx;
 	const char *debug_dir;   /* overrides /usr/lib/debug (tests); NULL: default */
 };
 
@@ -64,14 +85,19 @@ struct unwinder *unwinder_new(struct bpf_object *obj, const struct unwinder_opts
 			      struct errmsg *err);
 void unwinder_free(struct unwinder *u); /* NULL ok */
 
-/* Read /proc/PID/maps, build or reuse the tables of every executable mapping, publish.
- * Cheap when nothing changed. 0, -ESRCH when the process is gone, other negative errno. */
+/* The executable mappings of pid (procmaps.h entries, sorted by start: non-executable ones are
+ * skipped) and the ranges runtimes claimed in it (sorted by start, may be NULL): build or
+ * reuse the table of every file, publish. Cheap when nothing changed. 0 or negative errno. */
+struct procmaps;
+int unwinder_set_maps(struct unwinder *u, int pid, const struct procmaps *maps,
+		      const struct unwinder_claim *claims, size_t nclaims);
+/* Read /proc/PID/maps and unwinder_set_maps() them. 0, -ESRCH when the process is gone. */
 int unwinder_track_pid(struct unwinder *u, int pid);
 /* Drop a process: its mappings are unpublished and its files' references released. */
 void unwinder_forget_pid(struct unwinder *u, int pid);
-/* React to a lifecycle record of the sampler (exec: re-read; fork: read the child; exit:
- * forget; mmap of executable memory: re-read). */
-void unwinder_on_event(struct unwinder *u, const struct event_hdr *hdr, size_t size);
+/* The published mapping of pid holding addr (a copy), for tests and tools: 0 or -ENOENT. */
+int unwinder_lookup_mapping(struct unwinder *u, int pid, uint64_t addr,
+			    struct unwind_mapping *out);
 
 /* For an EVENT_SAMPLE record: if its user words are a stack snapshot, unwind it and return 1
  * with *out and *out_size a rewritten record (frame words in place of the snapshot; memory owned by
@@ -86,6 +112,12 @@ int unwinder_fix_sample(struct unwinder *u, const struct event_hdr *hdr, size_t 
  * the enum unwind_stat saying how it ended. */
 size_t unwinder_unwind(struct unwinder *u, int pid, uint64_t pc, uint64_t sp, uint64_t bp,
 		       const void *stack, size_t len, uint64_t *words, size_t max, uint32_t *result);
+/* The same with the deferred runtime words of a snapshot (ndeferred words, segments ended by
+ * FW_MARKER_SEGMENT_END; see bpf/unwind.h) interleaved at the frames in UNW_F_INTERP ranges. */
+size_t unwinder_unwind_deferred(struct unwinder *u, int pid, uint64_t pc, uint64_t sp,
+				uint64_t bp, const void *stack, size_t len,
+				const uint64_t *deferred, size_t ndeferred, uint64_t *words,
+				size_t max, uint32_t *result);
 
 struct unwinder_stats {
 	uint64_t pids;             /* processes published */
@@ -102,6 +134,7 @@ struct unwinder_stats {
 	uint64_t map_reads;        /* /proc/PID/maps reads */
 	uint64_t snapshots;        /* snapshots unwound in user space */
 	uint64_t snapshots_complete;
+	uint64_t deferred_segments; /* runtime segments put into unwound snapshots */
 	uint64_t kernel_bytes;     /* memory of the BPF maps for tables (bytes) */
 	uint64_t bpf[USTAT__COUNT]; /* unw_stats summed over CPUs (0 without BPF) */
 };

@@ -73,13 +73,27 @@ static __always_inline int wanted(__u32 pid)
 	return bpf_map_lookup_elem(&target_pids, &pid) != NULL;
 }
 
-#include "python.bpf.h"
-#define UNW_INTERP_HOOK(st, m, e) py_unwind_hook(st)
+/* User stacks: the native unwinder (unwind_user.bpf.h) hands frames of runtimes (CPython, ...)
+ * to their walkers through the dispatch of runtime/runtime.bpf.h. */
+#include "runtime/runtime.bpf.h"
 #include "unwind_user.bpf.h"
+#include "runtime/walkers.bpf.h"
 
-/* CPython stacks: 0 off, 1 Python frames only (walked from the thread state, in place of the
- * native stack), 2 Python frames interleaved with native frames by the unwinder's hook. */
-const volatile __u32 python_mode = 0;
+/* "Runtime frames only" (runtime_only_kind != 0): the walker of that kind replaces the user
+ * words by the thread's runtime frames (a benchmark and debugging knob). */
+static __always_inline __u32 runtime_only(__u32 start, __u32 nuser)
+{
+	__u32 zero = 0;
+	struct unw_state *st = bpf_map_lookup_elem(&unw_state_map, &zero);
+
+	if (!st || start > MAX_KERNEL_FRAMES)
+		return nuser;
+	st->rt_begun = 0;
+	st->out_base = start;
+	st->n = nuser;
+	runtime_walk(runtime_only_kind, RT_OP_ONLY);
+	return st->n < MAX_USER_WORDS ? st->n : nuser;
+}
 
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
@@ -122,13 +136,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		if (nk > MAX_KERNEL_FRAMES)
 			nk = MAX_KERNEL_FRAMES;
 		/* Kernel threads have no user stack. */
-		if (BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm)) {
-			if (python_mode == 2)
-				py_sample_start(pid);
+		if (BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm))
 			nu = unwind_user(ctx, rec, nk, &wake);
-		}
-		if (nu && python_mode == 1)
-			nu = py_python_only(rec, pid, nk, nu);
+		if (nu && runtime_only_kind)
+			nu = runtime_only(nk, nu);
 	}
 	if (nu > MAX_USER_WORDS)
 		nu = MAX_USER_WORDS;

@@ -11,17 +11,26 @@
  *   ..      8 * nkernel       kernel return addresses, leaf first
  *   ..      8 * nuser         user frame words, leaf first (see FRAME WORDS)
  *
- * FRAME WORDS. A user frame word's top byte is a tag; the rest is data:
- *   tag 0            native frame: the absolute instruction address (a return address for
- *                    every frame but the leaf; user space subtracts 1 before symbolizing it)
- *   FW_TAG_MARKER    a marker frame; data = enum fw_marker ([truncated], [unwind error] ...)
- *   0x02 - 0x04      CPython frames and markers (python.h: FW_TAG_PYTHON, _INSTR, _MARK)
- *   Other tags are reserved for interpreter frames.
+ * FRAME WORDS. A user frame word's top byte is a tag; the rest (56 bits) is data. Tags are
+ * reserved in ranges of 16, one range per unwinder kind (enum unwinder_kind, bpf/unwind.h):
+ * kind k owns the tags k << 4 .. (k << 4) + 15, so `tag >> 4` says which runtime a word belongs
+ * to (FW_TAG_KIND) and user space hands it to that runtime without knowing its format.
+ *   0x00         native frame: the absolute instruction address (a return address for every
+ *                frame but the leaf; user space subtracts 1 before symbolizing it)
+ *   0x01         FW_TAG_MARKER: data = enum fw_marker ([truncated], [unwind error] ...)
+ *   0x02 - 0x0e  reserved (native)
+ *   0x0f         FW_TAG_SNAPSHOT: a stack snapshot instead of frames (bpf/unwind.h)
+ *   0x10 - 0x1f  CPython (runtime/python/python.h)
+ *   0x20 - 0x2f  HotSpot          0x30 - 0x3f  V8        0x40 - 0x4f  Ruby
+ *   0x50 - 0x5f  PHP              0x60 - 0x6f  Perl      0x70 - 0x7f  .NET
+ *   0x80 - 0xff  reserved for further runtimes (kinds 8 - 15)
+ * A runtime's words never cross into another range; how many words make one of its frames is
+ * its own business (CPython: two).
  */
 #ifndef SCORCH_BPF_SAMPLER_H
 #define SCORCH_BPF_SAMPLER_H
 
-#define SCORCH_EVENT_VERSION 1
+#define SCORCH_EVENT_VERSION 2
 
 #define MAX_KERNEL_FRAMES 127
 #define MAX_USER_WORDS    2048
@@ -41,12 +50,18 @@ enum event_type {
 #define FW_DATA_MASK  0x00ffffffffffffffULL
 #define FW_TAG_NATIVE 0x00ULL
 #define FW_TAG_MARKER 0x01ULL
+#define FW_TAG_KIND(tag) ((__u32)(tag) >> 4)                 /* the unwinder kind owning a tag */
+#define FW_TAG_FIRST(kind) ((__u64)(kind) << 4)              /* first tag of a kind's range */
 
 enum fw_marker {
 	FW_MARKER_TRUNCATED = 1,    /* the stack had more frames than we keep */
 	FW_MARKER_UNWIND_ERROR = 2, /* the unwinder could not continue (no rule, bad read) */
 	FW_MARKER_NO_USER = 3,      /* a kernel thread: no user stack */
+	FW_MARKER_SEGMENT_END = 4,  /* only inside a stack snapshot: ends one deferred segment of
+				     * runtime frames (bpf/unwind.h); bit 8 of the data: keep the
+				     * native frame the segment belongs to */
 };
+#define FW_SEGMENT_KEEP_NATIVE 0x100ULL
 
 /* sample_body.flags */
 #define SAMPLE_F_KERNEL_ERROR (1u << 0) /* bpf_get_stack failed for the kernel stack */

@@ -9,6 +9,8 @@
  *                                                      one slice per process, sorted by start
  *   unw_pids     HASH   u32 pid -> struct unwind_pid   where a process's slice is
  *   unw_stats    PERCPU_ARRAY enum unwind_stat -> u64
+ *   rt_pids      HASH   u32 pid -> u32 mask of the unwinder kinds present in the process
+ *                       (1 << kind; runtime/runtime.bpf.h, filled by src/runtime/runtime.c)
  *
  * struct unwind_entry (8 bytes). A file's table is a slice of unw_entries sorted by pc; entry i
  * holds for link-time addresses [base + pc_i, base + pc_{i+1}); the last entry of a slice is
@@ -31,6 +33,21 @@
 
 #include "bpf/sampler.h"
 
+/* Which unwinder owns a mapping (struct unwind_mapping.kind), and which runtime owns a range
+ * of frame-word tags (sampler.h: kind k owns tags k << 4 .. (k << 4) + 15). The BPF dispatch on
+ * it is runtime/runtime.bpf.h; user space's table of runtimes is src/runtime/runtime.c. */
+enum unwinder_kind {
+	UNWINDER_NATIVE = 0,  /* machine code with CFI or frame pointers */
+	UNWINDER_PYTHON = 1,  /* CPython (runtime/python/) */
+	UNWINDER_HOTSPOT = 2, /* reserved: the HotSpot JVM */
+	UNWINDER_V8 = 3,      /* reserved: Node.js / V8 */
+	UNWINDER_RUBY = 4,    /* reserved */
+	UNWINDER_PHP = 5,     /* reserved */
+	UNWINDER_PERL = 6,    /* reserved */
+	UNWINDER_DOTNET = 7,  /* reserved */
+	UNWINDER_KINDS = 16,  /* kinds 8 - 15 are free; 16 tag ranges of 16 tags fill the top byte */
+};
+
 enum unwind_kind {
 	UNW_INVALID = 0,   /* no rule: the unwind stops with an error marker */
 	UNW_CFA_RSP = 1,
@@ -42,8 +59,9 @@ enum unwind_kind {
 };
 
 #define UNW_KIND_MASK 0x0f
-#define UNW_F_INTERP  0x80 /* the address is inside an interpreter's eval loop (see
-                            * unwind_user.bpf.h: unwind_interp_hook) */
+#define UNW_F_INTERP  0x80 /* the address is inside an interpreter's eval loop: the walker of
+                            * the mapping's kind is called there (unwind_step.h:
+                            * UNW_RUNTIME_HOOK) */
 
 struct unwind_entry {
 	__u32 pc;
@@ -57,6 +75,8 @@ struct unwind_entry {
 #define UNW_MAP_NO_TABLE (1u << 1) /* the table is not loaded (too big, no space, unreadable) */
 #define UNW_MAP_VDSO     (1u << 2)
 #define UNW_MAP_INTERP   (1u << 3) /* the file has UNW_F_INTERP entries */
+#define UNW_MAP_RUNTIME  (1u << 4) /* the whole range belongs to the runtime of `kind` (JIT code
+				    * a runtime claimed): its walker is called for every pc in it */
 
 /* One executable mapping of a process (40 bytes). */
 struct unwind_mapping {
@@ -64,8 +84,11 @@ struct unwind_mapping {
 	__u64 bias;         /* process address - bias = table-relative pc */
 	__u32 table_first;  /* index in unw_entries of the file's first entry */
 	__u32 table_count;
-	__u32 flags;        /* UNW_MAP_* */
-	__u32 file_id;      /* user space's id of the file (for interpreter hooks) */
+	__u16 flags;        /* UNW_MAP_* */
+	__u8 kind;          /* enum unwinder_kind: whose walker UNW_F_INTERP entries and
+			     * UNW_MAP_RUNTIME ranges call */
+	__u8 pad;
+	__u32 file_id;      /* user space's id of the file */
 };
 
 struct unwind_pid {
@@ -95,6 +118,11 @@ enum unwind_stat {
 	USTAT__COUNT,
 };
 
+/* What a runtime walker tells the native unwinder (unwind_step.h: UNW_RUNTIME_HOOK). */
+#define UNW_HOOK_NATIVE 0 /* go on with the native rule for st->pc/sp/bp */
+#define UNW_HOOK_STOP   1 /* the unwind is over (st->result set) */
+#define UNW_HOOK_MOVED  2 /* the walker unwound the frame: st->pc/sp/bp are the caller's */
+
 /* The unwinder's state (unwind_step.h), shared with interpreter walkers: registers of the frame
  * being unwound, where the process's mappings are, and how the unwind ended. */
 #define UNW_S_RETADDR (1u << 0) /* pc is a return address: look up pc - 1 */
@@ -110,6 +138,11 @@ struct unw_state {
 	__u32 frames;         /* native frames emitted */
 	__u32 out_base;       /* BPF: index in the record's frames where the words go */
 	__u64 env;            /* user space: its reader's context (unused in BPF) */
+	/* Runtime walkers (runtime/runtime.bpf.h): which kinds began their per-sample work
+	 * (1 << kind), and for RT_OP_DEFER the output window in the record's frames. */
+	__u32 rt_begun;
+	__u32 rt_pos, rt_limit;
+	__u32 pid;
 	/* Caches of the current unwind (zero at its start): consecutive frames are mostly in the
 	 * same mapping, and a recursion looks the same address up again and again. */
 	__u64 last_lookup;    /* the address last looked up in a table */
@@ -117,14 +150,24 @@ struct unw_state {
 	__u32 last_entry;     /* index in unw_entries of last_lookup's entry, + 1 (0: none) */
 };
 
-/* A stack snapshot, sent when the process has no tables yet: the user frame words are
- *   word 0   (FW_TAG_SNAPSHOT << FW_TAG_SHIFT) | number of stack bytes copied
+/* A stack snapshot, sent when the process has no tables yet (or the pc is in a mapping user
+ * space has not published yet): the user frame words are
+ *   word 0   (FW_TAG_SNAPSHOT << FW_TAG_SHIFT) | deferred words << 16 | stack bytes copied
  *   word 1   pc, word 2 sp, word 3 rbp (user registers at the sample)
- *   word 4.. the stack bytes from sp upwards
- * User space unwinds it with the same step (unwinder_resolve_sample()). */
-#define FW_TAG_SNAPSHOT 0x7fULL
+ *   word 4.. the stack bytes from sp upwards (a multiple of 8)
+ *   then     the deferred words: the frames the runtime walkers of the process produced for
+ *            this sample (RT_OP_DEFER), as segments, each ended by a FW_MARKER_SEGMENT_END
+ *            marker word. Segment i is what the walker would have put in place of the i-th
+ *            native frame the unwinder hands to a walker (an UNW_F_INTERP entry), so that the
+ *            user-space unwinder (unwinder_fix_sample()) interleaves them exactly as BPF does.
+ * User space unwinds it with the same step (unwind_step.h). */
+#define FW_TAG_SNAPSHOT 0x0fULL
 #define UNW_SNAPSHOT_WORDS 4
 #define UNW_SNAPSHOT_MAX_BYTES (8u * (MAX_USER_WORDS - UNW_SNAPSHOT_WORDS))
+#define UNW_SNAPSHOT_BYTES(w0) ((__u32)((w0) & 0xffff))
+#define UNW_SNAPSHOT_DEFERRED(w0) ((__u32)(((w0) >> 16) & 0xffff))
+/* Words kept free for deferred runtime frames when the process has a runtime. */
+#define UNW_SNAPSHOT_DEFER_WORDS 640
 
 /* rt_sigframe on x86-64: after the handler returns, sp points just past the return address
  * (pretcode); the ucontext follows and its mcontext (struct sigcontext) starts 40 bytes in. */

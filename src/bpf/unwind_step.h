@@ -10,11 +10,26 @@
  *   UNW_MAPPING(st, idx)            const struct unwind_mapping * at index idx, or NULL
  *   UNW_ENTRY(st, idx)              const struct unwind_entry * at index idx, or NULL
  *   UNW_EMIT(st, word)              append a frame word; 0 on success, non-zero when full
- *   UNW_INTERP_HOOK(st, m, e)       (optional) called when the pc is in an UNW_F_INTERP range,
- *                                   before the native rule is applied. It may emit frames of
- *                                   its own and may change st->pc/sp/bp (e.g. to skip frames);
- *                                   it returns 0 to go on with the native rule for st->pc,
- *                                   1 to stop the unwind (st->result set by the hook).
+ *   UNW_RUNTIME_HOOK(st, m, e)      (optional) hands the frame to the walker of mapping m's
+ *                                   kind (m->kind, enum unwinder_kind). Called after the native
+ *                                   word for st->pc was emitted (at st->n - 1), before the
+ *                                   native rule is applied, when
+ *                                     - the entry e has UNW_F_INTERP (an interpreter's eval
+ *                                       loop inside a native file), or
+ *                                     - m has UNW_MAP_RUNTIME (code a runtime claimed, e.g. a
+ *                                       JIT code cache); e is NULL then.
+ *                                   The walker may replace the native word or add words after
+ *                                   it, and returns
+ *                                     UNW_HOOK_NATIVE (0): go on with the native rule for
+ *                                       st->pc/sp/bp (an interpreter: its frames are emitted,
+ *                                       the C frame of the eval loop unwinds as usual);
+ *                                     UNW_HOOK_STOP (1): the unwind is over (st->result set);
+ *                                     UNW_HOOK_MOVED (2): the walker unwound the frame itself
+ *                                       and left the caller's registers in st->pc/sp/bp (and
+ *                                       UNW_S_RETADDR in st->flags when pc is a return
+ *                                       address): the next step starts from there (a JIT
+ *                                       frame handing back to native code, or to another JIT
+ *                                       frame).
  *
  * The state below is all an unwinder of another kind (an interpreter walker) needs to read and
  * update: registers of the current frame, where the process's mappings are, and the result. */
@@ -23,8 +38,8 @@
 
 #include "bpf/unwind.h"
 
-#ifndef UNW_INTERP_HOOK
-#define UNW_INTERP_HOOK(st, m, e) 0
+#ifndef UNW_RUNTIME_HOOK
+#define UNW_RUNTIME_HOOK(st, m, e) UNW_HOOK_NATIVE
 #endif
 
 #ifndef UNW_READ_2U64
@@ -164,6 +179,14 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 		st->result = USTAT_ERR_NO_MAPPING;
 		return 1;
 	}
+	if (m->flags & UNW_MAP_RUNTIME) {
+		int r = UNW_RUNTIME_HOOK(st, m, (const struct unwind_entry *)0);
+
+		if (r == UNW_HOOK_STOP)
+			return 1;
+		if (r == UNW_HOOK_MOVED)
+			return 0;
+	}
 	if (m->flags & UNW_MAP_FP) {
 		e = &fp_rule;
 	} else if ((m->flags & UNW_MAP_NO_TABLE) || m->table_count == 0) {
@@ -175,8 +198,14 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 			st->result = USTAT_ERR_INVALID;
 			return 1;
 		}
-		if ((e->kind & UNW_F_INTERP) && UNW_INTERP_HOOK(st, m, e))
-			return 1;
+		if (e->kind & UNW_F_INTERP) {
+			int r = UNW_RUNTIME_HOOK(st, m, e);
+
+			if (r == UNW_HOOK_STOP)
+				return 1;
+			if (r == UNW_HOOK_MOVED)
+				return 0;
+		}
 	}
 	kind = e->kind & UNW_KIND_MASK;
 	old_bp = st->bp;

@@ -13,9 +13,11 @@
  * *wake is set when user space should see the sample at once (a snapshot: user space must read
  * the process's maps while it lives): the sampler then wakes the reader.
  *
- * Interpreters: entries flagged UNW_F_INTERP (e.g. CPython's eval loop) call
- * unwind_interp_hook(); define UNW_INTERP_HOOK before including this file to walk the
- * interpreter's frames there (see unwind_step.h for the contract).
+ * Runtimes: entries flagged UNW_F_INTERP (e.g. CPython's eval loop) and mappings flagged
+ * UNW_MAP_RUNTIME (JIT code) call UNW_RUNTIME_HOOK (unwind_step.h), which the includer defines
+ * first (runtime/runtime.bpf.h dispatches it by the mapping's kind). A snapshot of a process
+ * with runtime walkers (UNW_RUNTIME_PRESENT(pid) != 0) keeps room for their deferred frames
+ * and asks them for it (UNW_RUNTIME_DEFER(mask)).
  *
  * New mappings (dlopen) need no hook: the first sample whose pc falls outside the known
  * mappings carries a snapshot, and user space re-reads the process's maps when it sees it. */
@@ -109,15 +111,9 @@ static __always_inline int unw_bpf_emit(struct unw_state *st, __u64 word)
 	return 0;
 }
 
-#ifndef UNW_INTERP_HOOK
-/* Called for a pc inside an interpreter's eval loop; the default walks on natively. */
-#define UNW_INTERP_HOOK(st, m, e) unwind_interp_hook(st, m, e)
-static __always_inline int unwind_interp_hook(struct unw_state *st,
-					      const struct unwind_mapping *m,
-					      const struct unwind_entry *e)
-{
-	return 0;
-}
+#ifndef UNW_RUNTIME_PRESENT
+#define UNW_RUNTIME_PRESENT(pid) 0
+#define UNW_RUNTIME_DEFER(mask) do { } while (0)
 #endif
 
 #define UNW_INLINE __always_inline
@@ -227,22 +223,26 @@ static long unwind_loop_cb(__u32 i, void *data)
 	return unwind_step(st);
 }
 
-/* Copy registers and the stack for user space to unwind (see unwind.h: stack snapshot). */
-static __always_inline __u32 unwind_snapshot(struct sample_record *rec, __u32 start, __u64 pc,
-					     __u64 sp, __u64 bp)
+/* Copy registers and the stack for user space to unwind (see unwind.h: stack snapshot), and
+ * the deferred frames of the process's runtime walkers after the stack bytes. */
+static __always_inline __u32 unwind_snapshot(struct sample_record *rec, struct unw_state *stp,
+					     __u32 start, __u64 pc, __u64 sp, __u64 bp)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u64 top = BPF_CORE_READ(task, mm, start_stack);
-	__u32 len = UNW_SNAPSHOT_MAX_BYTES, tries;
+	__u32 len = UNW_SNAPSHOT_MAX_BYTES, tries, max = UNW_SNAPSHOT_MAX_BYTES, deferred = 0;
+	__u32 mask = UNW_RUNTIME_PRESENT(rec->hdr.pid), words;
 
 	if (start > MAX_KERNEL_FRAMES)
 		return 0;
+	if (mask)
+		max -= 8 * UNW_SNAPSHOT_DEFER_WORDS;
 	/* The main thread's stack ends a little above start_stack (argv, environment). */
-	if (top > sp && top - sp < UNW_SNAPSHOT_MAX_BYTES - 512)
+	if (top > sp && top - sp < max - 512)
 		len = ((__u32)(top - sp) + 512) & ~7u;
 	for (tries = 0; tries < 5; tries++) {
-		if (len > UNW_SNAPSHOT_MAX_BYTES)
-			len = UNW_SNAPSHOT_MAX_BYTES;
+		if (len > max)
+			len = max;
 		if (len < 8)
 			break;
 		if (bpf_probe_read_user(&rec->frames[start + UNW_SNAPSHOT_WORDS], len,
@@ -255,11 +255,22 @@ static __always_inline __u32 unwind_snapshot(struct sample_record *rec, __u32 st
 	len = 0;
 copied:
 	ustat_inc(USTAT_SNAPSHOTS);
-	rec->frames[start] = (FW_TAG_SNAPSHOT << FW_TAG_SHIFT) | len;
+	words = UNW_SNAPSHOT_WORDS + len / 8;
+	if (mask) {
+		/* The walkers start over: what they emitted during the unwind is dropped. */
+		stp->rt_begun = 0;
+		stp->out_base = start;
+		stp->rt_pos = start + words;
+		stp->rt_limit = start + MAX_USER_WORDS;
+		UNW_RUNTIME_DEFER(mask);
+		if (stp->rt_pos > start + words && stp->rt_pos <= start + MAX_USER_WORDS)
+			deferred = stp->rt_pos - (start + words);
+	}
+	rec->frames[start] = (FW_TAG_SNAPSHOT << FW_TAG_SHIFT) | ((__u64)deferred << 16) | len;
 	rec->frames[start + 1] = pc;
 	rec->frames[start + 2] = sp;
 	rec->frames[start + 3] = bp;
-	return UNW_SNAPSHOT_WORDS + len / 8;
+	return words + deferred;
 }
 
 static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
@@ -288,11 +299,6 @@ static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
 		bp = BPF_CORE_READ(regs, bp);
 		ustat_inc(USTAT_FROM_KERNEL);
 	}
-	up = bpf_map_lookup_elem(&unw_pids, &pid);
-	if (!up) {
-		ustat_inc(USTAT_ERR_NO_PID);
-		goto snapshot;
-	}
 	stp = bpf_map_lookup_elem(&unw_state_map, &zero);
 	if (!stp)
 		return 0;
@@ -300,9 +306,15 @@ static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
 	stp->pc = pc;
 	stp->sp = sp;
 	stp->bp = bp;
+	stp->pid = pid;
+	stp->out_base = start; /* BPF: where the words go in rec->frames */
+	up = bpf_map_lookup_elem(&unw_pids, &pid);
+	if (!up) {
+		ustat_inc(USTAT_ERR_NO_PID);
+		goto snapshot;
+	}
 	stp->map_first = up->first;
 	stp->map_count = up->count;
-	stp->out_base = start; /* BPF: where the words go in rec->frames */
 	ustat_inc(USTAT_UNWINDS);
 	bpf_loop(MAX_USER_WORDS, unwind_loop_cb, NULL, 0);
 	st = *stp;
@@ -333,7 +345,7 @@ static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
 	return st.n;
 snapshot:
 	*wake = 1; /* user space must read the process's maps now */
-	return unwind_snapshot(rec, start, pc, sp, bp);
+	return unwind_snapshot(rec, stp, start, pc, sp, bp);
 }
 
 #endif

@@ -4,7 +4,7 @@
  * CPython eval ranges flagged as interpreter code), look entries up, and read every section by
  * index. Complements fuzz_elf (the reader) and fuzz_cfi (raw CFI sections). */
 #include "agent/elf.h"
-#include "agent/python.h"
+#include "runtime/python/python_proc.h"
 #include "agent/unwind_table.h"
 #include "lib/log.h"
 

@@ -2,10 +2,10 @@
  * (mapped at IMAGE_BASE) preceded by one byte choosing the version: the code-object reader,
  * the line-table decoders, the _Py_DebugOffsets parser and the whole stack walk (runtime at
  * IMAGE_BASE) run on it. Nothing may crash, hang or allocate without bound. */
-#include "agent/python.h"
-#include "agent/python_code.h"
-#include "agent/python_mem.h"
-#include "agent/python_offsets.h"
+#include "runtime/python/python_proc.h"
+#include "runtime/python/python_code.h"
+#include "runtime/procmem.h"
+#include "runtime/python/python_offsets.h"
 #include "lib/log.h"
 
 #include <stdint.h>
@@ -17,12 +17,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct python_mem_region region;
-	struct python_mem_image img = { &region, 1 };
+	struct procmem_region region;
+	struct procmem_image img = { &region, 1 };
 	struct python_code_cache *cc;
 	struct python_threads th;
 	struct python_proc *p = NULL;
-	struct python_mem m;
+	struct procmem m;
 	struct python_code code;
 	struct py_offsets off;
 	struct errmsg err;
@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	region.addr = IMAGE_BASE;
 	region.data = data + 1;
 	region.len = size - 1;
-	python_mem_init_image(&m, &img);
+	procmem_init_image(&m, &img);
 
 	python_line_lnotab(data, size, 1, data[0]);
 	python_line_310(data, size, 1, data[0] * 2u);

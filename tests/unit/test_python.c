@@ -2,11 +2,14 @@
  * installed interpreter; the user-space walker, script label and offset checks against live
  * interpreters (tests/helpers/python/stack.py); the 3.14 layout on a hand-built memory image;
  * _Py_DebugOffsets parsing. Interpreters that are not installed are skipped loudly. */
-#include "agent/python.h"
-#include "agent/python_code.h"
-#include "agent/python_mem.h"
-#include "agent/python_offsets.h"
-#include "agent/python_tracker.h"
+#include "runtime/python/python_proc.h"
+#include "runtime/python/python_code.h"
+#include "runtime/procmem.h"
+#include "runtime/python/python_offsets.h"
+#include "runtime/python/python_runtime.h"
+#include "agent/process.h"
+#include "profile/profile.h"
+#include "runtime/runtime.h"
 #include "lib/alloc.h"
 #include "lib/log.h"
 #include "test.h"
@@ -281,9 +284,9 @@ static void check_live(const char *py, int minor)
 	if (minor <= 12) {
 		static const unsigned wrong_minor[] = { 11, 11, 12, 10, 11 };
 		struct python_proc *wrong = NULL;
-		struct python_mem m;
+		struct procmem m;
 
-		python_mem_init_pid(&m, c.pid);
+		procmem_init_pid(&m, c.pid);
 		rc = python_proc_open_mem(&m, c.pid, python_proc_bpf(p)->runtime, 3,
 					  wrong_minor[minor - 8], &wrong, &err);
 		if (rc != -EINVAL && rc != -EFAULT && rc != -EAGAIN)
@@ -312,18 +315,24 @@ out:
 	}
 }
 
-/* The tracker: frame words as BPF makes them, names still there after the process exited. */
-static void test_tracker_exited(void)
+/* The runtime through the framework and the process registry, as a session drives it: frame
+ * words as BPF makes them, the script label, names still there after the process exited and
+ * until the registry forgets it. */
+static void test_runtime_exited(void)
 {
-	const char *py = interpreters[4], *why = NULL; /* 3.12 */
-	struct python_tracker *t;
-	struct python_tracker_sym ps;
+	const char *py = interpreters[4]; /* 3.12 */
+	static const struct runtime_ops *const table[] = { &python_runtime_ops };
+	struct process_registry *reg;
+	struct runtimes *rts;
+	struct runtime_frame fr[4];
 	struct python_threads th = { 0 };
 	struct python_proc *p = NULL;
 	struct errmsg err = { { 0 } };
-	uint64_t words[64];
-	size_t n = 0, i, k;
+	const char *key = NULL, *value = NULL;
+	uint64_t words[64], bad[2];
+	size_t n = 0, i, k, used = 0;
 	struct child c;
+	int tries;
 
 	if (geteuid() != 0)
 		SKIP("reading another process's memory needs root here");
@@ -333,9 +342,14 @@ static void test_tracker_exited(void)
 		CHECK(!"stack.py did not start");
 		return;
 	}
-	t = python_tracker_new(-1);
-	CHECK_EQ_INT(python_tracker_add_pid(t, c.pid, &why), 1);
-	CHECK_EQ_INT(python_tracker_add_pid(t, getpid(), &why), 0);
+	reg = process_registry_new(NULL);
+	rts = runtimes_new_table(table, 1, NULL);
+	runtimes_init(rts, NULL);
+	runtimes_subscribe(rts, reg);
+	CHECK_EQ_INT(process_track(reg, c.pid, "python3.12"), 0);
+	CHECK(process_get(reg, c.pid) && process_get(reg, c.pid)->runtimes != NULL);
+	CHECK_EQ_INT(process_track(reg, getpid(), "test"), 0);
+	CHECK(process_get(reg, getpid()) && process_get(reg, getpid())->runtimes == NULL);
 	CHECK_EQ_INT(python_proc_open(c.pid, &p, &err), 0);
 	if (p && python_proc_walk(p, &th) == 0) {
 		for (i = 0; i < th.n && !n; i++) {
@@ -351,26 +365,44 @@ static void test_tracker_exited(void)
 		}
 	}
 	CHECK_EQ_INT(n, 20);
-	CHECK(python_tracker_note_sample(t, c.pid, words, n) == NULL);
-	CHECK(python_tracker_script(t, c.pid) &&
-	      strstr(python_tracker_script(t, c.pid), "tests/helpers/python/stack.py"));
-	stop_child(&c); /* the process is gone: names come from the cache */
-	if (n == 20) {
-		CHECK_EQ_INT(python_tracker_symbolize(t, c.pid, words[0], words[1], &ps), 0);
-		CHECK_EQ_STR(ps.qualname, "park");
-		CHECK_EQ_INT(ps.line, 23);
-		CHECK_EQ_INT(python_tracker_symbolize(t, c.pid, words[14], words[15], &ps), 0);
-		CHECK_EQ_STR(ps.qualname, "Outer.method");
-		/* a checksum that does not match what was cached: unknown, not a wrong name */
-		CHECK_EQ_INT(python_tracker_symbolize(t, c.pid, words[0], words[1] ^ (1ULL << 32),
-						      &ps), -ENOENT);
+	/* samples validate the offsets, then find the script (polls are spaced in time) */
+	for (tries = 0; tries < 200 && !process_runtime_label(reg, c.pid, &key, &value); tries++) {
+		runtimes_note_sample(rts, c.pid, words, n);
+		usleep(2000);
 	}
-	python_tracker_forget_pid(t, c.pid);
-	CHECK_EQ_INT(python_tracker_symbolize(t, c.pid, words[0], words[1], &ps), -ENOENT);
-	CHECK(python_tracker_script(t, c.pid) == NULL);
+	CHECK(key && !strcmp(key, "script"));
+	CHECK(value && strstr(value, "tests/helpers/python/stack.py"));
+	stop_child(&c); /* the process is gone: names come from the cache */
+	process_exit(reg, c.pid);
+	if (n == 20) {
+		CHECK_EQ_INT(runtimes_symbolize(rts, c.pid, words, n, &used, fr, 4), 1);
+		CHECK_EQ_INT(used, 2);
+		CHECK_EQ_STR(fr[0].name, "park");
+		CHECK_EQ_INT(fr[0].line, 23);
+		CHECK_EQ_INT(fr[0].kind, FRAME_PYTHON);
+		CHECK_EQ_INT(runtimes_symbolize(rts, c.pid, words + 14, n - 14, &used, fr, 4), 1);
+		CHECK_EQ_STR(fr[0].name, "Outer.method");
+		/* a checksum that does not match what was cached: unknown, not a wrong name */
+		bad[0] = words[0];
+		bad[1] = words[1] ^ (1ULL << 32);
+		CHECK_EQ_INT(runtimes_symbolize(rts, c.pid, bad, 2, &used, fr, 4), 1);
+		CHECK_EQ_STR(fr[0].name, "[python: unknown code]");
+		CHECK_EQ_INT(fr[0].kind, FRAME_SPECIAL);
+		/* a walker mark */
+		bad[0] = (FW_TAG_PYTHON_MARK << FW_TAG_SHIFT) | PY_MARK_TRUNCATED;
+		CHECK_EQ_INT(runtimes_symbolize(rts, c.pid, bad, 1, &used, fr, 4), 1);
+		CHECK_EQ_STR(fr[0].name, "[python: truncated]");
+		CHECK_EQ_INT(used, 1);
+	}
+	process_registry_collect(reg); /* the interval is over: everything of it goes */
+	CHECK(process_get(reg, c.pid) == NULL);
+	CHECK_EQ_INT(runtimes_symbolize(rts, c.pid, words, n, &used, fr, 4), 1);
+	CHECK_EQ_STR(fr[0].name, "[python: unknown code]");
+	CHECK(!process_runtime_label(reg, c.pid, &key, &value));
 	python_threads_release(&th);
 	python_proc_free(p);
-	python_tracker_free(t);
+	process_registry_free(reg);
+	runtimes_free(rts);
 }
 
 static void test_live(void)
@@ -513,7 +545,7 @@ static void build_debug_offsets(void)
 
 static void test_py314_image(void)
 {
-	struct python_mem_region regions[] = {
+	struct procmem_region regions[] = {
 		{ RT, mem_rt, sizeof(mem_rt) },
 		{ INTERP, mem_interp, sizeof(mem_interp) },
 		{ TSTATE, mem_ts, sizeof(mem_ts) },
@@ -521,7 +553,7 @@ static void test_py314_image(void)
 		{ CODES, mem_codes, sizeof(mem_codes) },
 		{ STRS, mem_strs, sizeof(mem_strs) },
 	};
-	struct python_mem_image img = { regions, sizeof(regions) / sizeof(regions[0]) };
+	struct procmem_image img = { regions, sizeof(regions) / sizeof(regions[0]) };
 	/* Location table: 3 code units on firstlineno (short form), 4 on +2 (one-line form),
 	 * 2 without location, 5 on -1 (no-column form, svarint 3 = -1). */
 	static const uint8_t tab[] = { 0x80 | (0 << 3) | 2, 0x00,
@@ -532,7 +564,7 @@ static void test_py314_image(void)
 	struct python_code_cache *cc = python_code_cache_new(0);
 	struct errmsg err = { { 0 } };
 	struct python_proc *p = NULL;
-	struct python_mem m;
+	struct procmem m;
 	struct python_sym s;
 	uint64_t code_a = CODES, code_b = CODES + 1024, fn, fq, ff, ft;
 	const char *script = NULL;
@@ -584,7 +616,7 @@ static void test_py314_image(void)
 	mem_frames[1536 + F_OWNER] = 3;
 	put64(mem_frames, 1536 + F_PREV, 0);
 
-	python_mem_init_image(&m, &img);
+	procmem_init_image(&m, &img);
 	rc = python_proc_open_mem(&m, 0, RT, 3, 14, &p, &err);
 	if (rc)
 		fprintf(stderr, "  %s\n", err.msg);
@@ -671,6 +703,6 @@ int main(void)
 	RUN(test_py314_image);
 	RUN(test_linetables);
 	RUN(test_live);
-	RUN(test_tracker_exited);
+	RUN(test_runtime_exited);
 	return test_summary();
 }

@@ -1,11 +1,21 @@
-/* python.h: finding CPython in a running process and walking its Python stacks from user space.
+/* python_proc.h: finding CPython in a file and in a running process, and walking its Python
+ * stacks from user space.
  *
- * python_proc_open() looks at /proc/PID/maps for the interpreter (a static `python3.X` or a
- * `libpython3.X.so*`, PIE or not), finds _PyRuntime (symbol, else the .PyRuntime section), the
- * version (_Py_DebugOffsets on 3.13+, else Py_Version, else the file name), the offsets
- * (_Py_DebugOffsets on 3.13+, the built-in table for 3.8 - 3.12) and then checks them against
- * the live process: every thread state must point back to its interpreter and every frame's
- * code object must be a code object. A wrong table is an error with a message, never garbage.
+ * In two steps, as the runtime framework asks (runtime/runtime.h):
+ *   python_file_detect()  what the file says, once per file: is it an interpreter (a static
+ *                         `python3.X`, a `libpython3.X.so*`, or any executable carrying a
+ *                         .PyRuntime section), where _PyRuntime is (symbol, else the section),
+ *                         Py_Version, the type objects, the eval-loop ranges.
+ *   python_proc_attach()  what the process says: the version (_Py_DebugOffsets on 3.13+, else
+ *                         Py_Version, else the file name) and the offsets (_Py_DebugOffsets on
+ *                         3.13+, the built-in table for 3.8 - 3.12). It needs no initialized
+ *                         interpreter: the BPF walker can start at once (it finds no thread
+ *                         state until there is one).
+ *   python_proc_validate() once the interpreter runs: every thread state must point back to
+ *                         its interpreter and every frame's code object must be a code object.
+ *                         The target runs while we read, so one failed check can be a race:
+ *                         the caller retries (python_runtime.c) before calling it a wrong table.
+ * python_proc_open() does all three from /proc/PID/maps (tests and tools).
  *
  * The result feeds the BPF walker (python_proc_bpf(): the py_procs map value) and the user-space
  * walker below, which reads the same chains the BPF walker reads (used for tests, for the
@@ -13,26 +23,52 @@
  *
  * Ownership: struct python_proc is freed with python_proc_free(); strings it returns live as
  * long as it does. Not thread-safe. */
-#ifndef SCORCH_AGENT_PYTHON_H
-#define SCORCH_AGENT_PYTHON_H
+#ifndef SCORCH_RUNTIME_PYTHON_PROC_H
+#define SCORCH_RUNTIME_PYTHON_PROC_H
 
 #include <linux/types.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/python_code.h"
-#include "agent/python_mem.h"
-#include "bpf/python.h"
+#include "runtime/python/python_code.h"
+#include "runtime/procmem.h"
+#include "runtime/python/python.h"
 
+struct elf_file;
 struct errmsg;
 struct python_proc;
+
+/* What an interpreter file says about itself (link-time addresses: add the load bias). */
+struct python_file {
+	uint64_t runtime;      /* _PyRuntime (symbol or .PyRuntime section) */
+	uint64_t py_version;   /* Py_Version (3.11+), or 0 */
+	uint64_t code_type, str_type, bytes_type; /* PyCode_Type, PyUnicode_Type, PyBytes_Type */
+	uint64_t eval_lo[2], eval_hi[2];          /* _PyEval_EvalFrameDefault (and .cold) */
+	int neval;
+	unsigned major, minor; /* from the file name; 0.0 when the name does not say */
+	int free_threaded;     /* the name says 3.Xt */
+	char path[256];        /* for messages */
+};
+
+/* 1 with out filled when e (mapped as path) is a CPython interpreter, 0 when it is not (or is
+ * one without _PyRuntime: the executable of a shared build), negative errno on read errors. */
+int python_file_detect(struct elf_file *e, const char *path, struct python_file *out);
+
+/* The process side: pid's interpreter is the file f loaded with bias. 0, or -ENOTSUP
+ * (unsupported or free-threaded version; err says which), -ESRCH, -EFAULT (the runtime cannot
+ * be read). Does not validate: see python_proc_validate(). */
+int python_proc_attach(int pid, const struct python_file *f, uint64_t bias,
+		       struct python_proc **out, struct errmsg *err);
+/* Check the offsets against the live interpreter (see above). 0, -EAGAIN (not initialized or
+ * no thread state yet), -EINVAL (a check failed: err says which), -EFAULT, -ESRCH. */
+int python_proc_validate(struct python_proc *p, struct errmsg *err);
 
 #define PYTHON_MAX_FRAMES 1024  /* per thread, user-space walker */
 #define PYTHON_MAX_THREADS 4096 /* thread states followed per interpreter */
 #define PYTHON_MAX_INTERPS 64   /* interpreters followed */
 #define PYTHON_MAX_STEPS (1L << 16) /* frames + thread states + interpreters per walk */
 
-/* Find CPython in pid. Returns 0 and a new python_proc, or:
+/* Find CPython in pid from its maps, attach and validate. Returns 0 and a new python_proc, or:
  *   -ENOENT   not a CPython process (no interpreter mapped)
  *   -ENOTSUP  a CPython we do not support (version, free-threaded build): err says which
  *   -EAGAIN   the interpreter is not initialized yet (try again later)
@@ -46,7 +82,7 @@ void python_proc_free(struct python_proc *p); /* NULL ok */
  * forced version): the caller gives the runtime address and the version (major.minor); 3.13+
  * read _Py_DebugOffsets from memory, older versions use the built-in table. pid is the
  * process the memory belongs to, or 0 for an image (fewer checks are possible then). */
-int python_proc_open_mem(struct python_mem *m, int pid, uint64_t runtime, unsigned major,
+int python_proc_open_mem(struct procmem *m, int pid, uint64_t runtime, unsigned major,
 			 unsigned minor, struct python_proc **out, struct errmsg *err);
 
 int python_proc_pid(const struct python_proc *p);
@@ -54,7 +90,7 @@ int python_proc_pid(const struct python_proc *p);
 const char *python_proc_version(const struct python_proc *p);
 const struct py_offsets *python_proc_offsets(const struct python_proc *p);
 const struct python_types *python_proc_types(const struct python_proc *p);
-struct python_mem *python_proc_mem(struct python_proc *p);
+struct procmem *python_proc_mem(struct python_proc *p);
 /* The value for the BPF py_procs map. */
 const struct py_proc *python_proc_bpf(const struct python_proc *p);
 /* Path of the file holding the interpreter (the executable or libpython). */
@@ -110,7 +146,6 @@ int python_proc_symbolize(struct python_proc *p, struct python_code_cache *cc,
 /* Link-time [lo, hi) ranges of _PyEval_EvalFrameDefault and its .cold part in an interpreter
  * file (the executable or libpython), for the native unwinder to mark. Returns how many ranges
  * were found (0 - 2) and fills lo/hi. */
-struct elf_file;
 int python_eval_ranges(struct elf_file *e, uint64_t lo[2], uint64_t hi[2]);
 /* 1 when the file name looks like a CPython interpreter (python3.X, libpython3.X.so*). */
 int python_is_interpreter_path(const char *path, unsigned *major, unsigned *minor);

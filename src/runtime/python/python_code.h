@@ -25,10 +25,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bpf/python.h"
+#include "runtime/python/python.h"
 
 struct errmsg;
-struct python_mem;
+struct procmem;
 
 #define PYTHON_NAME_MAX 512          /* bytes of UTF-8 kept of a (qual)name */
 #define PYTHON_FILE_MAX 4096         /* bytes of UTF-8 kept of a file name */
@@ -53,13 +53,13 @@ struct python_code {
 
 /* Read the code object at addr. 0, or a negative errno with a message in err (may be NULL).
  * On success the caller releases out with python_code_release(). */
-int python_code_read(struct python_mem *m, const struct py_offsets *off,
+int python_code_read(struct procmem *m, const struct py_offsets *off,
 		     const struct python_types *types, uint64_t addr, struct python_code *out,
 		     struct errmsg *err);
 void python_code_release(struct python_code *c);
 
 /* Only the checksum of the code object at addr (two small reads): 0 or negative errno. */
-int python_code_checksum(struct python_mem *m, const struct py_offsets *off, uint64_t addr,
+int python_code_checksum(struct procmem *m, const struct py_offsets *off, uint64_t addr,
 			 uint32_t *checksum);
 
 /* The line of the instruction at byte offset off in the bytecode, or -1. off ==
@@ -72,7 +72,7 @@ int python_line_311(const uint8_t *tab, size_t len, int firstlineno, uint32_t of
 
 /* Read a str object into out as UTF-8 (NUL-terminated, at most outlen - 1 bytes; longer
  * strings are cut at a character boundary). 0 or negative errno. */
-int python_read_str(struct python_mem *m, const struct py_offsets *off,
+int python_read_str(struct procmem *m, const struct py_offsets *off,
 		    const struct python_types *types, uint64_t addr, char *out, size_t outlen);
 
 /* --- cache */
@@ -86,7 +86,7 @@ void python_code_cache_free(struct python_code_cache *cc); /* NULL ok */
  * be had (process gone and never seen, unreadable, checksum differs from what is in memory). */
 const struct python_code *python_code_cache_get(struct python_code_cache *cc, uint32_t pid,
 						uint64_t addr, uint32_t checksum,
-						struct python_mem *m,
+						struct procmem *m,
 						const struct py_offsets *off,
 						const struct python_types *types);
 /* Drop every entry of pid (e.g. when the pid is reused by a new process). */

@@ -1,7 +1,7 @@
 /* python_code.c: code objects, strings and line tables read from CPython process memory, and
  * the per-(pid, address) cache of decoded code objects (python_code.h). */
-#include "agent/python_code.h"
-#include "agent/python_mem.h"
+#include "runtime/python/python_code.h"
+#include "runtime/procmem.h"
 #include "lib/alloc.h"
 #include "lib/hash.h"
 #include "lib/log.h"
@@ -132,7 +132,7 @@ int python_code_line(const struct python_code *c, uint32_t off)
 
 /* --- objects */
 
-static int check_type(struct python_mem *m, const struct py_offsets *off, uint64_t addr,
+static int check_type(struct procmem *m, const struct py_offsets *off, uint64_t addr,
 		      uint64_t want)
 {
 	uint64_t type;
@@ -140,7 +140,7 @@ static int check_type(struct python_mem *m, const struct py_offsets *off, uint64
 
 	if (!want)
 		return 0;
-	err = python_mem_u64(m, addr + off->ob_type, &type);
+	err = procmem_u64(m, addr + off->ob_type, &type);
 	if (err)
 		return err;
 	return type == want ? 0 : -EINVAL;
@@ -182,7 +182,7 @@ static size_t put_utf8(char *out, size_t outlen, size_t n, uint32_t cp)
 	return k;
 }
 
-int python_read_str(struct python_mem *m, const struct py_offsets *off,
+int python_read_str(struct procmem *m, const struct py_offsets *off,
 		    const struct python_types *types, uint64_t addr, char *out, size_t outlen)
 {
 	uint8_t raw[PYTHON_FILE_MAX * 4];
@@ -200,8 +200,8 @@ int python_read_str(struct python_mem *m, const struct py_offsets *off,
 	err = check_type(m, off, addr, types ? types->str_type : 0);
 	if (err)
 		return err;
-	if ((err = python_mem_read(m, addr + off->str_length, &length, sizeof(length))) ||
-	    (err = python_mem_u32(m, addr + off->str_state, &state)))
+	if ((err = procmem_read(m, addr + off->str_length, &length, sizeof(length))) ||
+	    (err = procmem_u32(m, addr + off->str_state, &state)))
 		return err;
 	if (length < 0 || length > (1 << 24))
 		return -EINVAL;
@@ -222,7 +222,7 @@ int python_read_str(struct python_mem *m, const struct py_offsets *off,
 	}
 	if (nchars * kind > sizeof(raw))
 		nchars = sizeof(raw) / kind;
-	err = python_mem_read(m, data, raw, nchars * kind);
+	err = procmem_read(m, data, raw, nchars * kind);
 	if (err)
 		return err;
 	for (i = 0; i < nchars; i++) {
@@ -251,7 +251,7 @@ int python_read_str(struct python_mem *m, const struct py_offsets *off,
 	return 0;
 }
 
-static int read_bytes(struct python_mem *m, const struct py_offsets *off,
+static int read_bytes(struct procmem *m, const struct py_offsets *off,
 		      const struct python_types *types, uint64_t addr, uint8_t **out, size_t *len)
 {
 	int64_t size;
@@ -265,7 +265,7 @@ static int read_bytes(struct python_mem *m, const struct py_offsets *off,
 	err = check_type(m, off, addr, types ? types->bytes_type : 0);
 	if (err)
 		return err;
-	err = python_mem_read(m, addr + off->bytes_size, &size, sizeof(size));
+	err = procmem_read(m, addr + off->bytes_size, &size, sizeof(size));
 	if (err)
 		return err;
 	if (size < 0 || (uint64_t)size > PYTHON_LINETABLE_MAX)
@@ -275,7 +275,7 @@ static int read_bytes(struct python_mem *m, const struct py_offsets *off,
 	data = try_malloc((size_t)size);
 	if (!data)
 		return -ENOMEM;
-	err = python_mem_read(m, addr + off->bytes_sval, data, (size_t)size);
+	err = procmem_read(m, addr + off->bytes_sval, data, (size_t)size);
 	if (err) {
 		xfree(data);
 		return err;
@@ -285,15 +285,15 @@ static int read_bytes(struct python_mem *m, const struct py_offsets *off,
 	return 0;
 }
 
-int python_code_checksum(struct python_mem *m, const struct py_offsets *off, uint64_t addr,
+int python_code_checksum(struct procmem *m, const struct py_offsets *off, uint64_t addr,
 			 uint32_t *checksum)
 {
 	uint32_t firstlineno;
 	uint64_t name;
 	int err;
 
-	if ((err = python_mem_u32(m, addr + off->co_firstlineno, &firstlineno)) ||
-	    (err = python_mem_u64(m, addr + off->co_name, &name)))
+	if ((err = procmem_u32(m, addr + off->co_firstlineno, &firstlineno)) ||
+	    (err = procmem_u64(m, addr + off->co_name, &name)))
 		return err;
 	*checksum = py_code_checksum(firstlineno, name);
 	return 0;
@@ -309,7 +309,7 @@ void python_code_release(struct python_code *c)
 	memset(c, 0, sizeof(*c));
 }
 
-int python_code_read(struct python_mem *m, const struct py_offsets *off,
+int python_code_read(struct procmem *m, const struct py_offsets *off,
 		     const struct python_types *types, uint64_t addr, struct python_code *out,
 		     struct errmsg *err)
 {
@@ -324,12 +324,12 @@ int python_code_read(struct python_mem *m, const struct py_offsets *off,
 	rc = check_type(m, off, addr, types ? types->code_type : 0);
 	if (rc)
 		return errmsg_set(err, rc, "0x%llx is not a code object", (unsigned long long)addr);
-	if ((rc = python_mem_read(m, addr + off->co_firstlineno, &firstlineno, 4)) ||
-	    (rc = python_mem_u64(m, addr + off->co_name, &name_ptr)) ||
-	    (rc = python_mem_u64(m, addr + off->co_filename, &file_ptr)) ||
-	    (rc = python_mem_u64(m, addr + off->co_linetable, &tab_ptr)) ||
+	if ((rc = procmem_read(m, addr + off->co_firstlineno, &firstlineno, 4)) ||
+	    (rc = procmem_u64(m, addr + off->co_name, &name_ptr)) ||
+	    (rc = procmem_u64(m, addr + off->co_filename, &file_ptr)) ||
+	    (rc = procmem_u64(m, addr + off->co_linetable, &tab_ptr)) ||
 	    (off->co_qualname != PY_NO_OFFSET &&
-	     (rc = python_mem_u64(m, addr + off->co_qualname, &qual_ptr))))
+	     (rc = procmem_u64(m, addr + off->co_qualname, &qual_ptr))))
 		return errmsg_set(err, rc, "cannot read code object at 0x%llx",
 				  (unsigned long long)addr);
 	if (firstlineno < 0 || firstlineno > (1 << 24))
@@ -408,7 +408,7 @@ void python_code_cache_free(struct python_code_cache *cc)
 
 const struct python_code *python_code_cache_get(struct python_code_cache *cc, uint32_t pid,
 						uint64_t addr, uint32_t checksum,
-						struct python_mem *m,
+						struct procmem *m,
 						const struct py_offsets *off,
 						const struct python_types *types)
 {

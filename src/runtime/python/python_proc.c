@@ -1,15 +1,16 @@
 /* python.c: CPython detection in a process, offset validation, the user-space stack walker and
  * the script label (python.h). The BPF walker (src/bpf/python.bpf.h) follows the same chains;
  * keep the two in step. */
-#include "agent/python.h"
+#include "runtime/python/python_proc.h"
 #include "agent/elf.h"
 #include "agent/procmaps.h"
-#include "agent/python_offsets.h"
+#include "runtime/python/python_offsets.h"
 #include "lib/alloc.h"
 #include "lib/log.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,7 @@
 
 struct python_proc {
 	int pid;
-	struct python_mem mem;
+	struct procmem mem;
 	struct py_offsets off;
 	struct python_types types;
 	struct py_proc bpf;
@@ -109,7 +110,7 @@ int python_eval_ranges(struct elf_file *e, uint64_t lo[2], uint64_t hi[2])
 
 static int rd64(struct python_proc *p, uint64_t addr, uint64_t *v)
 {
-	return python_mem_u64(&p->mem, addr, v);
+	return procmem_u64(&p->mem, addr, v);
 }
 
 static uint64_t code_of(const struct py_offsets *o, uint64_t v)
@@ -170,7 +171,7 @@ static int walk_thread(struct python_proc *p, uint64_t tstate, struct python_thr
 		code = code_of(o, code);
 		owner = 0;
 		if (o->fr_owner != PY_NO_OFFSET &&
-		    python_mem_read(&p->mem, frame + o->fr_owner, &owner, 1) < 0) {
+		    procmem_read(&p->mem, frame + o->fr_owner, &owner, 1) < 0) {
 			t->truncated = 1;
 			break;
 		}
@@ -193,7 +194,7 @@ static int walk_thread(struct python_proc *p, uint64_t tstate, struct python_thr
 		f->instr = (uint32_t)PY_INSTR_UNKNOWN;
 		if (o->flags & PY_F_FRAME_OBJECTS) {
 			f->entry = 1;
-			if (python_mem_read(&p->mem, frame + o->fr_instr, &lasti, 4) == 0 &&
+			if (procmem_read(&p->mem, frame + o->fr_instr, &lasti, 4) == 0 &&
 			    lasti >= 0)
 				f->instr = (o->flags & PY_F_LASTI_UNITS) ? (uint32_t)lasti * 2
 									 : (uint32_t)lasti;
@@ -317,12 +318,11 @@ static void version_from_hex(char *buf, size_t len, uint32_t hex)
 	snprintf(buf, len, "%u.%u.%u", (hex >> 24) & 0xff, (hex >> 16) & 0xff, (hex >> 8) & 0xff);
 }
 
-/* Common part: version and offsets from what is known, then validation. */
-static int proc_setup(struct python_proc *p, unsigned major, unsigned minor, uint32_t py_version,
-		      int free_threaded, struct errmsg *err)
+/* Version and offsets from what is known (no validation). */
+static int proc_offsets(struct python_proc *p, unsigned major, unsigned minor,
+			uint32_t py_version, int free_threaded, struct errmsg *err)
 {
 	uint8_t dbg[PYTHON_DEBUG_OFFSETS_MAX];
-	struct python_threads threads;
 	uint32_t hex = 0;
 	int rc;
 
@@ -338,7 +338,7 @@ static int proc_setup(struct python_proc *p, unsigned major, unsigned minor, uin
 				  "free-threaded CPython %s (%s) is not supported yet", p->version,
 				  p->file ? p->file : "?");
 	rc = -ENOENT;
-	if (python_mem_read(&p->mem, p->bpf.runtime, dbg, sizeof(dbg)) == 0)
+	if (procmem_read(&p->mem, p->bpf.runtime, dbg, sizeof(dbg)) == 0)
 		rc = python_offsets_from_debug(dbg, sizeof(dbg), &p->off, &hex, err);
 	if (rc == 0) {
 		version_from_hex(p->version, sizeof(p->version), hex);
@@ -356,14 +356,30 @@ static int proc_setup(struct python_proc *p, unsigned major, unsigned minor, uin
 			return errmsg_set(err, rc, "CPython %s is not supported", p->version);
 	}
 	p->bpf.off = p->off;
-	rc = walk_all(p, &threads, 1, err);
+	return 0;
+}
+
+int python_proc_validate(struct python_proc *p, struct errmsg *err)
+{
+	struct python_threads threads;
+	int rc = walk_all(p, &threads, 1, err);
+
 	if (rc)
 		return rc;
 	python_threads_release(&threads);
 	return 0;
 }
 
-int python_proc_open_mem(struct python_mem *m, int pid, uint64_t runtime, unsigned major,
+/* Common part of the memory-image and test paths: offsets, then validation. */
+static int proc_setup(struct python_proc *p, unsigned major, unsigned minor, uint32_t py_version,
+		      int free_threaded, struct errmsg *err)
+{
+	int rc = proc_offsets(p, major, minor, py_version, free_threaded, err);
+
+	return rc ? rc : python_proc_validate(p, err);
+}
+
+int python_proc_open_mem(struct procmem *m, int pid, uint64_t runtime, unsigned major,
 			 unsigned minor, struct python_proc **out, struct errmsg *err)
 {
 	struct python_proc *p = xcalloc(1, sizeof(*p));
@@ -409,12 +425,79 @@ static const struct procmaps_entry *find_interpreter(const struct procmaps *maps
 	return NULL;
 }
 
-static uint64_t sym_addr(struct elf_file *e, const char *name, uint64_t bias)
+static uint64_t sym_addr(struct elf_file *e, const char *name)
 {
 	uint64_t v, size;
 
 	if (elf_find_symbol(e, name, &v, &size) == 0 && v)
-		return v + bias;
+		return v;
+	return 0;
+}
+
+int python_file_detect(struct elf_file *e, const char *path, struct python_file *out)
+{
+	struct elf_section_info sec;
+	unsigned major = 0, minor = 0;
+	int named = python_is_interpreter_path(path, &major, &minor), rc;
+
+	memset(out, 0, sizeof(*out));
+	/* A file not named like CPython must at least carry the .PyRuntime section (3.10+):
+	 * loading every program's symbols just to find out is too slow. */
+	if (!named && elf_section_info(e, ".PyRuntime", &sec) < 0)
+		return 0;
+	rc = elf_symbols_load(e, NULL);
+	if (rc)
+		return rc;
+	out->runtime = sym_addr(e, "_PyRuntime");
+	if (!out->runtime && elf_section_info(e, ".PyRuntime", &sec) == 0 && sec.addr)
+		out->runtime = sec.addr;
+	if (!out->runtime)
+		return 0; /* e.g. the executable of a build with a shared libpython */
+	out->py_version = sym_addr(e, "Py_Version");
+	out->code_type = sym_addr(e, "PyCode_Type");
+	out->str_type = sym_addr(e, "PyUnicode_Type");
+	out->bytes_type = sym_addr(e, "PyBytes_Type");
+	out->neval = python_eval_ranges(e, out->eval_lo, out->eval_hi);
+	/* An executable with CPython linked in under another name: 3.10+ (it has .PyRuntime). */
+	out->major = named ? major : 3;
+	out->minor = named ? minor : 0;
+	out->free_threaded = is_free_threaded_name(path);
+	snprintf(out->path, sizeof(out->path), "%s", path);
+	return 1;
+}
+
+int python_proc_attach(int pid, const struct python_file *f, uint64_t bias,
+		       struct python_proc **out, struct errmsg *err)
+{
+	struct python_proc *p = xcalloc(1, sizeof(*p));
+	uint32_t py_version = 0;
+	uint8_t probe;
+	int rc, i;
+
+	p->pid = pid;
+	p->file = xstrdup(f->path);
+	procmem_init_pid(&p->mem, pid);
+	p->bpf.runtime = f->runtime + bias;
+	if (f->py_version)
+		procmem_u32(&p->mem, f->py_version + bias, &py_version);
+	p->types.code_type = f->code_type ? f->code_type + bias : 0;
+	p->types.str_type = f->str_type ? f->str_type + bias : 0;
+	p->types.bytes_type = f->bytes_type ? f->bytes_type + bias : 0;
+	for (i = 0; i < f->neval && i < 2; i++) {
+		p->bpf.eval_lo[i] = f->eval_lo[i] + bias;
+		p->bpf.eval_hi[i] = f->eval_hi[i] + bias;
+	}
+	rc = proc_offsets(p, f->major, f->minor, py_version, f->free_threaded, err);
+	if (rc == 0 && procmem_read(&p->mem, p->bpf.runtime, &probe, 1) < 0) {
+		rc = kill(pid, 0) < 0 && errno == ESRCH ? -ESRCH : -EFAULT;
+		errmsg_set(err, rc, "cannot read _PyRuntime of process %d at 0x%llx", pid,
+			   (unsigned long long)p->bpf.runtime);
+	}
+	if (rc) {
+		python_proc_free(p);
+		return rc;
+	}
+	*out = p;
 	return 0;
 }
 
@@ -423,12 +506,10 @@ int python_proc_open(int pid, struct python_proc **out, struct errmsg *err)
 	struct procmaps maps = { 0 };
 	const struct procmaps_entry *ent;
 	struct python_proc *p = NULL;
+	struct python_file f;
 	struct elf_file *e = NULL;
-	struct elf_section_info sec;
 	unsigned major = 0, minor = 0;
-	uint64_t bias, v, lo[2], hi[2];
-	uint32_t py_version = 0;
-	int rc, fd, i, n;
+	int rc, fd;
 
 	rc = procmaps_read(pid, &maps, err);
 	if (rc)
@@ -446,47 +527,19 @@ int python_proc_open(int pid, struct python_proc **out, struct errmsg *err)
 	rc = elf_open_fd(fd, ent->path, &e, err);
 	if (rc)
 		goto cleanup;
-	/* An executable not named like CPython must at least carry the .PyRuntime section
-	 * (3.10+): loading every program's symbols just to find out is too slow. */
-	if (!major && elf_section_info(e, ".PyRuntime", &sec) < 0) {
-		rc = errmsg_set(err, -ENOENT, "process %d: no CPython mapped", pid);
-		goto cleanup;
-	}
-	rc = elf_symbols_load(e, err);
-	if (rc)
-		goto cleanup;
-	bias = elf_load_bias(e, ent->start, ent->offset);
-	p = xcalloc(1, sizeof(*p));
-	p->pid = pid;
-	p->file = xstrdup(ent->path);
-	python_mem_init_pid(&p->mem, pid);
-	if (elf_find_symbol(e, "_PyRuntime", &v, NULL) == 0 && v)
-		p->bpf.runtime = v + bias;
-	else if (elf_section_info(e, ".PyRuntime", &sec) == 0 && sec.addr)
-		p->bpf.runtime = sec.addr + bias;
-	if (!p->bpf.runtime) {
+	rc = python_file_detect(e, ent->path, &f);
+	if (rc <= 0) {
 		/* A python3.X executable whose libpython is not mapped yet (the dynamic loader
 		 * is still at work): try again later. */
-		rc = errmsg_set(err, major ? -EAGAIN : -ENOENT,
-				"'%s' has no _PyRuntime symbol or .PyRuntime section", ent->path);
+		rc = rc < 0 ? rc : errmsg_set(err, major ? -EAGAIN : -ENOENT,
+					      "'%s' has no _PyRuntime symbol or .PyRuntime section",
+					      ent->path);
 		goto cleanup;
 	}
-	if (!major) {
-		/* An executable with CPython linked in under another name. */
-		major = 3;
-	}
-	v = sym_addr(e, "Py_Version", bias);
-	if (v)
-		python_mem_u32(&p->mem, v, &py_version);
-	p->types.code_type = sym_addr(e, "PyCode_Type", bias);
-	p->types.str_type = sym_addr(e, "PyUnicode_Type", bias);
-	p->types.bytes_type = sym_addr(e, "PyBytes_Type", bias);
-	n = python_eval_ranges(e, lo, hi);
-	for (i = 0; i < n; i++) {
-		p->bpf.eval_lo[i] = lo[i] + bias;
-		p->bpf.eval_hi[i] = hi[i] + bias;
-	}
-	rc = proc_setup(p, major, minor, py_version, is_free_threaded_name(ent->path), err);
+	rc = python_proc_attach(pid, &f, elf_load_bias(e, ent->start, ent->offset), &p, err);
+	if (rc)
+		goto cleanup;
+	rc = python_proc_validate(p, err);
 	if (rc)
 		goto cleanup;
 	*out = p;
@@ -529,7 +582,7 @@ const struct python_types *python_proc_types(const struct python_proc *p)
 	return &p->types;
 }
 
-struct python_mem *python_proc_mem(struct python_proc *p)
+struct procmem *python_proc_mem(struct python_proc *p)
 {
 	return &p->mem;
 }

@@ -1,5 +1,6 @@
-/* python.bpf.h: the CPython stack walker in BPF. Included by sampler.bpf.c after sampler.h and
- * python.h; the call contract for the native unwinder is at the top of python.h.
+/* python.bpf.h: the CPython stack walker in BPF: python_bpf_walk(), the UNWINDER_PYTHON entry
+ * of runtime/runtime.bpf.h's dispatch (its ops are described there and in python.h). Included
+ * by runtime/walkers.bpf.h, after the unwinder's maps (unwind_user.bpf.h).
  *
  * Per sample: find the sampled thread's PyThreadState (a per-thread cache, checked, else a walk
  * of the thread-state lists comparing tstate->thread_id with the thread's fsbase, which is
@@ -15,8 +16,8 @@
 #ifndef SCORCH_PYTHON_BPF_H
 #define SCORCH_PYTHON_BPF_H
 
-#include "python.h"
-#include "unwind.h"
+#include "runtime/python/python.h"
+#include "runtime/runtime.bpf.h"
 
 #define PY_MAX_FRAMES  192 /* Python frames per sample */
 #define PY_MAX_THREADS 1024 /* thread states searched per interpreter (cache misses only) */
@@ -63,10 +64,12 @@ struct py_walk {
 	__u32 error;       /* a read failed: the walk stopped */
 	/* The current emission (kept here, in map memory, not on the stack: the verifier then
 	 * sees unknown values and checks the loop body once instead of once per value). */
-	__u32 active;      /* py_sample_start() found a thread state for this sample */
+	__u32 active;      /* py_walk_begin() found a thread state for this sample */
 	__u32 pos;         /* next index in rec->frames */
 	__u32 limit;       /* do not write at or past this index */
 	__u32 segment;     /* 1: stop at the end of one C-level eval call */
+	__u32 defer;       /* 1: mark the end of each C-level eval call and go on (RT_OP_DEFER) */
+	__u32 open;        /* defer: words were emitted since the last segment end */
 	/* The first PY_HDR bytes of the current frame and code object, read at once: one read
 	 * instead of one per field (+8: room for an 8-byte load at any masked offset). */
 	__u8 fbuf[PY_HDR + 8];
@@ -256,6 +259,14 @@ static __always_inline int py_get(__u8 *buf, int have, __u64 base, __u64 off, vo
 	return py_read(dst, size, base + off);
 }
 
+/* End one deferred segment (RT_OP_DEFER): the marker word after its frames. */
+static __always_inline void py_segment_end(struct py_loop_ctx *c)
+{
+	py_emit(c, (FW_TAG_MARKER << FW_TAG_SHIFT) | FW_MARKER_SEGMENT_END |
+		       (python_keep_eval_frames ? FW_SEGMENT_KEEP_NATIVE : 0));
+	c->w->open = 0;
+}
+
 /* One frame of the chain: emit it (or skip a shim), advance w->frame. */
 static long py_frame_step(__u32 i, void *data)
 {
@@ -269,8 +280,9 @@ static long py_frame_step(__u32 i, void *data)
 
 	if (!frame)
 		return 1;
-	if (w->pos + 2 > w->limit || w->nframes >= PY_MAX_FRAMES) {
+	if (w->pos + 2 + w->defer > w->limit || w->nframes >= PY_MAX_FRAMES) {
 		py_emit(c, (FW_TAG_PYTHON_MARK << FW_TAG_SHIFT) | PY_MARK_TRUNCATED);
+		w->open = 1;
 		py_stat_add(PYSTAT_TRUNCATED, 1);
 		w->frame = 0;
 		return 1;
@@ -286,6 +298,8 @@ static long py_frame_step(__u32 i, void *data)
 	w->frame = next;
 	if ((o->flags & PY_F_OWNER_SHIM) && owner >= 3) {
 		/* The entry frame of a C-level eval call: the end of its segment. */
+		if (w->defer)
+			py_segment_end(c);
 		return w->segment ? 1 : 0;
 	}
 	if (o->flags & PY_F_FRAME_OBJECTS) {
@@ -311,11 +325,15 @@ static long py_frame_step(__u32 i, void *data)
 			 ((__u64)py_code_checksum(firstlineno, name) << 32) | instr);
 	w->nframes++;
 	py_stat_add(PYSTAT_FRAMES, 1);
+	w->open = 1;
+	if (w->defer && entry && !(o->flags & PY_F_OWNER_SHIM))
+		py_segment_end(c);
 	if (w->segment && entry)
 		return 1;
 	return 0;
 bad:
 	py_emit(c, (FW_TAG_PYTHON_MARK << FW_TAG_SHIFT) | PY_MARK_BAD_FRAME);
+	w->open = 1;
 	py_stat_add(PYSTAT_ERRORS, 1);
 	w->frame = 0;
 	w->error = 1;
@@ -332,88 +350,82 @@ static __always_inline __u32 py_walk_eval_frame(struct py_walk *w, struct sample
 	w->pos = pos;
 	w->limit = limit;
 	w->segment = 1;
+	w->defer = 0;
 	if (w->frame)
 		bpf_loop(PY_MAX_FRAMES, py_frame_step, &c, 0);
 	return w->pos;
 }
 
-/* Emit every Python frame of the thread into rec->frames[pos..limit). Returns the new pos. */
+/* Emit every Python frame of the thread into rec->frames[pos..limit), with a segment end
+ * marker after each C-level eval call when defer is set. Returns the new pos. */
 static __always_inline __u32 py_walk_all(struct py_walk *w, struct sample_record *rec,
-					 __u32 pos, __u32 limit)
+					 __u32 pos, __u32 limit, __u32 defer)
 {
 	struct py_loop_ctx c = { .w = w, .rec = rec };
 
 	w->pos = pos;
-	w->limit = limit;
+	w->limit = defer ? limit - 1 : limit; /* defer: the last word is for the last segment end */
 	w->segment = 0;
-	if (w->frame)
+	w->defer = defer;
+	w->open = 0;
+	if (w->frame && limit > pos + 1)
 		bpf_loop(PY_MAX_FRAMES + 64, py_frame_step, &c, 0);
+	w->limit = limit;
+	if (defer && w->open)
+		py_segment_end(&c); /* a walk cut short still ends its last segment */
 	return w->pos;
 }
 
-/* Interleaved mode, step 1: once per sample, before the native unwinder runs. */
-static __always_inline void py_sample_start(__u32 tgid)
+/* The walker (runtime/runtime.bpf.h: RT_OP_FRAME, RT_OP_DEFER, RT_OP_ONLY). A global function:
+ * the verifier checks it once, on its own, whatever calls it. */
+__noinline int python_bpf_walk(__u32 op)
 {
-	__u32 zero = 0;
-	struct py_walk *w = bpf_map_lookup_elem(&py_scratch, &zero);
-
-	__u64 t0 = bpf_ktime_get_ns();
-
-	if (!w)
-		return;
-	w->active = py_walk_begin(w, tgid);
-	if (w->active)
-		py_stat_add(PYSTAT_WALK_NS, bpf_ktime_get_ns() - t0);
-}
-
-/* Interleaved mode, step 2: the native unwinder's UNW_INTERP_HOOK (unwind_step.h). The native
- * frame at st->pc is inside the eval loop and was just emitted; replace it by the Python
- * frames this C-level eval call runs (or add them after it with python_keep_eval_frames), then
- * let the native unwind go on from the same registers. */
-static __always_inline int py_unwind_hook(struct unw_state *st)
-{
-	__u32 zero = 0, n = st->n, keep = python_keep_eval_frames, pos;
+	__u32 zero = 0, n, keep = python_keep_eval_frames, pos, base, end;
+	struct unw_state *st = bpf_map_lookup_elem(&unw_state_map, &zero);
 	struct py_walk *w = bpf_map_lookup_elem(&py_scratch, &zero);
 	struct sample_record *rec = bpf_map_lookup_elem(&scratch, &zero);
-
-	if (!w || !rec || !w->active || !w->frame || n == 0 || n >= MAX_USER_WORDS)
-		return 0;
 	__u64 t0 = bpf_ktime_get_ns();
 
-	py_stat_add(PYSTAT_HOOKS, 1);
-	if (!keep)
-		n--; /* overwrite the eval-loop frame */
-	pos = py_walk_eval_frame(w, rec, st->out_base + n, st->out_base + MAX_USER_WORDS - 1);
-	py_stat_add(PYSTAT_WALK_NS, bpf_ktime_get_ns() - t0);
-	if (pos <= st->out_base + n)
-		return 0; /* no Python frame for it: keep the native frame */
-	st->n = pos - st->out_base;
-	return 0;
-}
-
-/* The "Python only" mode: when tgid is a known CPython and the thread has a thread state,
- * replace the user words at rec->frames[start..start+nuser) with every Python frame of the
- * thread (no native frames; a thread without Python frames keeps its native stack). Returns the new number of user words. */
-static __always_inline __u32 py_python_only(struct sample_record *rec, __u32 tgid, __u32 start,
-					    __u32 nuser)
-{
-	__u32 zero = 0, end;
-	struct py_walk *w = bpf_map_lookup_elem(&py_scratch, &zero);
-
-	__u64 t0 = bpf_ktime_get_ns();
-
-	if (!w || start > MAX_KERNEL_FRAMES || !py_walk_begin(w, tgid))
-		return nuser;
-	end = py_walk_all(w, rec, start, start + MAX_USER_WORDS - 1);
-	py_stat_add(PYSTAT_WALK_NS, bpf_ktime_get_ns() - t0);
-	if (end <= start)
-		return nuser; /* no Python frames: keep the native ones */
-	end -= start;
-	/* Keep the bound visible to the verifier through the caller's size arithmetic. */
-	if (end > MAX_USER_WORDS - 1)
-		end = MAX_USER_WORDS - 1;
-	asm volatile("" : "+r"(end));
-	return end & (MAX_USER_WORDS - 1);
+	if (!st || !w || !rec)
+		return UNW_HOOK_NATIVE;
+	if (!(st->rt_begun & (1u << UNWINDER_PYTHON))) {
+		/* First call in this sample: find the thread's thread state. */
+		st->rt_begun |= 1u << UNWINDER_PYTHON;
+		w->active = py_walk_begin(w, st->pid);
+	}
+	if (!w->active || !w->frame)
+		goto out;
+	base = st->out_base;
+	if (base > MAX_KERNEL_FRAMES)
+		goto out;
+	if (op == RT_OP_FRAME) {
+		n = st->n;
+		if (n == 0 || n >= MAX_USER_WORDS)
+			goto out;
+		py_stat_add(PYSTAT_HOOKS, 1);
+		if (!keep)
+			n--; /* overwrite the eval-loop frame */
+		pos = py_walk_eval_frame(w, rec, base + n, base + MAX_USER_WORDS - 1);
+		if (pos > base + n && pos <= base + MAX_USER_WORDS)
+			st->n = pos - base;
+		/* else no Python frame for it: the native frame stays */
+	} else if (op == RT_OP_DEFER) {
+		py_stat_add(PYSTAT_DEFERRED, 1);
+		pos = st->rt_pos;
+		end = st->rt_limit;
+		if (end > base + MAX_USER_WORDS - 1)
+			end = base + MAX_USER_WORDS - 1;
+		if (pos < end)
+			st->rt_pos = py_walk_all(w, rec, pos, end, 1);
+	} else if (op == RT_OP_ONLY) {
+		end = py_walk_all(w, rec, base, base + MAX_USER_WORDS - 1, 0);
+		if (end > base && end <= base + MAX_USER_WORDS - 1)
+			st->n = end - base;
+	}
+out:
+	if (w->active)
+		py_stat_add(PYSTAT_WALK_NS, bpf_ktime_get_ns() - t0);
+	return UNW_HOOK_NATIVE;
 }
 
 #endif

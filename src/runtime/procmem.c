@@ -1,12 +1,10 @@
-/* python_mem.c: process and memory-image readers for the CPython readers (python_mem.h). */
-#include "agent/python_mem.h"
+/* procmem.c: process and memory-image readers for the runtimes (procmem.h). */
+#include "runtime/procmem.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/uio.h>
 
-/* Larger reads are refused: nothing the CPython readers need is this big. */
-#define PYTHON_MEM_MAX_READ (1u << 20)
 
 static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
 {
@@ -20,7 +18,7 @@ static int read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
-void python_mem_init_pid(struct python_mem *m, pid_t pid)
+void procmem_init_pid(struct procmem *m, pid_t pid)
 {
 	m->read = read_pid;
 	m->ctx = (void *)(intptr_t)pid;
@@ -29,11 +27,11 @@ void python_mem_init_pid(struct python_mem *m, pid_t pid)
 
 static int read_image(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	const struct python_mem_image *img = ctx;
+	const struct procmem_image *img = ctx;
 	size_t i;
 
 	for (i = 0; i < img->nregions; i++) {
-		const struct python_mem_region *r = &img->regions[i];
+		const struct procmem_region *r = &img->regions[i];
 
 		if (addr >= r->addr && addr - r->addr <= r->len && len <= r->len - (addr - r->addr)) {
 			memcpy(buf, (const char *)r->data + (addr - r->addr), len);
@@ -43,29 +41,29 @@ static int read_image(void *ctx, uint64_t addr, void *buf, size_t len)
 	return -EFAULT;
 }
 
-void python_mem_init_image(struct python_mem *m, struct python_mem_image *img)
+void procmem_init_image(struct procmem *m, struct procmem_image *img)
 {
 	m->read = read_image;
 	m->ctx = img;
 	m->reads = 0;
 }
 
-int python_mem_read(struct python_mem *m, uint64_t addr, void *buf, size_t len)
+int procmem_read(struct procmem *m, uint64_t addr, void *buf, size_t len)
 {
 	if (len == 0)
 		return 0;
-	if (len > PYTHON_MEM_MAX_READ || addr == 0 || addr + len < addr)
+	if (len > PROCMEM_MAX_READ || addr == 0 || addr + len < addr)
 		return -EFAULT;
 	m->reads++;
 	return m->read(m->ctx, addr, buf, len);
 }
 
-int python_mem_u64(struct python_mem *m, uint64_t addr, uint64_t *out)
+int procmem_u64(struct procmem *m, uint64_t addr, uint64_t *out)
 {
-	return python_mem_read(m, addr, out, sizeof(*out));
+	return procmem_read(m, addr, out, sizeof(*out));
 }
 
-int python_mem_u32(struct python_mem *m, uint64_t addr, uint32_t *out)
+int procmem_u32(struct procmem *m, uint64_t addr, uint32_t *out)
 {
-	return python_mem_read(m, addr, out, sizeof(*out));
+	return procmem_read(m, addr, out, sizeof(*out));
 }

@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bpf/python.h"
+#include "runtime/python/python.h"
 
 struct errmsg;
 

@@ -1,11 +1,13 @@
 /* python.h: the contract between the CPython stack walker in BPF (python.bpf.h) and user space
- * (src/agent/python*.c). Only fixed-size types; included by both sides.
+ * (python_runtime.c, python_proc.c, python_code.c). Only fixed-size types; included by both
+ * sides.
  *
- * User space finds CPython in a process (src/agent/python.c), fills one struct py_proc per
+ * User space finds CPython in a process (python_runtime.c), fills one struct py_proc per
  * process into the `py_procs` map (key: tgid), and the walker reads the interpreter's thread
  * states and frames with those offsets.
  *
- * FRAME WORDS (see sampler.h) for one Python frame, leaf first, always as a pair:
+ * FRAME WORDS (sampler.h; CPython owns the tags 0x10 - 0x1f) for one Python frame, leaf first,
+ * always as a pair:
  *   word 1: tag FW_TAG_PYTHON,       data = address of the code object
  *   word 2: tag FW_TAG_PYTHON_INSTR, data bits 0-31  = byte offset of the current instruction
  *                                                       in the bytecode (PY_INSTR_UNKNOWN if
@@ -14,32 +16,29 @@
  * A word with tag FW_TAG_PYTHON_MARK (data = enum py_mark) reports a walker problem in place of
  * frames it could not read.
  *
- * THE CALL SITES (python.bpf.h; wired in sampler.bpf.c, const python_mode):
- *   python_mode 2, interleaved with the native unwinder (the default):
- *     1. py_sample_start(tgid) once per sample, before unwind_user(): looks the process up in
- *        py_procs and finds the sampled thread's thread state (per-CPU py_scratch).
- *     2. sampler.bpf.c defines UNW_INTERP_HOOK(st, m, e) as py_unwind_hook(st) before
- *        including unwind_user.bpf.h. The native unwinder calls it for every frame whose pc
- *        is in a range user space flagged UNW_F_INTERP (python_tracker_interp_ranges():
- *        _PyEval_EvalFrameDefault and its .cold part). The hook replaces the native frame
- *        just emitted (st->n - 1) by the Python frames of that C-level eval call (<= 3.10:
- *        one frame; 3.11: up to the is_entry frame; 3.12+: up to the owner >= 3 shim),
- *        keeps the native frame too when python_keep_eval_frames is set, and returns 0 so
- *        native unwinding goes on. The walker remembers where it stopped, so the next eval
- *        frame further down the native stack continues from there.
- *   python_mode 1, Python frames only: py_python_only() replaces the user words by all Python
- *     frames of the thread (no native frames); a thread without Python frames keeps its
- *     native stack.
- * Counters: the py_stats map (enum py_stat), read by python_tracker_bpf_stats().
+ * THE WALKER (python.bpf.h: python_bpf_walk(), dispatched by runtime/runtime.bpf.h for
+ * mappings of kind UNWINDER_PYTHON):
+ *   RT_OP_FRAME  the native unwinder is at a pc in _PyEval_EvalFrameDefault (or its .cold
+ *                part; the ranges user space flagged UNW_F_INTERP). The first call of a sample
+ *                finds the thread's thread state; each call replaces the eval-loop frame just
+ *                emitted by the Python frames that C-level eval call runs (<= 3.10: one frame;
+ *                3.11: up to the is_entry frame; 3.12+: up to the owner >= 3 shim), or keeps it
+ *                next to them with python_keep_eval_frames. The walker remembers where it
+ *                stopped, so the next eval frame further down continues from there.
+ *   RT_OP_DEFER  the same segments, one after another with FW_MARKER_SEGMENT_END after each,
+ *                for a sample sent as a stack snapshot (user space replays them).
+ *   RT_OP_ONLY   all Python frames of the thread in place of the native stack.
+ * Counters: the py_stats map (enum py_stat), printed by `scorch record --stats`.
  */
-#ifndef SCORCH_BPF_PYTHON_H
-#define SCORCH_BPF_PYTHON_H
+#ifndef SCORCH_RUNTIME_PYTHON_H
+#define SCORCH_RUNTIME_PYTHON_H
 
-#include "sampler.h"
+#include "bpf/sampler.h"
+#include "bpf/unwind.h"
 
-#define FW_TAG_PYTHON       0x02ULL
-#define FW_TAG_PYTHON_INSTR 0x03ULL
-#define FW_TAG_PYTHON_MARK  0x04ULL
+#define FW_TAG_PYTHON       (FW_TAG_FIRST(UNWINDER_PYTHON) + 0) /* 0x10 */
+#define FW_TAG_PYTHON_INSTR (FW_TAG_FIRST(UNWINDER_PYTHON) + 1)
+#define FW_TAG_PYTHON_MARK  (FW_TAG_FIRST(UNWINDER_PYTHON) + 2)
 
 #define PY_INSTR_UNKNOWN 0xffffffffULL
 
@@ -58,6 +57,7 @@ enum py_stat {
 	PYSTAT_ERRORS,       /* unreadable frames or code objects */
 	PYSTAT_TRUNCATED,    /* walks cut at PY_MAX_FRAMES or the record's end */
 	PYSTAT_WALK_NS,      /* time spent in the walker (thread-state lookup + frames), ns */
+	PYSTAT_DEFERRED,     /* samples sent as snapshots whose Python frames were deferred */
 	PYSTAT__COUNT,
 };
 

@@ -1,6 +1,6 @@
 /* python_offsets.c: the built-in offset table for CPython 3.8 - 3.13 and the parser of
  * _Py_DebugOffsets (3.13+). See python_offsets.h for the layout and how groups are found. */
-#include "agent/python_offsets.h"
+#include "runtime/python/python_offsets.h"
 #include "lib/log.h"
 
 #include <errno.h>

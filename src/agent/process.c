@@ -1,0 +1,449 @@
+/* process.c: the process registry (process.h): records by pid, the one reader of
+ * /proc/PID/maps in a session, and the events its subscribers (unwinder, symbolizer, runtimes)
+ * learn processes from. */
+#include "agent/process.h"
+#include "lib/alloc.h"
+#include "lib/hash.h"
+#include "lib/log.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_LISTENERS 8
+
+struct process_registry {
+	struct process_registry_opts opts;
+	struct u64map procs; /* pid + 1 -> struct process * */
+	struct process_listener listeners[MAX_LISTENERS];
+	size_t nlisteners;
+	process_label_fn label_fn;
+	void *label_ctx;
+	int notifying;
+	struct process_registry_stats st;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+struct process_registry *process_registry_new(const struct process_registry_opts *opts)
+{
+	struct process_registry *r = xcalloc(1, sizeof(*r));
+
+	if (opts)
+		r->opts = *opts;
+	u64map_init(&r->procs);
+	return r;
+}
+
+int process_registry_subscribe(struct process_registry *r, const struct process_listener *l)
+{
+	if (r->nlisteners >= MAX_LISTENERS)
+		return -ENOSPC;
+	r->listeners[r->nlisteners++] = *l;
+	return 0;
+}
+
+void process_registry_set_label_source(struct process_registry *r, process_label_fn fn,
+				       void *ctx)
+{
+	r->label_fn = fn;
+	r->label_ctx = ctx;
+}
+
+struct process *process_get(struct process_registry *r, int pid)
+{
+	uint64_t *v;
+
+	if (pid <= 0)
+		return NULL;
+	v = u64map_get(&r->procs, (uint64_t)(uint32_t)pid + 1);
+	return v ? (struct process *)(uintptr_t)*v : NULL;
+}
+
+struct process *process_next(struct process_registry *r, size_t *iter)
+{
+	uint64_t k, v;
+
+	if (!u64map_next(&r->procs, iter, &k, &v))
+		return NULL;
+	return (struct process *)(uintptr_t)v;
+}
+
+static void notify(struct process_registry *r, struct process *p, enum process_event ev)
+{
+	size_t i;
+
+	r->notifying++;
+	for (i = 0; i < r->nlisteners; i++) {
+		r->st.events++;
+		r->listeners[i].on_event(r->listeners[i].ctx, p, ev);
+	}
+	r->notifying--;
+	/* Claims made by a listener (a runtime attached during NEW) reach everyone now. */
+	if (!r->notifying && p->claims_dirty && ev != PROCESS_EV_FORGET &&
+	    p->state == PROCESS_LIVE) {
+		p->claims_dirty = 0;
+		notify(r, p, PROCESS_EV_CLAIMS);
+	}
+}
+
+static struct process *process_create(struct process_registry *r, int pid)
+{
+	struct process *p = xcalloc(1, sizeof(*p));
+
+	p->pid = pid;
+	p->exe = xstrdup("");
+	u64map_put(&r->procs, (uint64_t)(uint32_t)pid + 1, (uint64_t)(uintptr_t)p);
+	return p;
+}
+
+static void process_destroy(struct process *p)
+{
+	procmaps_release(&p->maps);
+	xfree(p->exe);
+	xfree(p->claims);
+	xfree(p);
+}
+
+static void forget(struct process_registry *r, struct process *p)
+{
+	notify(r, p, PROCESS_EV_FORGET);
+	u64map_remove(&r->procs, (uint64_t)(uint32_t)p->pid + 1);
+	process_destroy(p);
+}
+
+static uint64_t maps_hash(const struct procmaps *m)
+{
+	uint64_t h = 0x9a9;
+	size_t i;
+
+	for (i = 0; i < m->n; i++) {
+		h = hash_combine(h, m->v[i].start);
+		h = hash_combine(h, m->v[i].end);
+		h = hash_combine(h, m->v[i].offset ^ m->v[i].inode);
+	}
+	return h;
+}
+
+static void read_exe(struct process *p)
+{
+	char link[64], target[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", p->pid);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0)
+		n = 0;
+	target[n] = '\0';
+	if (n > 10 && !strcmp(target + n - 10, " (deleted)"))
+		target[n - 10] = '\0';
+	xfree(p->exe);
+	p->exe = xstrdup(target);
+}
+
+/* Read the executable mappings of p into new maps; 0 or negative errno (p unchanged then). */
+static int read_maps(struct process_registry *r, struct process *p, struct procmaps *out)
+{
+	int rc = procmaps_read(p->pid, out, NULL);
+
+	r->st.maps_reads++;
+	if (rc) {
+		procmaps_release(out);
+		return rc;
+	}
+	procmaps_keep(out, PROCMAPS_X);
+	return 0;
+}
+
+static void set_comm(struct process *p, const char *comm)
+{
+	if (comm && *comm && strncmp(p->comm, comm, sizeof(p->comm)))
+		snprintf(p->comm, sizeof(p->comm), "%.15s", comm);
+}
+
+/* Read p as a new image and send NEW. */
+static int load(struct process_registry *r, struct process *p, const char *comm)
+{
+	struct procmaps m;
+	int rc, known = p->state != 0;
+
+	set_comm(p, comm);
+	rc = read_maps(r, p, &m);
+	if (rc) {
+		if (known && p->state != PROCESS_EXITED) {
+			p->state = PROCESS_EXITED;
+			notify(r, p, PROCESS_EV_EXIT);
+		}
+		p->state = PROCESS_EXITED;
+		return rc;
+	}
+	procmaps_release(&p->maps);
+	p->maps = m;
+	p->maps_hash = maps_hash(&p->maps);
+	p->maps_read_ns = now_ns();
+	if (known)
+		p->generation++;
+	p->state = PROCESS_LIVE;
+	p->nclaims = 0;
+	p->claims_dirty = 0;
+	p->label_key[0] = p->label_value[0] = '\0';
+	read_exe(p);
+	if (r->opts.labels) {
+		procinfo_read(p->pid, p->comm, &p->info);
+		p->have_info = 1;
+	}
+	r->st.maps_changes++;
+	notify(r, p, PROCESS_EV_NEW);
+	return 0;
+}
+
+int process_track(struct process_registry *r, int pid, const char *comm)
+{
+	struct process *p;
+
+	if (pid <= 0)
+		return -EINVAL;
+	p = process_get(r, pid);
+	if (!p)
+		p = process_create(r, pid);
+	return load(r, p, comm);
+}
+
+struct process *process_seen(struct process_registry *r, int pid, const char *comm)
+{
+	struct process *p = process_get(r, pid);
+
+	if (pid <= 0)
+		return NULL;
+	if (p && p->state != PROCESS_STALE) {
+		set_comm(p, comm);
+		return p->state == PROCESS_LIVE ? p : NULL;
+	}
+	if (!p)
+		p = process_create(r, pid); /* kept even when unreadable: not read again */
+	return load(r, p, comm) == 0 ? p : NULL;
+}
+
+static void new_image(struct process_registry *r, int pid, uint64_t when_ns, int read_now)
+{
+	struct process *p = process_get(r, pid);
+
+	/* Read after the event already (a sample of the new image came first): current. */
+	if (p && p->state == PROCESS_LIVE && when_ns && p->maps_read_ns > when_ns)
+		return;
+	if (!p) {
+		if (read_now)
+			process_track(r, pid, NULL);
+		return;
+	}
+	if (read_now) {
+		load(r, p, NULL);
+		return;
+	}
+	p->state = PROCESS_STALE;
+	p->nclaims = 0;
+	notify(r, p, PROCESS_EV_STALE);
+}
+
+void process_exec(struct process_registry *r, int pid, uint64_t when_ns, int read_now)
+{
+	new_image(r, pid, when_ns, read_now);
+}
+
+void process_fork(struct process_registry *r, int pid, uint64_t when_ns, int read_now)
+{
+	new_image(r, pid, when_ns, read_now);
+}
+
+void process_exit(struct process_registry *r, int pid)
+{
+	struct process *p = process_get(r, pid);
+
+	/* Two threads exiting together may both report the exit: the second is a no-op. */
+	if (!p || p->state == PROCESS_EXITED)
+		return;
+	p->state = PROCESS_EXITED;
+	notify(r, p, PROCESS_EV_EXIT);
+}
+
+int process_refresh(struct process_registry *r, int pid, uint64_t min_interval_ns)
+{
+	struct process *p = process_get(r, pid);
+	struct procmaps m;
+	uint64_t h;
+	int rc;
+
+	if (!p || p->state != PROCESS_LIVE || r->notifying)
+		return 0;
+	if (now_ns() - p->maps_read_ns < min_interval_ns)
+		return 0;
+	rc = read_maps(r, p, &m);
+	p->maps_read_ns = now_ns();
+	if (rc) {
+		if (rc == -ESRCH) {
+			p->state = PROCESS_EXITED;
+			notify(r, p, PROCESS_EV_EXIT);
+		}
+		return rc;
+	}
+	h = maps_hash(&m);
+	if (h == p->maps_hash) {
+		procmaps_release(&m);
+		return 1;
+	}
+	procmaps_release(&p->maps);
+	p->maps = m;
+	p->maps_hash = h;
+	r->st.maps_changes++;
+	notify(r, p, PROCESS_EV_CHANGED);
+	return 1;
+}
+
+int process_claim(struct process_registry *r, int pid, uint64_t start, uint64_t end,
+		  uint8_t kind)
+{
+	struct process *p = process_get(r, pid);
+	size_t i;
+
+	if (!p || p->state != PROCESS_LIVE)
+		return -ENOENT;
+	if (kind >= 16 || (kind && end <= start))
+		return -EINVAL;
+	for (i = 0; i < p->nclaims && p->claims[i].start < start; i++)
+		;
+	if (i < p->nclaims && p->claims[i].start == start) {
+		if (kind) {
+			p->claims[i].end = end;
+			p->claims[i].kind = kind;
+		} else {
+			memmove(&p->claims[i], &p->claims[i + 1],
+				(p->nclaims - i - 1) * sizeof(*p->claims));
+			p->nclaims--;
+		}
+	} else if (kind) {
+		if (p->nclaims >= PROCESS_MAX_CLAIMS)
+			return -ENOSPC;
+		ALLOC_GROW(p->claims, p->nclaims + 1, p->claims_cap);
+		memmove(&p->claims[i + 1], &p->claims[i], (p->nclaims - i) * sizeof(*p->claims));
+		p->claims[i].start = start;
+		p->claims[i].end = end;
+		p->claims[i].kind = kind;
+		p->nclaims++;
+	} else {
+		return 0;
+	}
+	if (r->notifying)
+		p->claims_dirty = 1;
+	else
+		notify(r, p, PROCESS_EV_CLAIMS);
+	return 0;
+}
+
+static void ask_label(struct process_registry *r, struct process *p)
+{
+	if (p->label_key[0] || !r->label_fn)
+		return;
+	if (r->label_fn(r->label_ctx, p, p->label_key, sizeof(p->label_key), p->label_value,
+			sizeof(p->label_value)) != 1 || !p->label_value[0])
+		p->label_key[0] = p->label_value[0] = '\0';
+}
+
+int process_runtime_label(struct process_registry *r, int pid, const char **key,
+			  const char **value)
+{
+	struct process *p = process_get(r, pid);
+
+	if (!p)
+		return 0;
+	ask_label(r, p);
+	if (!p->label_key[0])
+		return 0;
+	*key = p->label_key;
+	*value = p->label_value;
+	return 1;
+}
+
+const struct procinfo *process_labels(struct process_registry *r, int pid)
+{
+	struct process *p = process_get(r, pid);
+
+	if (!p || !p->have_info)
+		return NULL;
+	if (!p->info.script[0]) {
+		ask_label(r, p);
+		if (p->label_value[0]) {
+			const char *base = strrchr(p->label_value, '/');
+
+			snprintf(p->info.script, sizeof(p->info.script), "%s",
+				 base && base[1] ? base + 1 : p->label_value);
+		}
+	}
+	return &p->info;
+}
+
+void process_registry_collect(struct process_registry *r)
+{
+	struct process *p;
+	size_t it = 0, n = 0, cap = 0, i;
+	int *gone = NULL;
+
+	while ((p = process_next(r, &it))) {
+		if (p->state != PROCESS_EXITED && kill(p->pid, 0) < 0 && errno == ESRCH) {
+			/* its exit record was lost (ring buffer full) */
+			p->state = PROCESS_EXITED;
+			notify(r, p, PROCESS_EV_EXIT);
+		}
+		if (p->state == PROCESS_EXITED) {
+			ALLOC_GROW(gone, n + 1, cap);
+			gone[n++] = p->pid;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		p = process_get(r, gone[i]);
+		if (p)
+			forget(r, p);
+	}
+	xfree(gone);
+}
+
+void process_registry_stats(const struct process_registry *r, struct process_registry_stats *st)
+{
+	size_t it = 0;
+	uint64_t k, v;
+
+	*st = r->st;
+	st->procs = r->procs.count;
+	st->exited_pending = 0;
+	st->labeled = 0;
+	while (u64map_next(&r->procs, &it, &k, &v)) {
+		const struct process *p = (const struct process *)(uintptr_t)v;
+
+		st->exited_pending += p->state == PROCESS_EXITED;
+		st->labeled += p->have_info;
+	}
+}
+
+void process_registry_free(struct process_registry *r)
+{
+	struct process *p;
+	size_t it = 0;
+
+	if (!r)
+		return;
+	while ((p = process_next(r, &it))) {
+		forget(r, p);
+		it = 0; /* the map changed under the iterator: start over */
+	}
+	u64map_release(&r->procs);
+	xfree(r);
+}

@@ -1,0 +1,378 @@
+/* python_runtime.c: the CPython runtime (python_runtime.h). Detection and offsets are in
+ * python_proc.c, code objects and line tables in python_code.c, the BPF walker in
+ * python.bpf.h. */
+#include "runtime/python/python_runtime.h"
+#include "agent/elf.h"
+#include "agent/procmaps.h"
+#include "agent/process.h"
+#include "agent/unwind_table.h"
+#include "lib/alloc.h"
+#include "lib/log.h"
+#include "profile/profile.h"
+#include "runtime/python/python_code.h"
+#include "runtime/python/python_proc.h"
+#include "sampler.skel.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define CODE_CACHE_ENTRIES (1u << 17)
+#define SCRIPT_RETRY_NS (100 * 1000000ULL)
+#define SCRIPT_TRIES 100
+
+struct py_state {
+	int procs_fd;               /* py_procs, or -1 (no BPF) */
+	int stats_fd;               /* py_stats, or -1 */
+	struct python_code_cache *cache;
+	uint64_t frames;            /* Python frames noted */
+	size_t live;                /* attached instances */
+	uint64_t validations, validation_retries, failures;
+};
+
+struct py_inst {
+	int pid;
+	struct python_proc *proc;
+	int published;              /* in py_procs */
+	int verified;               /* python_proc_validate() passed */
+	int tries;                  /* failed validations */
+	uint64_t next_try_ns;
+	int script_tries;
+	char *script;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int py_init(struct bpf_object *obj, const struct runtime_config *cfg, void **state,
+		   struct errmsg *err)
+{
+	struct py_state *s = xcalloc(1, sizeof(*s));
+
+	s->procs_fd = s->stats_fd = -1;
+	if (obj) {
+		struct bpf_map *procs = bpf_object__find_map_by_name(obj, "py_procs");
+		struct bpf_map *stats = bpf_object__find_map_by_name(obj, "py_stats");
+
+		if (!procs || !stats) {
+			xfree(s);
+			return errmsg_set(err, -ENOENT, "the BPF object has no CPython maps");
+		}
+		s->procs_fd = bpf_map__fd(procs);
+		s->stats_fd = bpf_map__fd(stats);
+	}
+	s->cache = python_code_cache_new(CODE_CACHE_ENTRIES);
+	*state = s;
+	return 0;
+}
+
+static void py_configure(const struct runtime_config *cfg, struct sampler_bpf *skel)
+{
+	skel->rodata->python_keep_eval_frames = cfg->keep_native ? 1 : 0;
+}
+
+static void py_free(void *state)
+{
+	struct py_state *s = state;
+
+	if (!s)
+		return;
+	python_code_cache_free(s->cache);
+	xfree(s);
+}
+
+static int py_file_detect(void *state, struct elf_file *e, const char *path, void **data)
+{
+	struct python_file f;
+	int rc = python_file_detect(e, path, &f);
+
+	if (rc <= 0)
+		return rc;
+	*data = xmalloc(sizeof(f));
+	memcpy(*data, &f, sizeof(f));
+	return 1;
+}
+
+static int py_interp_ranges(void *data, struct unwind_range *out, int max)
+{
+	const struct python_file *f = data;
+	int i;
+
+	for (i = 0; i < f->neval && i < max; i++) {
+		out[i].lo = f->eval_lo[i];
+		out[i].hi = f->eval_hi[i];
+	}
+	return i;
+}
+
+static void py_file_free(void *data)
+{
+	xfree(data);
+}
+
+static void unpublish(struct py_state *s, struct py_inst *in)
+{
+	if (in->published && s->procs_fd >= 0) {
+		__u32 key = (__u32)in->pid;
+
+		bpf_map_delete_elem(s->procs_fd, &key);
+	}
+	in->published = 0;
+}
+
+/* Attach at once, before the interpreter is initialized: the walker then has the process
+ * from its very first Python frame. The offsets are checked once the interpreter runs
+ * (py_poll()); until then a wrong table could show unreadable frames, never wrong names: every
+ * code object is type-checked when read. */
+static int py_attach(void *state, void *data, const struct runtime_attach *at, void **out,
+		     struct errmsg *err)
+{
+	struct py_state *s = state;
+	struct py_inst *in;
+	struct python_proc *p = NULL;
+	int rc;
+
+	rc = python_proc_attach(at->proc->pid, data, at->bias, &p, err);
+	if (rc)
+		return rc;
+	in = xcalloc(1, sizeof(*in));
+	in->pid = at->proc->pid;
+	in->proc = p;
+	if (s->procs_fd >= 0) {
+		__u32 key = (__u32)in->pid;
+
+		if (bpf_map_update_elem(s->procs_fd, &key, python_proc_bpf(p), BPF_ANY)) {
+			rc = errmsg_set(err, -errno, "cannot publish CPython process %d to BPF: %s",
+					in->pid, strerror(errno));
+			python_proc_free(p);
+			xfree(in);
+			return rc;
+		}
+		in->published = 1;
+	}
+	s->live++;
+	*out = in;
+	return 1; /* validate from the sample stream */
+}
+
+static int py_poll(void *state, void *inst, struct errmsg *err)
+{
+	struct py_state *s = state;
+	struct py_inst *in = inst;
+	const char *script;
+	int rc;
+
+	if (!in->verified) {
+		if (now_ns() < in->next_try_ns)
+			return 1;
+		s->validations++;
+		rc = python_proc_validate(in->proc, err);
+		if (rc == -EAGAIN)
+			return 1; /* the interpreter is still starting */
+		if (rc == -EINVAL && ++in->tries < PYTHON_VALIDATE_TRIES) {
+			/* The process runs while we read: a frame pushed or popped under us looks
+			 * like a bad offset once; a wrong table fails every time. */
+			s->validation_retries++;
+			in->next_try_ns = now_ns() + PYTHON_VALIDATE_RETRY_NS;
+			return 1;
+		}
+		if (rc) {
+			s->failures++;
+			unpublish(s, in);
+			return rc;
+		}
+		in->verified = 1;
+	} else if (now_ns() < in->next_try_ns) {
+		return 1;
+	}
+	if (python_proc_script(in->proc, &script) == 0) {
+		in->script = xstrdup(script);
+		return 0;
+	}
+	/* The main script is known once it runs (a walk of every thread: not on every sample);
+	 * an interactive interpreter has none. */
+	if (++in->script_tries >= SCRIPT_TRIES)
+		return 0;
+	in->next_try_ns = now_ns() + SCRIPT_RETRY_NS;
+	return 1;
+}
+
+static void py_note(void *state, void *inst, int pid, const uint64_t *words, size_t n)
+{
+	struct py_state *s = state;
+	struct py_inst *in = inst;
+	struct python_proc *p = in->proc;
+	size_t i;
+
+	for (i = 0; i + 1 < n; i++) {
+		if ((words[i] >> FW_TAG_SHIFT) != FW_TAG_PYTHON ||
+		    (words[i + 1] >> FW_TAG_SHIFT) != FW_TAG_PYTHON_INSTR)
+			continue;
+		python_code_cache_get(s->cache, (uint32_t)pid, words[i] & FW_DATA_MASK,
+				      (uint32_t)((words[i + 1] >> 32) & 0xffffff),
+				      python_proc_mem(p), python_proc_offsets(p),
+				      python_proc_types(p));
+		s->frames++;
+		i++;
+	}
+}
+
+static const char *mark_name(uint64_t code)
+{
+	switch (code) {
+	case PY_MARK_TRUNCATED:
+		return "[python: truncated]";
+	case PY_MARK_BAD_FRAME:
+		return "[python: unreadable frame]";
+	default:
+		return "[python: no thread state]";
+	}
+}
+
+static int py_symbolize(void *state, void *inst, int pid, const uint64_t *words, size_t n,
+			size_t *used, struct runtime_frame *out, int max)
+{
+	struct py_state *s = state;
+	struct py_inst *in = inst;
+	struct python_proc *p = in ? in->proc : NULL;
+	uint64_t tag = words[0] >> FW_TAG_SHIFT;
+	const struct python_code *c;
+	uint32_t instr;
+	int line;
+
+	*used = 1;
+	if (max < 1)
+		return 0;
+	memset(out, 0, sizeof(*out));
+	if (tag == FW_TAG_PYTHON_MARK) {
+		out->name = mark_name(words[0] & FW_DATA_MASK);
+		out->kind = FRAME_SPECIAL;
+		return 1;
+	}
+	if (tag != FW_TAG_PYTHON || n < 2 || (words[1] >> FW_TAG_SHIFT) != FW_TAG_PYTHON_INSTR) {
+		out->name = "[python: unknown frame]";
+		out->kind = FRAME_SPECIAL;
+		return 1;
+	}
+	*used = 2;
+	instr = (uint32_t)(words[1] & 0xffffffffu);
+	/* Cached while the process lived; read now only if it still lives. */
+	c = python_code_cache_get(s->cache, (uint32_t)pid, words[0] & FW_DATA_MASK,
+				  (uint32_t)((words[1] >> 32) & 0xffffff),
+				  p ? python_proc_mem(p) : NULL, p ? python_proc_offsets(p) : NULL,
+				  p ? python_proc_types(p) : NULL);
+	if (!c) {
+		out->name = "[python: unknown code]";
+		out->kind = FRAME_SPECIAL;
+		return 1;
+	}
+	line = python_code_line(c, instr);
+	out->name = c->qualname;
+	out->file = c->filename;
+	out->start_line = c->firstlineno;
+	out->line = line < 0 ? c->firstlineno : line;
+	out->kind = FRAME_PYTHON;
+	return 1;
+}
+
+static int py_label(void *state, void *inst, char *key, size_t keylen, char *value,
+		    size_t valuelen)
+{
+	struct py_inst *in = inst;
+
+	if (!in->script) /* py_poll() looks for it */
+		return 0;
+	snprintf(key, keylen, "script");
+	snprintf(value, valuelen, "%s", in->script);
+	return 1;
+}
+
+static void py_detach(void *state, void *inst)
+{
+	unpublish(state, inst);
+}
+
+static void py_release(void *state, void *inst)
+{
+	struct py_state *s = state;
+	struct py_inst *in = inst;
+
+	unpublish(s, in);
+	python_code_cache_forget_pid(s->cache, (uint32_t)in->pid);
+	python_proc_free(in->proc);
+	xfree(in->script);
+	xfree(in);
+	if (s->live)
+		s->live--;
+}
+
+static void bpf_counters(int fd, uint64_t out[PYSTAT__COUNT])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *vals;
+	__u32 k;
+	int c;
+
+	memset(out, 0, sizeof(uint64_t) * PYSTAT__COUNT);
+	if (fd < 0 || ncpu <= 0)
+		return;
+	vals = xcalloc((size_t)ncpu, sizeof(*vals));
+	for (k = 0; k < PYSTAT__COUNT; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (c = 0; c < ncpu; c++)
+			out[k] += vals[c];
+	}
+	xfree(vals);
+}
+
+static void py_print_stats(void *state, FILE *f)
+{
+	struct py_state *s = state;
+	struct python_code_cache_stats cs;
+	uint64_t b[PYSTAT__COUNT];
+
+	python_code_cache_stats(s->cache, &cs);
+	bpf_counters(s->stats_fd, b);
+	fprintf(f, "python: procs=%zu frames_noted=%llu cache_lookups=%llu cache_hits=%llu "
+		"code_reads=%llu read_errors=%llu checksum_mismatches=%llu validations=%llu "
+		"validation_retries=%llu failures=%llu bpf_samples=%llu bpf_no_tstate=%llu "
+		"bpf_hooks=%llu bpf_frames=%llu bpf_errors=%llu bpf_truncated=%llu "
+		"bpf_deferred=%llu bpf_walk_ns=%llu\n",
+		s->live, (unsigned long long)s->frames, (unsigned long long)cs.lookups,
+		(unsigned long long)cs.hits, (unsigned long long)cs.reads,
+		(unsigned long long)cs.read_errors, (unsigned long long)cs.checksum_mismatches,
+		(unsigned long long)s->validations, (unsigned long long)s->validation_retries,
+		(unsigned long long)s->failures, (unsigned long long)b[PYSTAT_SAMPLES],
+		(unsigned long long)b[PYSTAT_NO_TSTATE], (unsigned long long)b[PYSTAT_HOOKS],
+		(unsigned long long)b[PYSTAT_FRAMES], (unsigned long long)b[PYSTAT_ERRORS],
+		(unsigned long long)b[PYSTAT_TRUNCATED], (unsigned long long)b[PYSTAT_DEFERRED],
+		(unsigned long long)b[PYSTAT_WALK_NS]);
+}
+
+const struct runtime_ops python_runtime_ops = {
+	.name = "python",
+	.kind = UNWINDER_PYTHON,
+	.init = py_init,
+	.configure = py_configure,
+	.free = py_free,
+	.file_detect = py_file_detect,
+	.interp_ranges = py_interp_ranges,
+	.file_free = py_file_free,
+	.attach = py_attach,
+	.poll = py_poll,
+	.note = py_note,
+	.symbolize = py_symbolize,
+	.label = py_label,
+	.detach = py_detach,
+	.release = py_release,
+	.print_stats = py_print_stats,
+};
