@@ -577,18 +577,21 @@ int unwinder_set_maps(struct unwinder *u, int pid, const struct procmaps *pm,
 		/* anonymous executable memory (JIT code): frame-pointer rule, unless claimed */
 		m.offset = bias;
 		m.kind = m.f && m.f->interp ? m.f->kind : UNWINDER_NATIVE;
-		if (nclaims)
+		if (nclaims) {
+			size_t before = n;
+
 			add_split(&maps, &n, &cap, &m, claims, nclaims);
-		else {
+			if (m.f)
+				m.f->refs += (int)(n - before); /* one per piece */
+		} else {
 			ALLOC_GROW(maps, n + 1, cap);
 			maps[n++] = m;
+			if (m.f)
+				m.f->refs++;
 		}
-	}
-	for (i = 0; i < n; i++) {
-		if (maps[i].f) {
-			maps[i].f->refs++;
-			lru_touch(u, maps[i].f);
-		}
+		/* referenced at once: loading the next file may evict unreferenced ones */
+		if (m.f)
+			lru_touch(u, m.f);
 	}
 	if (n) /* an exiting process has no mappings left, and maps is NULL */
 		qsort(maps, n, sizeof(*maps), umap_cmp);

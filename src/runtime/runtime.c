@@ -449,7 +449,8 @@ static void scan(struct runtimes *rts, struct process *p)
 		rc = s->ops->attach(s->state, f->data, &at, &data, &err);
 		if (rc < 0) {
 			s->attach_errors++;
-			if (rc != -ESRCH && rc != -ENOENT)
+			/* gone, or memory not readable (exiting, exec under way): nothing to say */
+			if (rc != -ESRCH && rc != -ENOENT && rc != -EFAULT)
 				report(s->ops, p->pid, &err);
 			continue;
 		}

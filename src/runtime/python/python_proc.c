@@ -183,8 +183,12 @@ static int walk_thread(struct python_proc *p, uint64_t tstate, struct python_thr
 			goto next;
 		}
 		if (check_types && p->types.code_type) {
-			if (rd64(p, code + o->ob_type, &type) < 0 || type != p->types.code_type)
+			if (rd64(p, code + o->ob_type, &type) < 0 || type != p->types.code_type) {
+				xfree(t->frames);
+				t->frames = NULL;
+				t->nframes = 0;
 				return -EINVAL;
+			}
 		}
 		ALLOC_GROW(t->frames, t->nframes + 1, cap);
 		f = &t->frames[t->nframes++];
