@@ -98,7 +98,7 @@ static __always_inline void runtime_defer(__u32 mask)
  * walkers are not called during the native unwind: RT_OP_ONLY replaces its result. */
 #define UNW_RUNTIME_HOOK(st, m, e) \
 	(runtime_only_kind ? UNW_HOOK_NATIVE : runtime_walk((m)->kind, RT_OP_FRAME))
-#define UNW_RUNTIME_PRESENT(pid) runtime_present(pid)
+#define UNW_RUNTIME_PRESENT(pid) (runtime_only_kind ? 0 : runtime_present(pid))
 #define UNW_RUNTIME_DEFER(mask) runtime_defer(mask)
 
 #endif

@@ -1,8 +1,10 @@
 /* fuzz_elf_unwind.c: what the agent does with the file behind an executable mapping, on an
- * arbitrary ELF image: open it, build its unwind table (unwind_table_build: .eh_frame,
- * .debug_frame, the same image as its "debug file", entry point, PLT, frame-pointer rule,
- * CPython eval ranges flagged as interpreter code), look entries up, and read every section by
- * index. Complements fuzz_elf (the reader) and fuzz_cfi (raw CFI sections). */
+ * arbitrary ELF image: open it, ask the CPython runtime whether it is an interpreter
+ * (python_file_detect: name, .PyRuntime, symbols, eval ranges), build its unwind table
+ * (unwind_table_build: .eh_frame, .debug_frame, the same image as its "debug file", entry
+ * point, PLT, frame-pointer rule, the eval ranges flagged as interpreter code), look entries up,
+ * and read every section by index. Complements fuzz_elf (the reader) and fuzz_cfi (raw CFI
+ * sections). */
 #include "agent/elf.h"
 #include "runtime/python/python_proc.h"
 #include "agent/unwind_table.h"
@@ -31,18 +33,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct elf_file *e = NULL;
 	struct unwind_range interp[2];
+	struct python_file pf;
 	struct unwind_table t;
 	struct errmsg err;
-	uint64_t lo[2], hi[2];
 	size_t i, n;
-	int ninterp;
+	int ninterp = 0;
 
 	if (elf_open_mem(data, size, &e, &err) < 0)
 		return 0;
-	ninterp = python_eval_ranges(e, lo, hi);
-	for (i = 0; i < (size_t)ninterp; i++) {
-		interp[i].lo = lo[i];
-		interp[i].hi = hi[i];
+	/* named like an interpreter so the detection always goes as far as the symbols */
+	if (python_file_detect(e, "/usr/lib/libpython3.12.so.1.0", &pf) == 1) {
+		if (pf.neval < 0 || pf.neval > 2 || pf.major != 3 || pf.minor != 12)
+			__builtin_trap();
+		for (i = 0; i < (size_t)pf.neval; i++) {
+			interp[i].lo = pf.eval_lo[i];
+			interp[i].hi = pf.eval_hi[i];
+		}
+		ninterp = pf.neval;
 	}
 	if (unwind_table_build(e, e, interp, (size_t)ninterp, &t, &err) == 0) {
 		check_table(&t);

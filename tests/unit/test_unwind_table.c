@@ -415,6 +415,97 @@ static void test_recorded_deep(void)
 	xfree(names);
 }
 
+/* The interpreter hook of the user-space step: flag level2, level1 and main of the helper as
+ * "eval loops" of a runtime and replay deferred segments at them, as unwinder_fix_sample()
+ * does with a snapshot's deferred words. */
+static int chain_interp(void *ctx, struct elf_file *e, const char *path, struct unwind_range *out,
+			int max, uint8_t *kind)
+{
+	static const char *const names[] = { "level2", "level1", "main" };
+	int i, n = 0;
+
+	*kind = UNWINDER_NATIVE;
+	if (!strstr(path, "unwind_chain"))
+		return 0;
+	for (i = 0; i < 3 && n < max; i++) {
+		uint64_t v, size;
+
+		if (elf_find_symbol(e, names[i], &v, &size) == 0 && size) {
+			out[n].lo = v;
+			out[n].hi = v + size;
+			n++;
+		}
+	}
+	*kind = UNWINDER_PYTHON;
+	return n;
+}
+
+static void test_deferred_segments(void)
+{
+	const uint64_t end = (FW_TAG_MARKER << FW_TAG_SHIFT) | FW_MARKER_SEGMENT_END;
+	const uint64_t a1 = (FW_TAG_FIRST(UNWINDER_PYTHON) << FW_TAG_SHIFT) | 0xa1;
+	const uint64_t a2 = (FW_TAG_FIRST(UNWINDER_PYTHON) << FW_TAG_SHIFT) | 0xa2;
+	const uint64_t b1 = (FW_TAG_FIRST(UNWINDER_PYTHON) << FW_TAG_SHIFT) | 0xb1;
+	/* level2: replaced by a1 a2; level1: empty segment, kept; main: b1 after it (keep) */
+	const uint64_t deferred[] = { a1, a2, end, end, b1, end | FW_SEGMENT_KEEP_NATIVE, a1, end };
+	struct unwinder_opts o = { .interp = chain_interp };
+	struct unwind_mapping m;
+	struct recorded r;
+	struct unwinder *u;
+	uint64_t words[MAX_USER_WORDS], plain[MAX_USER_WORDS];
+	uint32_t result = 0, kinds;
+	size_t n, np, i;
+	char names[8192];
+	struct errmsg err;
+	struct unwinder_stats st;
+
+	if (find_helper())
+		SKIP("helper %s not built", helper_path);
+	if (record_helper("stop", "0", &r)) {
+		recorded_release(&r);
+		SKIP("cannot trace the helper (ptrace not permitted?)");
+	}
+	u = unwinder_new(NULL, &o, &err);
+	CHECK(u != NULL);
+	CHECK_EQ_INT(unwinder_track_pid(u, r.pid), 0);
+	np = unwinder_unwind(u, r.pid, r.regs.rip, r.regs.rsp, r.regs.rbp, r.stack, r.len, plain,
+			     MAX_USER_WORDS, &result);
+	CHECK_EQ_INT(result, USTAT_COMPLETE);
+	/* the helper's mapping carries the kind of the runtime flagged in it, libc's does not */
+	for (i = 0, kinds = 0; i < np; i++)
+		if (unwinder_lookup_mapping(u, r.pid, plain[i] - (i > 0), &m) == 0)
+			kinds |= 1u << m.kind | ((m.flags & UNW_MAP_INTERP) ? 0x100 : 0);
+	CHECK_EQ_INT(kinds, (1u << UNWINDER_NATIVE) | (1u << UNWINDER_PYTHON) | 0x100);
+	helper_names(r.pid, plain, np, names, sizeof(names));
+	CHECK_EQ_STR(names, "leaf_spin;on_signal;cmp;level2;level1;main;_start");
+	n = unwinder_unwind_deferred(u, r.pid, r.regs.rip, r.regs.rsp, r.regs.rbp, r.stack, r.len,
+				     deferred, sizeof(deferred) / sizeof(deferred[0]), words,
+				     MAX_USER_WORDS, &result);
+	CHECK_EQ_INT(result, USTAT_COMPLETE);
+	CHECK_EQ_INT(n, np + 2); /* -1 (level2) +2 (a1 a2) +1 (b1) */
+	/* the first difference is level2, in place of which the deferred unwind has a1 a2 */
+	for (i = 0; i < np && i < n && words[i] == plain[i]; i++)
+		;
+	CHECK(i + 4 < np && n > i + 5);
+	if (i + 4 < np && n > i + 5) {
+		CHECK_EQ_INT(words[i], a1);
+		CHECK_EQ_INT(words[i + 1], a2);
+		CHECK_EQ_INT(words[i + 2], plain[i + 1]); /* level1 kept (empty segment) */
+		CHECK_EQ_INT(words[i + 3], plain[i + 2]); /* main kept ... */
+		CHECK_EQ_INT(words[i + 4], b1);           /* ... with b1 after it */
+		CHECK_EQ_INT(words[i + 5], plain[i + 3]); /* _start */
+	}
+	unwinder_stats(u, &st);
+	CHECK_EQ_INT(st.deferred_segments, 2);
+	/* fewer segments than eval frames: the rest stay native; a missing end marker is fine */
+	n = unwinder_unwind_deferred(u, r.pid, r.regs.rip, r.regs.rsp, r.regs.rbp, r.stack, r.len,
+				     deferred, 2, words, MAX_USER_WORDS, &result);
+	CHECK_EQ_INT(result, USTAT_COMPLETE);
+	CHECK_EQ_INT(n, np + 1);
+	unwinder_free(u);
+	recorded_release(&r);
+}
+
 int main(void)
 {
 	RUN(test_table_rules_and_gaps);
@@ -423,5 +514,6 @@ int main(void)
 	RUN(test_real_libc);
 	RUN(test_recorded_chain);
 	RUN(test_recorded_deep);
+	RUN(test_deferred_segments);
 	return test_summary();
 }

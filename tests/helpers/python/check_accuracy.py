@@ -1,9 +1,10 @@
 # check_accuracy.py: compares a folded profile of accuracy.py with the truth it wrote.
-# Usage: check_accuracy.py PROFILE TRUTH [--austin]
+# Usage: check_accuracy.py PROFILE TRUTH [--austin] [--coverage]
 # PROFILE is scorch's folded output, or austin's collapsed output with --austin (frames
 # "func (file);L<line>", converted here). A last line "FIGURES k=v ..." is for bench/.
 # Exit 0 when the profile matches (shares within TOL points, hot lines right, zlib frames above
-# c_zlib, 15 levels of recursion, stacks complete to <module>); prints one line of figures.
+# c_zlib, 15 levels of recursion, stacks complete to <module>; with --coverage, >= 99.5% of the
+# samples taken while Python code runs carry their Python frames); prints one line of figures.
 import re
 import sys
 
@@ -38,6 +39,10 @@ def main():
         else:
             truth[parts[0]] = float(parts[1]) * 100
     total = py_total = complete = eval_left = 0
+    # Coverage: of the samples taken while the interpreter runs Python code (a Python frame or
+    # an eval-loop frame on the stack, start-up and imports included), those that carry their
+    # Python frames (some, and no eval-loop frame left without its Python frames).
+    running = covered = 0
     incl = {k: 0 for k in truth}
     hot_lines = {k: {} for k in truth}
     zlib_above = zlib_samples = zlib_named = 0
@@ -51,6 +56,11 @@ def main():
         frames = stack.split(";")[1:]  # drop comm
         py = [(i, FRAME.match(f)) for i, f in enumerate(frames)]
         py = [(i, m) for i, m in py if m]
+        evals = any(f.startswith("_PyEval_EvalFrameDefault") for f in frames)
+        if py or evals:
+            running += count
+            if py and not evals:
+                covered += count
         if not py:
             continue
         names = [m.group(1) for _, m in py]
@@ -116,13 +126,19 @@ def main():
                % (zlib_pct, 100.0 * zlib_named / max(zlib_samples, 1)))
     out.append("15-deep %.1f%%" % deep_pct)
     out.append("eval-frames-left %.1f%%" % eval_pct)
+    coverage = 100.0 * covered / max(running, 1)
+    out.append("python-coverage %.2f%% (%d of %d)" % (coverage, covered, running))
     out.append("samples %d" % total)
     if complete_pct < 90 or zlib_pct < 80 or deep_pct < 90 or eval_pct > 5:
         ok = False
+    if "--coverage" in sys.argv and coverage < 99.5:
+        out.append("python-coverage below 99.5% WRONG")
+        ok = False
     print(("ok " if ok else "FAIL ") + "; ".join(out))
     print("FIGURES max_err=%.1f complete=%.1f lines_ok=%d/%d native=%.1f native_named=%.1f "
-          "deep=%.1f samples=%d" % (max_err, complete_pct, lines_ok, len(lines), zlib_pct,
-                                    100.0 * zlib_named / max(zlib_samples, 1), deep_pct, total))
+          "deep=%.1f samples=%d coverage=%.2f running=%d" % (
+              max_err, complete_pct, lines_ok, len(lines), zlib_pct,
+              100.0 * zlib_named / max(zlib_samples, 1), deep_pct, total, coverage, running))
     return 0 if ok else 1
 
 

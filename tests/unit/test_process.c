@@ -1,0 +1,295 @@
+/* test_process.c: the process registry (agent/process.h) on live processes: maps read once per
+ * change and handed to every subscriber, the event order (new, changed, claims, stale, exit,
+ * forget), claims made from inside a listener, labels, exits found by the interval's sweep, and
+ * the native unwinder publishing claimed ranges with the runtime's kind. */
+#include "agent/process.h"
+#include "agent/unwinder.h"
+#include "bpf/unwind.h"
+#include "lib/alloc.h"
+#include "lib/log.h"
+#include "test.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_EVENTS 64
+
+struct recorder {
+	int pids[MAX_EVENTS];
+	enum process_event evs[MAX_EVENTS];
+	size_t maps[MAX_EVENTS]; /* p->maps.n at the event */
+	size_t claims[MAX_EVENTS];
+	int n;
+	/* claim this range of the process from inside the NEW event */
+	struct process_registry *reg;
+	uint64_t claim_start, claim_end;
+};
+
+static void record(void *ctx, struct process *p, enum process_event ev)
+{
+	struct recorder *r = ctx;
+
+	if (r->n < MAX_EVENTS) {
+		r->pids[r->n] = p->pid;
+		r->evs[r->n] = ev;
+		r->maps[r->n] = p->maps.n;
+		r->claims[r->n] = p->nclaims;
+		r->n++;
+	}
+	if (ev == PROCESS_EV_NEW && r->claim_end)
+		process_claim(r->reg, p->pid, r->claim_start, r->claim_end, UNWINDER_HOTSPOT);
+}
+
+static int count(const struct recorder *r, int pid, enum process_event ev)
+{
+	int i, n = 0;
+
+	for (i = 0; i < r->n; i++)
+		n += r->pids[i] == pid && r->evs[i] == ev;
+	return n;
+}
+
+static pid_t start_sleeper(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl("/bin/sleep", "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	usleep(50000); /* let it exec */
+	return pid;
+}
+
+static void test_maps_once_and_events(void)
+{
+	struct process_registry *reg = process_registry_new(NULL);
+	struct recorder a = { 0 }, b = { 0 };
+	struct process_listener la = { "a", record, &a }, lb = { "b", record, &b };
+	struct process_registry_stats st;
+	struct process *p;
+	pid_t child = start_sleeper();
+	size_t i;
+
+	CHECK(child > 0);
+	CHECK_EQ_INT(process_registry_subscribe(reg, &la), 0);
+	CHECK_EQ_INT(process_registry_subscribe(reg, &lb), 0);
+	/* the first sample reads the process; both subscribers get the same maps */
+	p = process_seen(reg, child, "sleep");
+	CHECK(p != NULL);
+	CHECK_EQ_INT(a.n, 1);
+	CHECK_EQ_INT(b.n, 1);
+	CHECK_EQ_INT(a.evs[0], PROCESS_EV_NEW);
+	CHECK(a.maps[0] > 0 && a.maps[0] == b.maps[0]);
+	for (i = 0; p && i < p->maps.n; i++)
+		CHECK(p->maps.v[i].perms & PROCMAPS_X);
+	CHECK(p && strstr(p->exe, "sleep") != NULL);
+	CHECK(p && !strcmp(p->comm, "sleep"));
+	/* more samples: no read, no event */
+	process_seen(reg, child, "sleep");
+	process_seen(reg, child, "sleep");
+	process_registry_stats(reg, &st);
+	CHECK_EQ_INT(st.maps_reads, 1);
+	CHECK_EQ_INT(a.n, 1);
+	/* a refresh asked too soon is skipped; an unchanged one reads and sends nothing */
+	CHECK_EQ_INT(process_refresh(reg, child, 60ULL * 1000000000ULL), 0);
+	CHECK_EQ_INT(process_refresh(reg, child, 0), 1);
+	process_registry_stats(reg, &st);
+	CHECK_EQ_INT(st.maps_reads, 2);
+	CHECK_EQ_INT(a.n, 1);
+	/* an exec with -a: stale, then read again at the next sample (a new generation) */
+	process_exec(reg, child, 0, 0);
+	CHECK_EQ_INT(count(&a, child, PROCESS_EV_STALE), 1);
+	CHECK_EQ_INT(p->state, PROCESS_STALE);
+	CHECK(process_seen(reg, child, "sleep") == p);
+	CHECK_EQ_INT(count(&a, child, PROCESS_EV_NEW), 2);
+	CHECK_EQ_INT(p->generation, 1);
+	/* an exec record older than the last read (a sample of the new image came first) */
+	process_exec(reg, child, 1, 1);
+	CHECK_EQ_INT(count(&a, child, PROCESS_EV_NEW), 2);
+	/* exit: once, and the record stays until the interval is collected */
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	process_exit(reg, child);
+	process_exit(reg, child);
+	CHECK_EQ_INT(count(&a, child, PROCESS_EV_EXIT), 1);
+	CHECK(process_get(reg, child) == p);
+	CHECK(process_seen(reg, child, "sleep") == NULL); /* not read again */
+	CHECK(p->maps.n > 0); /* what symbolizing its samples needs is still there */
+	process_registry_collect(reg);
+	CHECK(process_get(reg, child) == NULL);
+	CHECK_EQ_INT(count(&a, child, PROCESS_EV_FORGET), 1);
+	CHECK_EQ_INT(count(&b, child, PROCESS_EV_FORGET), 1);
+	/* a process that is gone at its first sample is not read twice */
+	CHECK(process_seen(reg, child, "sleep") == NULL);
+	CHECK(process_seen(reg, child, "sleep") == NULL);
+	process_registry_stats(reg, &st);
+	CHECK_EQ_INT(st.exited_pending, 1);
+	process_registry_free(reg);
+}
+
+static void test_sweep_finds_lost_exits(void)
+{
+	struct process_registry *reg = process_registry_new(NULL);
+	struct recorder a = { 0 };
+	struct process_listener la = { "a", record, &a };
+	pid_t child = start_sleeper();
+
+	process_registry_subscribe(reg, &la);
+	CHECK_EQ_INT(process_track(reg, child, NULL), 0);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	/* no exit record (the ring buffer was full): the interval's sweep finds it */
+	process_registry_collect(reg);
+	CHECK_EQ_INT(count(&a, child, PROCESS_EV_EXIT), 1);
+	CHECK_EQ_INT(count(&a, child, PROCESS_EV_FORGET), 1);
+	CHECK(process_get(reg, child) == NULL);
+	CHECK_EQ_INT(process_track(reg, child, NULL), -ESRCH);
+	process_registry_free(reg);
+}
+
+static void test_changed_and_claims(void)
+{
+	struct process_registry *reg = process_registry_new(NULL);
+	struct recorder a = { 0 };
+	struct process_listener la = { "a", record, &a };
+	struct unwinder *u;
+	struct unwind_mapping m;
+	struct unwinder_claim uc[4];
+	struct errmsg err;
+	struct process *p;
+	size_t before, i;
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *code;
+
+	a.reg = reg;
+	process_registry_subscribe(reg, &la);
+	CHECK_EQ_INT(process_track(reg, getpid(), NULL), 0);
+	p = process_get(reg, getpid());
+	before = p->maps.n;
+	/* new executable memory (a JIT code cache): the refresh sees it */
+	code = mmap(NULL, (size_t)page * 4, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(code != MAP_FAILED);
+	CHECK_EQ_INT(process_refresh(reg, getpid(), 0), 1);
+	CHECK_EQ_INT(count(&a, getpid(), PROCESS_EV_CHANGED), 1);
+	CHECK_EQ_INT(p->maps.n, before + 1);
+	/* a runtime claims the middle two pages */
+	CHECK_EQ_INT(process_claim(reg, getpid(), (uint64_t)(uintptr_t)code + page,
+				   (uint64_t)(uintptr_t)code + 3 * page, UNWINDER_HOTSPOT), 0);
+	CHECK_EQ_INT(count(&a, getpid(), PROCESS_EV_CLAIMS), 1);
+	CHECK_EQ_INT(p->nclaims, 1);
+	CHECK_EQ_INT(process_claim(reg, getpid(), 10, 5, UNWINDER_HOTSPOT), -EINVAL);
+	CHECK_EQ_INT(process_claim(reg, 1 << 30, 0, 4096, UNWINDER_HOTSPOT), -ENOENT);
+	/* the unwinder publishes the claimed part with the runtime's kind, the rest natively */
+	u = unwinder_new(NULL, NULL, &err);
+	for (i = 0; i < p->nclaims; i++) {
+		uc[i].start = p->claims[i].start;
+		uc[i].end = p->claims[i].end;
+		uc[i].kind = p->claims[i].kind;
+	}
+	CHECK_EQ_INT(unwinder_set_maps(u, getpid(), &p->maps, uc, p->nclaims), 0);
+	CHECK_EQ_INT(unwinder_lookup_mapping(u, getpid(), (uint64_t)(uintptr_t)code, &m), 0);
+	CHECK_EQ_INT(m.kind, UNWINDER_NATIVE);
+	CHECK(!(m.flags & UNW_MAP_RUNTIME) && (m.flags & UNW_MAP_FP));
+	CHECK_EQ_INT(m.end, (uint64_t)(uintptr_t)code + page);
+	CHECK_EQ_INT(unwinder_lookup_mapping(u, getpid(), (uint64_t)(uintptr_t)code + page, &m), 0);
+	CHECK_EQ_INT(m.kind, UNWINDER_HOTSPOT);
+	CHECK(m.flags & UNW_MAP_RUNTIME);
+	CHECK_EQ_INT(m.end, (uint64_t)(uintptr_t)code + 3 * page);
+	CHECK_EQ_INT(unwinder_lookup_mapping(u, getpid(), (uint64_t)(uintptr_t)code + 3 * page, &m),
+		     0);
+	CHECK_EQ_INT(m.kind, UNWINDER_NATIVE);
+	/* released: one mapping again */
+	CHECK_EQ_INT(process_claim(reg, getpid(), (uint64_t)(uintptr_t)code + page, 0, 0), 0);
+	CHECK_EQ_INT(p->nclaims, 0);
+	CHECK_EQ_INT(unwinder_set_maps(u, getpid(), &p->maps, NULL, 0), 0);
+	CHECK_EQ_INT(unwinder_lookup_mapping(u, getpid(), (uint64_t)(uintptr_t)code + page, &m), 0);
+	CHECK_EQ_INT(m.kind, UNWINDER_NATIVE);
+	CHECK_EQ_INT(m.start, (uint64_t)(uintptr_t)code);
+	unwinder_free(u);
+	munmap(code, (size_t)page * 4);
+	CHECK_EQ_INT(process_refresh(reg, getpid(), 0), 1);
+	CHECK_EQ_INT(count(&a, getpid(), PROCESS_EV_CHANGED), 2);
+	CHECK_EQ_INT(p->maps.n, before);
+	process_registry_free(reg);
+}
+
+/* A listener claiming during NEW: every listener sees NEW first, then CLAIMS. */
+static void test_claims_from_a_listener(void)
+{
+	struct process_registry *reg = process_registry_new(NULL);
+	struct recorder a = { 0 }, b = { 0 };
+	struct process_listener la = { "a", record, &a }, lb = { "b", record, &b };
+	pid_t child = start_sleeper();
+
+	a.reg = reg;
+	a.claim_start = 0x10000;
+	a.claim_end = 0x20000;
+	process_registry_subscribe(reg, &la);
+	process_registry_subscribe(reg, &lb);
+	CHECK_EQ_INT(process_track(reg, child, NULL), 0);
+	CHECK_EQ_INT(b.n, 2);
+	CHECK_EQ_INT(b.evs[0], PROCESS_EV_NEW);
+	CHECK_EQ_INT(b.claims[0], 1); /* made by a during NEW, visible ... */
+	CHECK_EQ_INT(b.evs[1], PROCESS_EV_CLAIMS); /* ... and announced after it */
+	CHECK_EQ_INT(a.evs[1], PROCESS_EV_CLAIMS);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	process_registry_free(reg);
+	CHECK_EQ_INT(count(&b, child, PROCESS_EV_FORGET), 1);
+}
+
+static int label_source(void *ctx, struct process *p, char *key, size_t keylen, char *value,
+			size_t valuelen)
+{
+	int *asked = ctx;
+
+	if (++*asked < 2)
+		return 0; /* not known yet (the interpreter has not run the script) */
+	snprintf(key, keylen, "script");
+	snprintf(value, valuelen, "/srv/app/main.py");
+	return 1;
+}
+
+static void test_labels(void)
+{
+	struct process_registry_opts o = { .labels = 1 };
+	struct process_registry *reg = process_registry_new(&o);
+	const struct procinfo *pi;
+	const char *key, *value;
+	pid_t child = start_sleeper();
+	int asked = 0;
+
+	process_registry_set_label_source(reg, label_source, &asked);
+	CHECK_EQ_INT(process_track(reg, child, "sleep"), 0);
+	pi = process_labels(reg, child);
+	CHECK(pi != NULL);
+	CHECK(pi && !strcmp(pi->exe, "sleep"));
+	CHECK(pi && pi->script[0] == '\0');
+	pi = process_labels(reg, child);
+	CHECK(pi && !strcmp(pi->script, "main.py"));
+	CHECK_EQ_INT(process_runtime_label(reg, child, &key, &value), 1);
+	CHECK_EQ_STR(key, "script");
+	CHECK_EQ_STR(value, "/srv/app/main.py");
+	CHECK_EQ_INT(asked, 2); /* remembered once known */
+	CHECK(process_labels(reg, getpid()) == NULL); /* not tracked */
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	process_registry_free(reg);
+}
+
+int main(void)
+{
+	log_set_level(LOG_ERROR);
+	RUN(test_maps_once_and_events);
+	RUN(test_sweep_finds_lost_exits);
+	RUN(test_changed_and_claims);
+	RUN(test_claims_from_a_listener);
+	RUN(test_labels);
+	return test_summary();
+}

@@ -1,0 +1,349 @@
+/* test_runtime.c: the runtime framework (runtime/runtime.h) with a made-up runtime that
+ * recognises this test binary: detection once per file however many processes map it, the
+ * load bias handed to attach(), interpreter ranges and the file's kind for the unwinder, polls
+ * until done, frame words routed by tag, frames (inlined ones too) and labels through the
+ * aggregate into a profile, detach at exit and release when forgotten, and the tag ranges of
+ * bpf/sampler.h. */
+#include "agent/aggregate.h"
+#include "agent/elf.h"
+#include "agent/process.h"
+#include "agent/symbolizer.h"
+#include "agent/unwind_table.h"
+#include "bpf/unwind.h"
+#include "lib/alloc.h"
+#include "lib/log.h"
+#include "profile/profile.h"
+#include "runtime/python/python.h"
+#include "runtime/python/python_runtime.h"
+#include "runtime/runtime.h"
+#include "test.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define FAKE_KIND UNWINDER_RUBY
+#define FAKE_TAG(n) ((FW_TAG_FIRST(FAKE_KIND) + (n)) << FW_TAG_SHIFT)
+
+/* The "eval loop" the fake runtime flags; noinline so that it has a symbol of its own. */
+__attribute__((noinline)) int fake_eval(int x);
+__attribute__((noinline)) int fake_eval(int x)
+{
+	return x * 3 + 1;
+}
+
+struct fake {
+	int detects, attaches, polls, detaches, releases;
+	uint64_t lo, hi;      /* link-time range of fake_eval */
+	uint64_t bias_ok;     /* attaches whose bias maps fake_eval right */
+	uint64_t noted[16];
+	size_t nnoted;
+	int poll_rounds;      /* polls until done */
+};
+
+static struct fake g;
+
+static int fake_init(struct bpf_object *obj, const struct runtime_config *cfg, void **state,
+		     struct errmsg *err)
+{
+	*state = &g;
+	return 0;
+}
+
+static int fake_detect(void *state, struct elf_file *e, const char *path, void **data)
+{
+	uint64_t v, size;
+
+	if (!strstr(path, "test_runtime"))
+		return 0;
+	g.detects++;
+	if (elf_find_symbol(e, "fake_eval", &v, &size) || !size)
+		return 0;
+	g.lo = v;
+	g.hi = v + size;
+	*data = &g;
+	return 1;
+}
+
+static int fake_ranges(void *data, struct unwind_range *out, int max)
+{
+	out[0].lo = g.lo;
+	out[0].hi = g.hi;
+	return 1;
+}
+
+static int fake_attach(void *state, void *data, const struct runtime_attach *at, void **inst,
+		       struct errmsg *err)
+{
+	g.attaches++;
+	if (at->proc->pid == getpid() && g.lo + at->bias == (uint64_t)(uintptr_t)fake_eval)
+		g.bias_ok++;
+	*inst = xcalloc(1, 8);
+	return 1; /* poll me */
+}
+
+static int fake_poll(void *state, void *inst, struct errmsg *err)
+{
+	g.polls++;
+	return g.polls >= g.poll_rounds ? 0 : 1;
+}
+
+static void fake_note(void *state, void *inst, int pid, const uint64_t *w, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && g.nnoted < 16; i++)
+		g.noted[g.nnoted++] = w[i];
+}
+
+/* One word: an inlined frame and the frame it is inlined into. */
+static int fake_symbolize(void *state, void *inst, int pid, const uint64_t *w, size_t n,
+			  size_t *used, struct runtime_frame *out, int max)
+{
+	*used = 1;
+	if (max < 2)
+		return 0;
+	memset(out, 0, 2 * sizeof(*out));
+	out[0].name = "java.util.HashMap.hash";
+	out[0].file = "HashMap.java";
+	out[0].line = 338;
+	out[0].kind = FRAME_PYTHON;
+	out[0].inlined = 1;
+	out[1].name = "java.util.HashMap.get";
+	out[1].file = "HashMap.java";
+	out[1].line = 556;
+	out[1].start_line = 550;
+	out[1].kind = FRAME_PYTHON;
+	return 2;
+}
+
+static int fake_label(void *state, void *inst, char *key, size_t kl, char *value, size_t vl)
+{
+	snprintf(key, kl, "main_class");
+	snprintf(value, vl, "com.example.Main");
+	return 1;
+}
+
+static void fake_detach(void *state, void *inst)
+{
+	g.detaches++;
+}
+
+static void fake_release(void *state, void *inst)
+{
+	g.releases++;
+	xfree(inst);
+}
+
+static const struct runtime_ops fake_ops = {
+	.name = "fake",
+	.kind = FAKE_KIND,
+	.init = fake_init,
+	.file_detect = fake_detect,
+	.interp_ranges = fake_ranges,
+	.attach = fake_attach,
+	.poll = fake_poll,
+	.note = fake_note,
+	.symbolize = fake_symbolize,
+	.label = fake_label,
+	.detach = fake_detach,
+	.release = fake_release,
+};
+
+static const struct runtime_ops *const table[] = { &fake_ops };
+
+static pid_t start_copy(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	return pid;
+}
+
+static void test_lifecycle(void)
+{
+	struct process_registry *reg = process_registry_new(NULL);
+	struct runtimes *rts = runtimes_new_table(table, 1, NULL);
+	struct runtime_frame fr[8];
+	struct unwind_range ranges[4];
+	struct elf_file *e = NULL;
+	const char *key, *value;
+	uint64_t words[] = { 0x401000, FAKE_TAG(0) | 1, FAKE_TAG(3) | 2,
+			     (FW_TAG_PYTHON << FW_TAG_SHIFT) | 5,
+			     (FW_TAG_MARKER << FW_TAG_SHIFT) | FW_MARKER_TRUNCATED };
+	uint64_t unknown = (FW_TAG_FIRST(9) << FW_TAG_SHIFT) | 1;
+	size_t used = 0;
+	uint8_t kind = 99;
+	pid_t child = start_copy();
+	int tries;
+
+	memset(&g, 0, sizeof(g));
+	g.poll_rounds = 2;
+	runtimes_init(rts, NULL);
+	runtimes_subscribe(rts, reg);
+	CHECK_EQ_INT(process_track(reg, getpid(), NULL), 0);
+	CHECK_EQ_INT(g.detects, 1);
+	CHECK_EQ_INT(g.attaches, 1);
+	CHECK_EQ_INT(g.bias_ok, 1);
+	/* another process of the same file: attached, not detected again */
+	CHECK_EQ_INT(process_track(reg, child, NULL), 0);
+	CHECK_EQ_INT(g.detects, 1);
+	CHECK_EQ_INT(g.attaches, 2);
+	/* the unwinder's question about the same file: answered from the cache */
+	CHECK_EQ_INT(elf_open("/proc/self/exe", &e, NULL), 0);
+	CHECK_EQ_INT(runtimes_interp_ranges(rts, e, "/x/test_runtime", ranges, 4, &kind), 1);
+	CHECK_EQ_INT(kind, FAKE_KIND);
+	CHECK_EQ_INT(ranges[0].lo, g.lo);
+	CHECK_EQ_INT(g.detects, 1);
+	elf_close(e);
+	/* samples: polled until done (spaced by RUNTIME_POLL_NS), only the runtime's words */
+	for (tries = 0; tries < 100 && g.polls < 2; tries++) {
+		runtimes_note_sample(rts, getpid(), words, 5);
+		usleep(1000);
+	}
+	CHECK_EQ_INT(g.polls, 2);
+	g.nnoted = 0;
+	runtimes_note_sample(rts, getpid(), words, 5);
+	CHECK_EQ_INT(g.polls, 2); /* done: not polled again */
+	CHECK_EQ_INT(g.nnoted, 2);
+	CHECK_EQ_INT(g.noted[0], words[1]);
+	CHECK_EQ_INT(g.noted[1], words[2]);
+	/* frames */
+	CHECK_EQ_INT(runtimes_symbolize(rts, getpid(), &words[1], 4, &used, fr, 8), 2);
+	CHECK_EQ_INT(used, 1);
+	CHECK_EQ_STR(fr[0].name, "java.util.HashMap.hash");
+	CHECK_EQ_INT(fr[0].inlined, 1);
+	CHECK_EQ_INT(fr[1].line, 556);
+	CHECK_EQ_INT(runtimes_symbolize(rts, getpid(), &unknown, 1, &used, fr, 8), 1);
+	CHECK_EQ_STR(fr[0].name, "[unknown frame]");
+	CHECK_EQ_INT(fr[0].kind, FRAME_SPECIAL);
+	/* label */
+	CHECK_EQ_INT(process_runtime_label(reg, child, &key, &value), 1);
+	CHECK_EQ_STR(key, "main_class");
+	CHECK_EQ_STR(value, "com.example.Main");
+	/* exit: detached (its frames still symbolize), released when forgotten */
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	process_exit(reg, child);
+	CHECK_EQ_INT(g.detaches, 1);
+	CHECK_EQ_INT(runtimes_symbolize(rts, child, &words[1], 4, &used, fr, 8), 2);
+	process_registry_collect(reg);
+	CHECK_EQ_INT(g.releases, 1);
+	/* an exec: the old image's instance goes, the new one is attached */
+	process_exec(reg, getpid(), 0, 1);
+	CHECK_EQ_INT(g.releases, 2);
+	CHECK_EQ_INT(g.attaches, 3);
+	process_registry_free(reg);
+	CHECK_EQ_INT(g.releases, 3);
+	runtimes_free(rts);
+}
+
+static void test_disabled(void)
+{
+	struct runtimes_opts o = { .disable = "other,fake" };
+	struct process_registry *reg = process_registry_new(NULL);
+	struct runtimes *rts = runtimes_new_table(table, 1, &o);
+
+	memset(&g, 0, sizeof(g));
+	runtimes_init(rts, NULL);
+	runtimes_subscribe(rts, reg);
+	CHECK_EQ_INT(process_track(reg, getpid(), NULL), 0);
+	CHECK_EQ_INT(g.detects, 0);
+	CHECK_EQ_INT(g.attaches, 0);
+	process_registry_free(reg);
+	runtimes_free(rts);
+}
+
+static int label_of_pid(void *ctx, uint32_t pid, const char **k, const char **v)
+{
+	return process_runtime_label(ctx, (int)pid, k, v);
+}
+
+/* Runtime words through the aggregate into a profile: frames and the runtime's label, with no
+ * runtime-specific code in aggregate.c. */
+static void test_into_profile(void)
+{
+	struct {
+		struct event_hdr hdr;
+		struct sample_body body;
+		uint64_t frames[4];
+	} r;
+	struct process_registry *reg = process_registry_new(NULL);
+	struct runtimes *rts = runtimes_new_table(table, 1, NULL);
+	struct symbolizer *sym = symbolizer_new();
+	struct agg *a = agg_new(0);
+	struct profile *p = profile_new();
+	char name[256];
+	const uint32_t *locs;
+	size_t i;
+	int found_label = 0;
+
+	memset(&g, 0, sizeof(g));
+	runtimes_init(rts, NULL);
+	runtimes_subscribe(rts, reg);
+	process_track(reg, getpid(), NULL);
+	agg_set_runtimes(a, rts);
+	memset(&r, 0, sizeof(r));
+	r.hdr.type = EVENT_SAMPLE;
+	r.hdr.version = SCORCH_EVENT_VERSION;
+	r.hdr.pid = r.hdr.tid = (uint32_t)getpid();
+	snprintf(r.body.comm, sizeof(r.body.comm), "java");
+	r.body.nuser = 2;
+	r.frames[0] = FAKE_TAG(0) | 7;
+	r.frames[1] = (FW_TAG_MARKER << FW_TAG_SHIFT) | FW_MARKER_UNWIND_ERROR;
+	r.hdr.size = sizeof(r.hdr) + sizeof(r.body) + 2 * 8;
+	CHECK_EQ_INT(agg_add_record(a, &r.hdr, r.hdr.size), 0);
+	agg_set_label_source(a, label_of_pid, reg); /* the registry asks the runtime */
+	CHECK_EQ_INT(agg_to_profile(a, sym, p, NULL, NULL), 0);
+	CHECK_EQ_INT(p->nsamples, 1);
+	locs = profile_sample_locs(p, &p->samples[0]);
+	CHECK_EQ_INT(p->samples[0].nlocs, 3);
+	profile_frame_name(p, locs[0], name, sizeof(name));
+	CHECK_EQ_STR(name, "java.util.HashMap.hash (HashMap.java:338)");
+	profile_frame_name(p, locs[1], name, sizeof(name));
+	CHECK_EQ_STR(name, "java.util.HashMap.get (HashMap.java:556)");
+	profile_frame_name(p, locs[2], name, sizeof(name));
+	CHECK_EQ_STR(name, "[unwind error]");
+	for (i = 0; i < p->samples[0].nlabels; i++) {
+		const struct profile_label *l = &profile_sample_labels(p, &p->samples[0])[i];
+
+		if (!strcmp(profile_get_str(p, l->key), "main_class") &&
+		    !strcmp(profile_get_str(p, l->str), "com.example.Main"))
+			found_label = 1;
+	}
+	CHECK(found_label);
+	profile_free(p);
+	agg_free(a);
+	symbolizer_free(sym);
+	process_registry_free(reg);
+	runtimes_free(rts);
+}
+
+/* The tag ranges of bpf/sampler.h and the kinds of the built-in table. */
+static void test_tags(void)
+{
+	CHECK_EQ_INT(FW_TAG_KIND(FW_TAG_NATIVE), UNWINDER_NATIVE);
+	CHECK_EQ_INT(FW_TAG_KIND(FW_TAG_MARKER), UNWINDER_NATIVE);
+	CHECK_EQ_INT(FW_TAG_KIND(FW_TAG_SNAPSHOT), UNWINDER_NATIVE);
+	CHECK_EQ_INT(FW_TAG_KIND(FW_TAG_PYTHON), UNWINDER_PYTHON);
+	CHECK_EQ_INT(FW_TAG_KIND(FW_TAG_PYTHON_INSTR), UNWINDER_PYTHON);
+	CHECK_EQ_INT(FW_TAG_KIND(FW_TAG_PYTHON_MARK), UNWINDER_PYTHON);
+	CHECK_EQ_INT(FW_TAG_KIND(0xff), UNWINDER_KINDS - 1);
+	CHECK_EQ_INT(python_runtime_ops.kind, UNWINDER_PYTHON);
+	CHECK(UNWINDER_KINDS <= 16); /* one 4-bit range each in the tag byte */
+}
+
+int main(void)
+{
+	log_set_level(LOG_ERROR);
+	RUN(test_tags);
+	RUN(test_lifecycle);
+	RUN(test_disabled);
+	RUN(test_into_profile);
+	return test_summary();
+}
