@@ -2,9 +2,11 @@
 # python_stacks.sh: CPython stacks end to end. Profiles tests/helpers/python/accuracy.py (a
 # known CPU split: pure Python 3 frames deep, pure Python under 15 levels of recursion, and
 # time inside zlib) under every installed CPython and checks the split per function, the hot
-# lines, native frames above the Python frame that called them, the recursion depth and that
-# stacks reach <module> (tests/helpers/python/check_accuracy.py). Interpreters that are not
-# installed are skipped loudly; all missing means SKIP.
+# lines, native frames above the Python frame that called them, the recursion depth, that
+# stacks reach <module>, and that >= 99.5% of the samples taken while the interpreter runs Python
+# code (start-up and imports included) carry their Python frames
+# (tests/helpers/python/check_accuracy.py --coverage). Interpreters that are not installed are
+# skipped loudly; all missing means SKIP.
 set -u
 cd "$(dirname "$0")/../.."
 if [ "$(id -u)" != 0 ]; then
@@ -37,7 +39,8 @@ for py in /root/.pyenv/versions/3.8.*/bin/python3.8 /root/.pyenv/versions/3.9.*/
 			echo "$py: scorch record failed:"; cat "$tmp/log"
 			continue
 		fi
-		res=$("$CHECK_PY" tests/helpers/python/check_accuracy.py "$tmp/out.folded" "$tmp/truth")
+		res=$("$CHECK_PY" tests/helpers/python/check_accuracy.py "$tmp/out.folded" "$tmp/truth" \
+			--coverage)
 		echo "$py (try $try): $res"
 		case "$res" in ok*) ok=1; break ;; esac
 	done

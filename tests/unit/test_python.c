@@ -7,7 +7,9 @@
 #include "runtime/procmem.h"
 #include "runtime/python/python_offsets.h"
 #include "runtime/python/python_runtime.h"
+#include "agent/elf.h"
 #include "agent/process.h"
+#include "agent/procmaps.h"
 #include "profile/profile.h"
 #include "runtime/runtime.h"
 #include "lib/alloc.h"
@@ -21,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *const interpreters[] = {
@@ -424,6 +427,95 @@ static void test_live(void)
 		SKIP("no CPython installed");
 }
 
+/* The runtime's offset check from the sample stream: a right table passes (then the script is
+ * found), a wrong one is retried PYTHON_VALIDATE_TRIES times, spaced in time, before it is
+ * called wrong (the target runs while we read: one failed check may be a race). */
+static void check_poll(const char *py, unsigned wrong_minor, int want)
+{
+	struct errmsg err = { { 0 } };
+	struct runtime_config cfg = { 0 };
+	struct python_file f;
+	struct procmaps pm;
+	struct elf_file *e = NULL;
+	struct process proc;
+	struct runtime_attach at;
+	struct child c;
+	void *state = NULL, *inst = NULL;
+	uint64_t bias = 0;
+	struct timespec t0, t1;
+	size_t i;
+	int rc = 1, polls = 0, have = 0;
+
+	if (start_stack(py, 0, &c) < 0) {
+		CHECK(!"stack.py did not start");
+		return;
+	}
+	/* the interpreter is the executable or libpython: whichever mapped file detects */
+	if (procmaps_read(c.pid, &pm, NULL) == 0) {
+		for (i = 0; i < pm.n && !have; i++) {
+			if (pm.v[i].kind != PROCMAPS_FILE || !strstr(pm.v[i].path, "python"))
+				continue;
+			elf_close(e);
+			e = NULL;
+			if (elf_open(pm.v[i].path, &e, NULL) == 0 &&
+			    python_file_detect(e, pm.v[i].path, &f) == 1) {
+				bias = elf_load_bias(e, pm.v[i].start, pm.v[i].offset);
+				have = 1;
+			}
+		}
+		procmaps_release(&pm);
+	}
+	CHECK(have);
+	if (!have) {
+		elf_close(e);
+		stop_child(&c);
+		return;
+	}
+	if (wrong_minor) {
+		f.py_version = 0; /* believe the name */
+		f.minor = wrong_minor;
+	}
+	memset(&proc, 0, sizeof(proc));
+	proc.pid = c.pid;
+	at.reg = NULL;
+	at.proc = &proc;
+	at.map = NULL;
+	at.bias = bias;
+	CHECK_EQ_INT(python_runtime_ops.init(NULL, &cfg, &state, &err), 0);
+	CHECK_EQ_INT(python_runtime_ops.attach(state, &f, &at, &inst, &err), 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (inst && rc == 1 && polls < 500) {
+		rc = python_runtime_ops.poll(state, inst, &err);
+		polls++;
+		usleep(2000);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK_EQ_INT(rc, want);
+	if (want < 0) {
+		/* not given up at the first failure: the tries are spaced */
+		CHECK((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 >=
+		      (PYTHON_VALIDATE_TRIES - 1) * (long)(PYTHON_VALIDATE_RETRY_NS / 1000000));
+		CHECK(strstr(err.msg, "do not match") != NULL);
+	}
+	if (inst)
+		python_runtime_ops.release(state, inst);
+	python_runtime_ops.free(state);
+	elf_close(e);
+	stop_child(&c);
+}
+
+static void test_runtime_poll(void)
+{
+	const char *py = interpreters[4]; /* 3.12 */
+
+	if (geteuid() != 0)
+		SKIP("reading another process's memory needs root here");
+	if (!exists(py))
+		SKIP("%s not installed", py);
+	check_poll(py, 0, 0);
+	check_poll(py, 11, -EINVAL);
+}
+
 static void test_not_python(void)
 {
 	struct errmsg err = { { 0 } };
@@ -704,5 +796,6 @@ int main(void)
 	RUN(test_linetables);
 	RUN(test_live);
 	RUN(test_runtime_exited);
+	RUN(test_runtime_poll);
 	return test_summary();
 }

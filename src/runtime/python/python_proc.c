@@ -283,7 +283,11 @@ static int walk_all(struct python_proc *p, struct python_threads *out, int check
 			break;
 	}
 	if (check && !out->n) {
-		rc = errmsg_set(err, -EAGAIN, "CPython %s has no thread state yet", p->version);
+		/* An interpreter gets its first thread state microseconds after it is created:
+		 * none, for longer than the caller's retries, means the offsets are wrong. */
+		rc = errmsg_set(err, -EINVAL,
+				"the interpreter has no thread state: offsets for CPython %s do not match",
+				p->version);
 		goto fail;
 	}
 	if (check && p->pid > 0 && o->ts_native_thread_id != PY_NO_OFFSET) {

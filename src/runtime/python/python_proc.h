@@ -59,8 +59,9 @@ int python_file_detect(struct elf_file *e, const char *path, struct python_file 
  * be read). Does not validate: see python_proc_validate(). */
 int python_proc_attach(int pid, const struct python_file *f, uint64_t bias,
 		       struct python_proc **out, struct errmsg *err);
-/* Check the offsets against the live interpreter (see above). 0, -EAGAIN (not initialized or
- * no thread state yet), -EINVAL (a check failed: err says which), -EFAULT, -ESRCH. */
+/* Check the offsets against the live interpreter (see above). 0, -EAGAIN (no interpreter
+ * yet), -EINVAL (a check failed, or an interpreter without a thread state: err says which;
+ * retry before believing it), -EFAULT, -ESRCH. */
 int python_proc_validate(struct python_proc *p, struct errmsg *err);
 
 #define PYTHON_MAX_FRAMES 1024  /* per thread, user-space walker */

@@ -131,7 +131,9 @@ def main():
     out.append("samples %d" % total)
     if complete_pct < 90 or zlib_pct < 80 or deep_pct < 90 or eval_pct > 5:
         ok = False
-    if "--coverage" in sys.argv and coverage < 99.5:
+    # (one sample may miss on a short run: a C-level eval call caught in its first or last
+    # instructions, before its Python frame is linked or after it is gone)
+    if "--coverage" in sys.argv and coverage < 99.5 and running - covered > 1:
         out.append("python-coverage below 99.5% WRONG")
         ok = False
     print(("ok " if ok else "FAIL ") + "; ".join(out))
