@@ -3,7 +3,9 @@
 #   1. accuracy matrix: tests/helpers/python/accuracy.py (known CPU split) under every
 #      installed CPython, profiled by scorch (and by austin, when installed, side by side);
 #      the median over RUNS runs of: worst share error vs truth (points), % of samples whose
-#      stack reaches <module>, hot lines right, % of c_zlib samples with native frames above.
+#      stack reaches <module>, hot lines right, % of c_zlib samples with native frames above,
+#      and % of the samples taken while Python code runs (start-up included) that carry their
+#      Python frames.
 #   2. BPF cost of the Python walker per sample with 50 Python frames (py_stats walk time).
 #   3. code-object cache hit rate of the symbolizer.
 # Needs root. Usage: [SCORCH=path] sh bench/python_accuracy.sh [RUNS] [SECONDS]
@@ -21,8 +23,8 @@ SCORCH=${SCORCH:-./scorch}
 median() { sort -n | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]; else print "-"}'; }
 fig() { sed -n "s/.*[ ]$1=\([0-9.]*\).*/\1/p"; }
 
-echo "| CPython | scorch worst share error (pts) | scorch stacks to <module> | scorch hot lines | scorch native above c_zlib | austin worst share error | austin stacks to <module> | austin hot lines |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| CPython | scorch worst share error (pts) | scorch stacks to <module> | scorch hot lines | scorch native above c_zlib | scorch samples with their Python frames | austin worst share error | austin stacks to <module> | austin hot lines |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for py in /root/.pyenv/versions/3.8.*/bin/python3.8 /root/.pyenv/versions/3.9.*/bin/python3.9 \
 	  /root/.pyenv/versions/3.10.*/bin/python3.10 /root/.pyenv/versions/3.11.*/bin/python3.11 \
 	  /root/.pyenv/versions/3.12.*/bin/python3.12 /root/.pyenv/versions/3.13.*/bin/python3.13 \
@@ -46,9 +48,10 @@ for py in /root/.pyenv/versions/3.8.*/bin/python3.8 /root/.pyenv/versions/3.9.*/
 	se=$(fig max_err < "$tmp/s" | median); sc=$(fig complete < "$tmp/s" | median)
 	sl=$(sed -n 's/.*lines_ok=\([0-9]*\/[0-9]*\).*/\1/p' "$tmp/s" | sort | head -1)
 	sn=$(fig native < "$tmp/s" | median)
+	sv=$(fig coverage < "$tmp/s" | median)
 	ae=$(fig max_err < "$tmp/a" | median); ac=$(fig complete < "$tmp/a" | median)
 	al=$(sed -n 's/.*lines_ok=\([0-9]*\/[0-9]*\).*/\1/p' "$tmp/a" | sort | head -1)
-	echo "| $ver | $se | $sc% | ${sl:--} | $sn% | ${ae} | ${ac}% | ${al:--} |"
+	echo "| $ver | $se | $sc% | ${sl:--} | $sn% | $sv% | ${ae} | ${ac}% | ${al:--} |"
 done
 
 echo

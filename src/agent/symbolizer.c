@@ -407,7 +407,7 @@ static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m
 	size_t nmaps = 0, cap = 0, i;
 	uint64_t h;
 
-	/* Unchanged maps (the usual case for a refresh) cost one read and a hash. */
+	/* Unchanged maps (the usual case for a refresh) cost a hash. */
 	h = 0x9a9;
 	for (i = 0; i < m->n; i++) {
 		const struct procmaps_entry *e = &m->v[i];
