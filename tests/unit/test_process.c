@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -89,6 +90,12 @@ static void test_maps_once_and_events(void)
 	for (i = 0; p && i < p->maps.n; i++)
 		CHECK(p->maps.v[i].perms & PROCMAPS_X);
 	CHECK(p && strstr(p->exe, "sleep") != NULL);
+	{
+		struct stat sb;
+
+		CHECK(p && stat(p->exe, &sb) == 0 && p->exe_ino == (uint64_t)sb.st_ino &&
+		      p->exe_dev == (uint64_t)sb.st_dev);
+	}
 	CHECK(p && !strcmp(p->comm, "sleep"));
 	/* more samples: no read, no event */
 	process_seen(reg, child, "sleep");

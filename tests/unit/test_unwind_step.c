@@ -1,0 +1,172 @@
+/* test_unwind_step.c: the hand-over between the native unwind step (bpf/unwind_step.h, the same
+ * code BPF runs) and a runtime walker, on a synthetic stack: a range a runtime claimed
+ * (UNW_MAP_RUNTIME, a JIT) whose walker unwinds its frame and gives the caller's registers back
+ * (UNW_HOOK_MOVED), a walker that declines (UNW_HOOK_NATIVE: the native rule applies), one that
+ * ends the unwind (UNW_HOOK_STOP), and interpreter entries (UNW_F_INTERP) that call the walker
+ * of the mapping's kind only. */
+#include <linux/types.h>
+
+#include "bpf/sampler.h"
+#include "bpf/unwind.h"
+#include "test.h"
+
+#include <string.h>
+
+#define STACK_BASE 0x7000ULL
+#define NATIVE_LO 0x1000ULL  /* frame-pointer code */
+#define INTERP_LO 0x3000ULL  /* a file with an interpreter range at 0x3100..0x3200 */
+#define JIT_LO 0x10000ULL    /* claimed by a runtime */
+
+struct env {
+	uint64_t stack[64];            /* memory at STACK_BASE */
+	struct unwind_mapping maps[3];
+	struct unwind_entry entries[4];
+	uint64_t words[64];
+	int hook_calls, interp_calls;
+	int jit_mode;                  /* what the JIT walker answers */
+};
+
+static struct env E;
+
+static int env_read(__u64 addr, __u64 *out)
+{
+	if (addr < STACK_BASE || addr + 8 > STACK_BASE + sizeof(E.stack) || (addr & 7))
+		return -1;
+	*out = E.stack[(addr - STACK_BASE) / 8];
+	return 0;
+}
+
+static const struct unwind_mapping *env_mapping(uint32_t i)
+{
+	return i < 3 ? &E.maps[i] : NULL;
+}
+
+static const struct unwind_entry *env_entry(uint32_t i)
+{
+	return i < 4 ? &E.entries[i] : NULL;
+}
+
+static int env_emit(struct unw_state *st, uint64_t w)
+{
+	if (st->n >= 63)
+		return 1;
+	E.words[st->n++] = w;
+	return 0;
+}
+
+/* A walker: for the JIT, a frame is [sp] = return address, [sp + 8] = caller's rbp. */
+static int env_hook(struct unw_state *st, const struct unwind_mapping *m,
+		    const struct unwind_entry *e)
+{
+	__u64 ra, bp;
+
+	E.hook_calls++;
+	if (e) { /* an interpreter entry */
+		E.interp_calls++;
+		E.words[st->n - 1] = (FW_TAG_FIRST(m->kind) << FW_TAG_SHIFT) | 0x1e;
+		return UNW_HOOK_NATIVE;
+	}
+	if (E.jit_mode == UNW_HOOK_STOP) {
+		st->result = USTAT_COMPLETE;
+		return UNW_HOOK_STOP;
+	}
+	if (E.jit_mode == UNW_HOOK_NATIVE)
+		return UNW_HOOK_NATIVE;
+	if (env_read(st->sp, &ra) || env_read(st->sp + 8, &bp))
+		return UNW_HOOK_NATIVE;
+	E.words[st->n - 1] = (FW_TAG_FIRST(m->kind) << FW_TAG_SHIFT) | (st->pc - JIT_LO);
+	st->pc = ra;
+	st->sp += 16;
+	st->bp = bp;
+	st->flags |= UNW_S_RETADDR;
+	return UNW_HOOK_MOVED;
+}
+
+#define UNW_INLINE inline
+#define UNW_READ_U64(st, addr, dstp) env_read((addr), (dstp))
+#define UNW_MAPPING(st, idx) env_mapping(idx)
+#define UNW_ENTRY(st, idx) env_entry(idx)
+#define UNW_EMIT(st, word) env_emit((st), (word))
+#define UNW_RUNTIME_HOOK(st, m, e) env_hook((st), (m), (e))
+#include "bpf/unwind_step.h"
+
+/* Stack, leaf first: JIT frame at pc JIT_LO+0x40 (sp = STACK_BASE) returning into native code
+ * at NATIVE_LO+0x10 whose frame-pointer frame returns into the interpreter at INTERP_LO+0x150,
+ * itself a frame-pointer frame whose caller is 0 (the end). */
+static size_t run(int jit_mode, uint32_t *result)
+{
+	struct unw_state st;
+	int i;
+
+	memset(&E, 0, sizeof(E));
+	E.jit_mode = jit_mode;
+	/* JIT frame: [0] = return address, [1] = caller's rbp */
+	E.stack[0] = NATIVE_LO + 0x10;
+	E.stack[1] = STACK_BASE + 0x40;
+	/* native frame (rbp = STACK_BASE + 0x40): saved rbp, return address */
+	E.stack[8] = STACK_BASE + 0x80;
+	E.stack[9] = INTERP_LO + 0x150;
+	/* interpreter frame (rbp = STACK_BASE + 0x80): saved rbp 0, return address 0 */
+	E.stack[16] = 0;
+	E.stack[17] = 0;
+	E.maps[0] = (struct unwind_mapping){ NATIVE_LO, NATIVE_LO + 0x1000, 0, 0, 0, UNW_MAP_FP,
+					     UNWINDER_NATIVE, 0, 1 };
+	E.maps[1] = (struct unwind_mapping){ INTERP_LO, INTERP_LO + 0x1000, INTERP_LO, 0, 4,
+					     UNW_MAP_INTERP, UNWINDER_PYTHON, 0, 2 };
+	E.maps[2] = (struct unwind_mapping){ JIT_LO, JIT_LO + 0x1000, 0, 0, 0,
+					     UNW_MAP_FP | UNW_MAP_RUNTIME, UNWINDER_HOTSPOT, 0, 0 };
+	/* the interpreter file's table: frame-pointer rule, the eval range flagged */
+	E.entries[0] = (struct unwind_entry){ 0, 16, UNW_CFA_RBP, -2 };
+	E.entries[1] = (struct unwind_entry){ 0x100, 16, UNW_CFA_RBP | UNW_F_INTERP, -2 };
+	E.entries[2] = (struct unwind_entry){ 0x200, 16, UNW_CFA_RBP, -2 };
+	E.entries[3] = (struct unwind_entry){ 0x1000, 0, UNW_INVALID, 0 };
+	memset(&st, 0, sizeof(st));
+	st.pc = JIT_LO + 0x40;
+	st.sp = STACK_BASE;
+	st.bp = 0xdead; /* a JIT frame's rbp means nothing to the frame-pointer rule */
+	st.map_count = 3;
+	for (i = 0; i < 64; i++)
+		if (unwind_step(&st))
+			break;
+	*result = st.result;
+	return st.n;
+}
+
+static void test_jit_hands_back(void)
+{
+	uint32_t result;
+	size_t n = run(UNW_HOOK_MOVED, &result);
+
+	CHECK_EQ_INT(result, USTAT_COMPLETE);
+	CHECK_EQ_INT(n, 3);
+	/* the JIT frame became the walker's word, then native and interpreter frames */
+	CHECK_EQ_INT(E.words[0], (FW_TAG_FIRST(UNWINDER_HOTSPOT) << FW_TAG_SHIFT) | 0x40);
+	CHECK_EQ_INT(E.words[1], NATIVE_LO + 0x10);
+	CHECK_EQ_INT(E.words[2], (FW_TAG_FIRST(UNWINDER_PYTHON) << FW_TAG_SHIFT) | 0x1e);
+	CHECK_EQ_INT(E.hook_calls, 2); /* the JIT frame and the interpreter entry, not the rest */
+	CHECK_EQ_INT(E.interp_calls, 1);
+}
+
+static void test_jit_declines_and_stops(void)
+{
+	uint32_t result;
+	size_t n;
+
+	/* declined: the native rule of the mapping (frame pointers) applies to a bogus rbp */
+	n = run(UNW_HOOK_NATIVE, &result);
+	CHECK_EQ_INT(n, 1);
+	CHECK_EQ_INT(E.words[0], JIT_LO + 0x40);
+	CHECK(result == USTAT_ERR_READ);
+	/* stopped by the walker */
+	n = run(UNW_HOOK_STOP, &result);
+	CHECK_EQ_INT(n, 1);
+	CHECK_EQ_INT(result, USTAT_COMPLETE);
+	CHECK_EQ_INT(E.hook_calls, 1);
+}
+
+int main(void)
+{
+	RUN(test_jit_hands_back);
+	RUN(test_jit_declines_and_stops);
+	return test_summary();
+}
