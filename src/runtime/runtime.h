@@ -8,9 +8,8 @@
  * LIFECYCLE, driven by the process registry (agent/process.h) and the session:
  *   per session   init() once the BPF object is loaded (find your maps), configure() before
  *                 it is loaded (set your walker's const volatile knobs), free() at the end.
- *   per file      file_detect() on each distinct executable file a process maps (cached by
- *                 file identity: build id, else a content hash; never called twice for one
- *                 file): recognise the runtime from the file's name, sections or symbols and
+ *   per file      file_detect() on each distinct executable file a process maps (its result
+ *                 cached by file identity: build id, else a content hash): recognise the runtime from the file's name, sections or symbols and
  *                 learn what the file itself says (symbol addresses, version, offsets that do
  *                 not depend on the process). interp_ranges() gives the link-time ranges the
  *                 native unwinder flags UNW_F_INTERP (an interpreter's eval loop), so the
@@ -55,7 +54,6 @@ struct sampler_bpf;
 struct unwind_range;
 
 #define RUNTIME_POLL_NS (5 * 1000000ULL) /* poll() at most this often per instance */
-#define RUNTIME_MAX_RANGES 4             /* interp_ranges() per file */
 
 /* One symbolized frame of a runtime. kind is an enum frame_kind of profile/profile.h:
  * FRAME_PYTHON for interpreted or JIT frames shown as "name (file:line)", FRAME_SPECIAL for
