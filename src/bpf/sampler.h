@@ -42,7 +42,7 @@ enum event_type {
 	EVENT_EXIT = 3, /* a process (thread group leader) exited */
 	EVENT_FORK = 4, /* a new process (not thread) of a tracked parent */
 	EVENT_MMAP = 5, /* a profiled process mapped executable memory (reserved: no source yet;
-			 * unwinder_on_event() re-reads the process's maps) */
+			 * it would be a process_refresh() of the process registry) */
 };
 
 #define FW_TAG_SHIFT  56
