@@ -183,6 +183,17 @@ void protobuf_put_bytes(struct protobuf_writer *w, uint32_t num, const void *dat
 	}
 }
 
+void protobuf_put_fixed64(struct protobuf_writer *w, uint32_t num, uint64_t v)
+{
+	protobuf_put_tag(w, num, PROTOBUF_FIXED64);
+	if (!w->err) {
+		int err = buf_append(w->b, &v, 8); /* little-endian hosts only, as the reader */
+
+		if (err)
+			w->err = err;
+	}
+}
+
 size_t protobuf_begin(struct protobuf_writer *w, uint32_t num)
 {
 	protobuf_put_tag(w, num, PROTOBUF_LEN);

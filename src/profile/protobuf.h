@@ -83,6 +83,8 @@ static inline void protobuf_put_int64_nz(struct protobuf_writer *w, uint32_t num
 	protobuf_put_uint64_nz(w, num, (uint64_t)v);
 }
 void protobuf_put_bytes(struct protobuf_writer *w, uint32_t num, const void *data, size_t len);
+/* A fixed64 field (little-endian 8 bytes), e.g. OTLP's timestamps; doubles as their bits. */
+void protobuf_put_fixed64(struct protobuf_writer *w, uint32_t num, uint64_t v);
 /* Open a length-delimited field (nested message or packed values); returns a mark for
  * protobuf_end(), which closes the innermost open field. */
 size_t protobuf_begin(struct protobuf_writer *w, uint32_t num);
