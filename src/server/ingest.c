@@ -314,8 +314,9 @@ int ingest_profile(const struct profile *p, const struct ingest_meta *meta,
 		const struct profile_sample *s = &p->samples[i];
 		const uint32_t *locs = profile_sample_locs(p, s);
 		const struct profile_label *labels = profile_sample_labels(p, s);
-		const char *comm = NULL;
+		const char *comm = NULL, *process = NULL;
 		size_t j, n = 0, nextra = 0, depth;
+		int has_app = 0;
 		struct group *g;
 		uint32_t sigid;
 
@@ -338,13 +339,18 @@ int ingest_profile(const struct profile *p, const struct ingest_meta *meta,
 			}
 			if (!*v)
 				continue;
-			/* The app of the request stays the app; "__" names are the selectors' pseudo
-			 * labels. Such sample labels are dropped, as the name parameter refuses them. */
+			/* The app of the request stays the app (unless the caller lets samples name
+			 * theirs); "__" names are the selectors' pseudo labels. Such sample labels are
+			 * dropped, as the name parameter refuses them. */
 			{
 				const char *k = profile_get_str(p, labels[j].key);
 
-				if (!strcmp(k, "service_name") || !strncmp(k, "__", 2))
+				if ((!strcmp(k, "service_name") && !meta->sample_app) || !strncmp(k, "__", 2))
 					continue;
+				if (!strcmp(k, "service_name"))
+					has_app = 1;
+				else if (!strcmp(k, "process"))
+					process = v;
 			}
 			if (nextra >= STORE_MAX_LABELS) {
 				rc = errmsg_set(err, -EINVAL, "sample with more than %d labels",
@@ -358,6 +364,17 @@ int ingest_profile(const struct profile *p, const struct ingest_meta *meta,
 			if (buf_printf(&sig, "%zu:", strlen(extra[2 * nextra - 2])) < 0 ||
 			    buf_puts(&sig, extra[2 * nextra - 2]) < 0 ||
 			    buf_printf(&sig, "%zu:", strlen(v)) < 0 || buf_puts(&sig, v) < 0) {
+				rc = errmsg_set(err, -EINVAL, "sample labels too long");
+				goto cleanup;
+			}
+		}
+		/* Without an app of its own, a sample may be named by its process. */
+		if (meta->sample_app == 2 && !has_app && process && nextra < STORE_MAX_LABELS) {
+			extra[2 * nextra] = "service_name";
+			extra[2 * nextra + 1] = process;
+			nextra++;
+			if (buf_printf(&sig, "12:service_name%zu:", strlen(process)) < 0 ||
+			    buf_puts(&sig, process) < 0) {
 				rc = errmsg_set(err, -EINVAL, "sample labels too long");
 				goto cleanup;
 			}

@@ -50,6 +50,8 @@ struct ingest_meta {
 	int64_t from, until;
 	uint32_t sample_rate;
 	const char *units, *spy_name, *aggregation;
+	int sample_app;                 /* 1: a sample's string label service_name is its app;
+	                                 * 2: that, else its label process */
 };
 
 /* Parse folded text ("frame;frame;leaf COUNT" per line, root first) into one batch. A stack
@@ -61,7 +63,8 @@ int ingest_folded(const char *text, size_t len, const struct ingest_meta *meta,
 
 /* Convert a decoded profile into batches: frames root first by their folded names, the
  * sample's "comm" label (if any) as the root frame, other string labels of a sample as series
- * labels (one batch per distinct set, at most INGEST_MAX_GROUPS). Returns 0 or -EINVAL. */
+ * labels (one batch per distinct set, at most INGEST_MAX_GROUPS); a sample's service_name label
+ * is dropped, or names the sample's app when meta->sample_app is set. Returns 0 or -EINVAL. */
 int ingest_profile(const struct profile *p, const struct ingest_meta *meta,
 		   struct ingest_batches *out, struct errmsg *err);
 

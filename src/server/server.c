@@ -5,6 +5,7 @@
 #include "server/api.h"
 #include "server/flamebearer.h"
 #include "server/ingest.h"
+#include "server/otlp_ingest.h"
 #include "server/render.h"
 #include "server/ui.h"
 #include "store/selector.h"
@@ -49,6 +50,7 @@ static void metrics_route(void *ctx, const struct http_request *req, struct http
 
 static const struct http_route routes[] = {
 	{ "POST", "/ingest", ingest_handle },
+	{ "POST", "/v1development/profiles", otlp_ingest_handle },
 	{ "GET", "/render", render_handle },
 	{ "GET", "/render-diff", render_diff_handle },
 	{ "GET", "/labels", api_labels },
@@ -71,7 +73,8 @@ static void observe(void *ctx, const struct http_route *route, int status, size_
 	metrics_observe(&s->metrics, route ? route->path : NULL, status, seconds);
 	/* Accepted ingests are counted by the handler (it knows the samples); rejections of any
 	 * kind, including those answered before the handler ran (401, 413), here. */
-	if (route && route->fn == ingest_handle && (status < 200 || status >= 300))
+	if (route && (route->fn == ingest_handle || route->fn == otlp_ingest_handle) &&
+	    (status < 200 || status >= 300))
 		metrics_ingest(&s->metrics, status, 0, 0, bytes_in);
 }
 

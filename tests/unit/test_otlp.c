@@ -5,6 +5,7 @@
 #include "lib/strtab.h"
 #include "profile/gzip.h"
 #include "profile/otlp.h"
+#include "profile/otlp_json.h"
 #include "profile/pprof.h"
 #include "profile/protobuf.h"
 #include "test.h"
@@ -558,6 +559,78 @@ static void test_responses(void)
 	buf_release(&b);
 }
 
+
+/* OTLP/JSON: camelCase and snake_case names, 64-bit integers as strings, escapes, unknown
+ * fields, null; and its errors. */
+static void test_json(void)
+{
+	static const char json[] =
+		"{\"resourceProfiles\": [{\"resource\": {\"attributes\": ["
+		"  {\"key\": \"service.name\", \"value\": {\"stringValue\": \"caf\\u00e9 \\ud83d\\ude00\"}},"
+		"  {\"key\": \"process.pid\", \"value\": {\"intValue\": \"-12\"}},"
+		"  {\"key\": \"ratio\", \"value\": {\"doubleValue\": 0.5}},"
+		"  {\"key\": \"ok\", \"value\": {\"boolValue\": true}}]},"
+		" \"scope_profiles\": [{\"scope\": {\"name\": \"x\", \"future\": [1, {\"a\": null}]},"
+		"  \"profiles\": [{\"sampleType\": {\"typeStrindex\": 1, \"unitStrindex\": 2},"
+		"    \"timeUnixNano\": \"1700000000000000000\", \"period\": null,"
+		"    \"samples\": [{\"stackIndex\": 1, \"values\": [\"40\", 2],"
+		"                   \"attribute_indices\": [1]}]}]}]}],"
+		" \"dictionary\": {\"stringTable\": [\"\", \"cpu\", \"nanoseconds\", \"f\\\"n\", \"thread.name\", \"w\"],"
+		"  \"functionTable\": [{}, {\"nameStrindex\": 3}],"
+		"  \"locationTable\": [{}, {\"lines\": [{\"functionIndex\": 1, \"line\": \"9\"}]}],"
+		"  \"stackTable\": [{}, {\"locationIndices\": [1, 1]}],"
+		"  \"attributeTable\": [{}, {\"keyStrindex\": 4, \"value\": {\"stringValueStrindex\": 5}}],"
+		"  \"linkTable\": [{\"traceId\": \"00\", \"spanId\": \"00\"}]}}";
+	struct buf pb = BUF_INIT(BUF_UNLIMITED);
+	struct otlp_request req;
+	struct errmsg err = { "" };
+	const struct otlp_kv *kv;
+
+	CHECK_EQ_INT(otlp_json_to_protobuf(json, sizeof(json) - 1, 1 << 20, &pb, &err), 0);
+	CHECK_EQ_STR(err.msg, "");
+	CHECK_EQ_INT(otlp_decode(pb.data, pb.len, NULL, &req, &err), 0);
+	CHECK_EQ_STR(err.msg, "");
+	CHECK_EQ_INT(req.nprofiles, 1);
+	CHECK_EQ_INT(req.nresources, 1);
+	if (req.nresources == 1) {
+		const struct otlp_resource_in *r = &req.resources[0];
+
+		kv = otlp_kv_find(r->attrs, r->nattrs, "service.name");
+		CHECK(kv && !strcmp(kv->str, "caf\xc3\xa9 \xf0\x9f\x98\x80"));
+		kv = otlp_kv_find(r->attrs, r->nattrs, "process.pid");
+		CHECK(kv && kv->kind == OTLP_INT && kv->num == -12);
+		kv = otlp_kv_find(r->attrs, r->nattrs, "ratio");
+		CHECK(kv && kv->kind == OTLP_DOUBLE && !strcmp(kv->str, "0.5"));
+		kv = otlp_kv_find(r->attrs, r->nattrs, "ok");
+		CHECK(kv && kv->kind == OTLP_BOOL && !strcmp(kv->str, "true"));
+	}
+	if (req.nprofiles == 1) {
+		struct profile *p = req.profiles[0].prof;
+		char *c = canon(p);
+
+		CHECK_EQ_STR(req.profiles[0].scope_name, "x");
+		CHECK_EQ_STR(c, "type cpu/nanoseconds period cpu/nanoseconds 0 time 1700000000000000000 dur 0\n"
+				"42 | comm=w | f\"n@0:9[k0 f\"n  0] f\"n@0:9[k0 f\"n  0]\n");
+		xfree(c);
+	}
+	otlp_request_release(&req);
+
+	buf_reset(&pb);
+	CHECK_EQ_INT(otlp_json_to_protobuf("{\"dictionary\": {\"stringTable\": [\"\\ud800\"]}}", 40,
+					   1 << 20, &pb, &err), -EBADMSG);
+	CHECK(strstr(err.msg, "surrogate") != NULL);
+	CHECK_EQ_INT(otlp_json_to_protobuf("{\"resourceProfiles\": {}}", 24, 1 << 20, &pb, &err), -EBADMSG);
+	CHECK(strstr(err.msg, "expected an array") != NULL);
+	CHECK_EQ_INT(otlp_json_to_protobuf("{} x", 4, 1 << 20, &pb, &err), -EBADMSG);
+	CHECK(strstr(err.msg, "trailing data at offset 3") != NULL);
+	CHECK_EQ_INT(otlp_json_to_protobuf("{\"dictionary\":{\"stackTable\":[{\"locationIndices\":[1.5]}]}}",
+					   56, 1 << 20, &pb, &err), -EBADMSG);
+	CHECK(strstr(err.msg, "expected an integer") != NULL);
+	CHECK_EQ_INT(otlp_json_to_protobuf(json, sizeof(json) - 1, 10, &pb, &err), -EBADMSG);
+	CHECK(strstr(err.msg, "too large") != NULL);
+	buf_release(&pb);
+}
+
 int main(void)
 {
 	RUN(test_round_trip);
@@ -567,5 +640,6 @@ int main(void)
 	RUN(test_hostile);
 	RUN(test_empty);
 	RUN(test_responses);
+	RUN(test_json);
 	return test_summary();
 }
