@@ -2,6 +2,7 @@
  * thread with one libcurl handle (connection reuse), exponential backoff. */
 #include "agent/push.h"
 #include "lib/alloc.h"
+#include "lib/buf.h"
 
 #include <ctype.h>
 #include <curl/curl.h>
@@ -23,6 +24,7 @@ struct pusher {
 	struct pusher_opts opts;
 	char *server;
 	char *auth_header;
+	char **headers;     /* copies of opts.headers */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -42,9 +44,17 @@ static void request_free(struct request *r)
 	xfree(r);
 }
 
-static size_t discard(char *ptr, size_t size, size_t nmemb, void *ud)
+#define MAX_RESPONSE (64u << 10)
+
+/* The answer's body: kept (up to MAX_RESPONSE) when someone wants it, else dropped. */
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
 {
-	return size * nmemb;
+	struct buf *b = ud;
+	size_t n = size * nmemb;
+
+	if (b && b->len < MAX_RESPONSE)
+		buf_append(b, ptr, n < MAX_RESPONSE - b->len ? n : MAX_RESPONSE - b->len);
+	return n;
 }
 
 /* Returns the HTTP status, or -1 on a transport error (message in err). */
@@ -56,11 +66,16 @@ static long send_one(struct pusher *p, CURL *c, struct request *r, char *err, si
 	long status = -1;
 	CURLcode rc;
 
+	struct buf answer = BUF_INIT(MAX_RESPONSE);
+	size_t i;
+
 	snprintf(ct, sizeof(ct), "Content-Type: %s",
 		 r->content_type ? r->content_type : "application/octet-stream");
 	hdrs = curl_slist_append(hdrs, ct);
 	if (p->auth_header)
 		hdrs = curl_slist_append(hdrs, p->auth_header);
+	for (i = 0; i < p->opts.nheaders; i++)
+		hdrs = curl_slist_append(hdrs, p->headers[i]);
 	curl_easy_reset(c);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_POST, 1L);
@@ -70,16 +85,27 @@ static long send_one(struct pusher *p, CURL *c, struct request *r, char *err, si
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)p->opts.timeout_ms);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, p->opts.on_response ? &answer : NULL);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "scorch-agent");
 	rc = curl_easy_perform(c);
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	else
 		snprintf(err, errlen, "%s", curl_easy_strerror(rc));
+	if (rc == CURLE_OK && p->opts.on_response)
+		p->opts.on_response(p->opts.ctx, status, answer.data ? answer.data : "", answer.len);
+	buf_release(&answer);
 	curl_slist_free_all(hdrs);
 	xfree(url);
 	return status;
+}
+
+static int retryable(const struct pusher *p, long status)
+{
+	if (p->opts.otlp_retries)
+		return status == 429 || status == 502 || status == 503 || status == 504;
+	return status >= 500 || status == 408 || status == 429 || status < 400;
 }
 
 static int past(const struct timespec *t)
@@ -121,7 +147,7 @@ static void *push_thread(void *arg)
 			p->st.sent++;
 			p->st.sent_bytes += r->len;
 			backoff_ms = 0;
-		} else if (status >= 400 && status < 500 && status != 408 && status != 429) {
+		} else if (status > 0 && !retryable(p, status)) {
 			p->st.rejected++;
 			snprintf(p->st.last_error, sizeof(p->st.last_error),
 				 "server rejected a profile with HTTP %ld", status);
@@ -173,6 +199,15 @@ static void *push_thread(void *arg)
 	return NULL;
 }
 
+static void free_headers(struct pusher *p)
+{
+	size_t i;
+
+	for (i = 0; p->headers && i < p->opts.nheaders; i++)
+		xfree(p->headers[i]);
+	xfree(p->headers);
+}
+
 int pusher_start(const struct pusher_opts *opts, struct pusher **out, struct errmsg *err)
 {
 	struct pusher *p;
@@ -195,9 +230,14 @@ int pusher_start(const struct pusher_opts *opts, struct pusher **out, struct err
 		p->server[--n] = '\0';
 	if (opts->auth_token)
 		p->auth_header = xasprintf("Authorization: Bearer %s", opts->auth_token);
+	p->headers = xcalloc(opts->nheaders + 1, sizeof(*p->headers));
+	for (n = 0; n < opts->nheaders; n++)
+		p->headers[n] = xstrdup(opts->headers[n]);
+	p->opts.headers = NULL;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	if (pthread_create(&p->thread, NULL, push_thread, p)) {
+		free_headers(p);
 		xfree(p->server);
 		xfree(p->auth_header);
 		xfree(p);
@@ -273,6 +313,7 @@ void pusher_stop(struct pusher *p, int flush_ms, struct pusher_stats *final)
 	}
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);
+	free_headers(p);
 	xfree(p->server);
 	xfree(p->auth_header);
 	xfree(p);

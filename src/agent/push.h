@@ -2,9 +2,10 @@
  * background thread, so a slow or absent server never stalls sampling.
  *
  * Requests wait in a queue bounded in bytes; when it is full the OLDEST request is dropped
- * (and counted). Failed sends (network errors, 5xx, 429) are retried with exponential backoff
- * (1 s doubling to 30 s); requests the server rejects as malformed (other 4xx) are dropped and
- * counted. */
+ * (and counted). Failed sends (network errors, 5xx, 408, 429; with otlp_retries only 429, 502,
+ * 503, 504) are retried with exponential backoff (1 s doubling to 30 s); requests the server
+ * rejects (other 4xx, or any other status with otlp_retries) are dropped and counted.
+ * The same pusher also serves OTLP endpoints (src/agent/otlp_export.c). */
 #ifndef SCORCH_PUSH_H
 #define SCORCH_PUSH_H
 
@@ -20,6 +21,14 @@ struct pusher_opts {
 	const char *auth_token;  /* bearer token, or NULL */
 	size_t max_queue_bytes;  /* default 16 MiB (agent RSS budget: 64 MB in all) */
 	int timeout_ms;          /* per request, default 10000 */
+	const char *const *headers; /* more request headers ("Name: value"), copied; may be NULL */
+	size_t nheaders;
+	int otlp_retries;        /* retry only what OTLP/HTTP calls retryable (429, 502, 503, 504
+	                          * and transport errors); other answers drop the request */
+	/* Called from the push thread with every answer (status and up to 64 KiB of its body),
+	 * e.g. to read an OTLP partial success. May be NULL. */
+	void (*on_response)(void *ctx, long status, const char *body, size_t len);
+	void *ctx;
 };
 
 struct pusher_stats {

@@ -1,6 +1,8 @@
 /* cmd_agent.c: `scorch agent`: whole-machine continuous profiling. Every interval the samples
  * are symbolized into one profile per service and pushed as pprof to a server's /ingest
- * (src/agent/push.c does the delivery, retries and bounded queueing). */
+ * (src/agent/push.c does the delivery, retries and bounded queueing), and/or sent as one OTLP
+ * request to an OTLP profiles receiver (src/agent/otlp_export.c). */
+#include "agent/otlp_export.h"
 #include "agent/procinfo.h"
 #include "agent/push.h"
 #include "agent/session.h"
@@ -23,12 +25,18 @@
 #include <unistd.h>
 
 static const char agent_usage[] =
-	"usage: scorch agent --server URL [-F HZ] [--interval SECS] [--label K=V]...\n"
+	"usage: scorch agent (--server URL | --otlp-endpoint URL) [-F HZ] [--interval SECS]\n"
+	"                    [--label K=V]...\n"
 	"\n"
 	"Profile the whole machine continuously and push one pprof profile per service to a\n"
-	"scorch server (or any server with Pyroscope's /ingest API) every interval.\n"
+	"scorch server (or any server with Pyroscope's /ingest API) every interval, and/or send\n"
+	"the interval's profiles as OTLP/HTTP (protobuf) to any OpenTelemetry profiles receiver.\n"
 	"\n"
-	"  -s, --server URL          where to push, e.g. http://127.0.0.1:4040 (required)\n"
+	"  -s, --server URL          where to push pprof, e.g. http://127.0.0.1:4040\n"
+	"      --otlp-endpoint URL   OTLP receiver: a base URL (http://collector:4318, the path\n"
+	"                            /v1development/profiles is added) or the full endpoint URL\n"
+	"      --otlp-header 'N: V'  add a header to OTLP requests, e.g. authorization (repeatable)\n"
+	"      --otlp-compression C  gzip (default) or none\n"
 	"  -F, --freq HZ             samples per second per CPU (default 19)\n"
 	"  -i, --interval SECS       push period in seconds, suffix s/m allowed (default 10s)\n"
 	"  -l, --label K=V           add a label to every profile (repeatable)\n"
@@ -40,11 +48,16 @@ static const char agent_usage[] =
 	"\n"
 	"Labels on each profile: service_name (Python script, else container, else executable),\n"
 	"process (executable), host, cpus (CPU count), container_id when there is one. Idle CPU\n"
-	"is sent as service_name=idle so servers can show absolute CPU usage.\n"
+	"is sent as service_name=idle so servers can show absolute CPU usage. OTLP resources\n"
+	"carry the same as service.name, process.executable.name, host.name and container.id,\n"
+	"--label pairs under their own names; samples carry thread.name and process.pid.\n"
 	"\n"
 	"examples:\n"
 	"  scorch agent --server http://127.0.0.1:4040\n"
-	"  scorch agent --server http://profiles:4040 -F 49 --interval 15s --label env=prod\n";
+	"  scorch agent --server http://profiles:4040 -F 49 --interval 15s --label env=prod\n"
+	"  scorch agent --otlp-endpoint http://otel-collector:4318\n"
+	"  scorch agent --server http://127.0.0.1:4040 --otlp-endpoint https://otlp.example/v1development/profiles \\\n"
+	"               --otlp-header 'Authorization: Bearer TOKEN'\n";
 
 struct service_profile {
 	char service[PROCINFO_NAME_MAX];
@@ -55,13 +68,15 @@ struct service_profile {
 
 struct agent {
 	struct session *session;
-	struct pusher *pusher;
+	struct pusher *pusher;         /* pprof to --server, or NULL */
+	struct otlp_exporter *otlp;    /* OTLP to --otlp-endpoint, or NULL */
 	struct service_profile *svc;
 	size_t nsvc, svc_cap;
 	char host[256];
 	int ncpus;
 	int hz;
 	char **labels; /* "k=v" */
+	char **label_keys; /* "k" of each */
 	size_t nlabels;
 	int include_idle;
 };
@@ -128,12 +143,46 @@ static void put_urlencoded(struct buf *out, const char *s, size_t len)
 	}
 }
 
+/* The interval's profiles as OTLP: one resource per service. */
+static void export_otlp(struct agent *a)
+{
+	struct otlp_export_resource *res = xcalloc(a->nsvc + 1, sizeof(*res));
+	struct otlp_attr *attrs = xcalloc((a->nsvc + 1) * (4 + a->nlabels), sizeof(*attrs));
+	size_t i, j, n = 0;
+
+	for (i = 0; i < a->nsvc; i++) {
+		struct service_profile *sp = &a->svc[i];
+		struct otlp_attr *at = attrs + i * (4 + a->nlabels);
+		size_t k = 0;
+
+		at[k++] = (struct otlp_attr){ "service.name", sp->service, 0 };
+		at[k++] = (struct otlp_attr){ "host.name", a->host, 0 };
+		at[k++] = (struct otlp_attr){ "process.executable.name", sp->process, 0 };
+		if (sp->container[0])
+			at[k++] = (struct otlp_attr){ "container.id", sp->container, 0 };
+		for (j = 0; j < a->nlabels; j++) {
+			at[k++] = (struct otlp_attr){ a->label_keys[j], strchr(a->labels[j], '=') + 1, 0 };
+		}
+		res[n].attrs = at;
+		res[n].nattrs = k;
+		res[n].profiles = &sp->prof;
+		res[n].nprofiles = 1;
+		n++;
+	}
+	if (otlp_exporter_push(a->otlp, res, n) < 0)
+		log_warn("cannot encode the interval's profiles as OTLP");
+	xfree(res);
+	xfree(attrs);
+}
+
 static void push_interval(struct agent *a)
 {
 	size_t i, j;
 
 	session_collect(a->session, pick_profile, a);
-	for (i = 0; i < a->nsvc; i++) {
+	if (a->otlp)
+		export_otlp(a);
+	for (i = 0; i < a->nsvc && a->pusher; i++) {
 		struct service_profile *sp = &a->svc[i];
 		struct buf body = BUF_INIT(BUF_UNLIMITED), name = BUF_INIT(16384);
 		struct buf path = BUF_INIT(65536);
@@ -174,8 +223,10 @@ static void push_interval(struct agent *a)
 		pusher_enqueue(a->pusher, buf_detach(&path, NULL), "application/octet-stream", data, len);
 		buf_release(&name);
 next:
-		profile_free(sp->prof);
+		;
 	}
+	for (i = 0; i < a->nsvc; i++)
+		profile_free(a->svc[i].prof);
 	a->nsvc = 0;
 }
 
@@ -225,6 +276,9 @@ int cmd_agent(int argc, char **argv)
 		{ "max-queue", required_argument, NULL, 'Q' },
 		{ "no-idle", no_argument, NULL, 'I' },
 		{ "duration", required_argument, NULL, 'd' },
+		{ "otlp-endpoint", required_argument, NULL, 'O' },
+		{ "otlp-header", required_argument, NULL, 'H' },
+		{ "otlp-compression", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -232,6 +286,10 @@ int cmd_agent(int argc, char **argv)
 	struct session_opts so;
 	struct pusher_opts po;
 	struct pusher_stats ps;
+	struct otlp_export_opts oo;
+	struct otlp_export_stats os;
+	const char **otlp_headers = NULL;
+	size_t otlp_headers_cap = 0;
 	static char progname[] = "scorch agent";
 	struct errmsg err = { "" };
 	char *token = NULL;
@@ -242,6 +300,10 @@ int cmd_agent(int argc, char **argv)
 
 	memset(&a, 0, sizeof(a));
 	memset(&po, 0, sizeof(po));
+	memset(&oo, 0, sizeof(oo));
+	memset(&os, 0, sizeof(os));
+	memset(&ps, 0, sizeof(ps));
+	oo.gzip = 1;
 	a.hz = 19;
 	a.include_idle = 1;
 	optind = 1;
@@ -316,6 +378,21 @@ int cmd_agent(int argc, char **argv)
 		case 'I':
 			a.include_idle = 0;
 			break;
+		case 'O':
+			oo.endpoint = optarg;
+			break;
+		case 'H':
+			ALLOC_GROW(otlp_headers, oo.nheaders + 1, otlp_headers_cap);
+			otlp_headers[oo.nheaders++] = optarg;
+			oo.headers = otlp_headers;
+			break;
+		case 'C':
+			if (strcmp(optarg, "gzip") && strcmp(optarg, "none")) {
+				error("invalid --otlp-compression '%s': expected gzip or none", optarg);
+				goto out;
+			}
+			oo.gzip = !strcmp(optarg, "gzip");
+			break;
 		case 'h':
 			fputs(agent_usage, stdout);
 			ret = 0;
@@ -325,8 +402,9 @@ int cmd_agent(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (!po.server_url) {
-		error("no server: add --server URL (e.g. --server http://127.0.0.1:4040)");
+	if (!po.server_url && !oo.endpoint) {
+		error("nowhere to send profiles: add --server URL (e.g. --server http://127.0.0.1:4040) "
+		      "and/or --otlp-endpoint URL");
 		goto out;
 	}
 	if (optind < argc) {
@@ -337,7 +415,15 @@ int cmd_agent(int argc, char **argv)
 		snprintf(a.host, sizeof(a.host), "unknown");
 	a.ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 
-	if (pusher_start(&po, &a.pusher, &err) < 0) {
+	a.label_keys = xcalloc(a.nlabels + 1, sizeof(*a.label_keys));
+	for (r = 0; r < (int)a.nlabels; r++)
+		a.label_keys[r] = xstrndup(a.labels[r], (size_t)(strchr(a.labels[r], '=') - a.labels[r]));
+	oo.max_queue_bytes = po.max_queue_bytes;
+	if (po.server_url && pusher_start(&po, &a.pusher, &err) < 0) {
+		error("%s", err.msg);
+		goto out;
+	}
+	if (oo.endpoint && otlp_exporter_start(&oo, &a.otlp, &err) < 0) {
 		error("%s", err.msg);
 		goto out;
 	}
@@ -352,8 +438,9 @@ int cmd_agent(int argc, char **argv)
 	so.duration_s = duration;
 	if (session_start(&so, &a.session))
 		goto out;
-	log_info("agent: profiling %d CPUs at %d Hz, pushing to %s every %.0f s", a.ncpus, a.hz,
-		 po.server_url, interval);
+	log_info("agent: profiling %d CPUs at %d Hz, sending to %s%s%s every %.0f s", a.ncpus, a.hz,
+		 po.server_url ? po.server_url : "", po.server_url && a.otlp ? " and " : "",
+		 a.otlp ? otlp_exporter_url(a.otlp) : "", interval);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	start = (double)ts.tv_sec + ts.tv_nsec / 1e9;
 	next_push = start + interval;
@@ -370,11 +457,22 @@ int cmd_agent(int argc, char **argv)
 			next_push += interval;
 			if (next_push < now)
 				next_push = now + interval;
-			pusher_get_stats(a.pusher, &ps);
-			log_info("agent: %llu profiles sent, %llu queued, %llu dropped, %llu rejected%s%s",
-				 (unsigned long long)ps.sent, (unsigned long long)ps.queued,
-				 (unsigned long long)ps.dropped, (unsigned long long)ps.rejected,
-				 ps.last_error[0] ? ", last error: " : "", ps.last_error);
+			if (a.pusher) {
+				pusher_get_stats(a.pusher, &ps);
+				log_info("agent: %llu profiles sent, %llu queued, %llu dropped, %llu rejected%s%s",
+					 (unsigned long long)ps.sent, (unsigned long long)ps.queued,
+					 (unsigned long long)ps.dropped, (unsigned long long)ps.rejected,
+					 ps.last_error[0] ? ", last error: " : "", ps.last_error);
+			}
+			if (a.otlp) {
+				otlp_exporter_get_stats(a.otlp, &os);
+				log_info("agent: otlp: %llu requests sent, %llu queued, %llu dropped, %llu "
+					 "rejected, %llu profiles refused by the receiver%s%s",
+					 (unsigned long long)os.sent, (unsigned long long)os.queued,
+					 (unsigned long long)os.dropped, (unsigned long long)os.rejected,
+					 (unsigned long long)os.rejected_profiles,
+					 os.last_error[0] ? ", last: " : "", os.last_error);
+			}
 			if (log_get_level() >= LOG_DEBUG)
 				session_print_stats(a.session);
 			/* Symbolizing an interval (and building unwind tables for new
@@ -402,9 +500,31 @@ out:
 				 (unsigned long long)(ps.queued + ps.dropped + ps.rejected),
 				 ps.last_error[0] ? ": " : "", ps.last_error);
 	}
+	if (a.otlp) {
+		otlp_exporter_stop(a.otlp, 5000, &os);
+		log_info("agent: otlp: stopped: %llu requests sent (%llu KiB), %llu undelivered, %llu "
+			 "dropped (queue full), %llu rejected, %llu retries, %llu profiles refused by "
+			 "the receiver",
+			 (unsigned long long)os.sent, (unsigned long long)(os.sent_bytes >> 10),
+			 (unsigned long long)os.queued, (unsigned long long)os.dropped,
+			 (unsigned long long)os.rejected, (unsigned long long)os.retries,
+			 (unsigned long long)os.rejected_profiles);
+		if (os.queued || os.dropped || os.rejected)
+			log_warn("agent: otlp: %llu requests could not be delivered%s%s",
+				 (unsigned long long)(os.queued + os.dropped + os.rejected),
+				 os.last_error[0] ? ": " : "", os.last_error);
+		else if (os.rejected_profiles)
+			log_warn("agent: otlp: the receiver refused %llu profiles%s%s",
+				 (unsigned long long)os.rejected_profiles, os.last_error[0] ? ": " : "",
+				 os.last_error);
+	}
 	session_free(a.session);
 	xfree(a.svc);
 	xfree(a.labels);
+	for (r = 0; a.label_keys && r < (int)a.nlabels; r++)
+		xfree(a.label_keys[r]);
+	xfree(a.label_keys);
+	xfree(otlp_headers);
 	xfree(token);
 	return ret;
 }

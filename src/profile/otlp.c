@@ -440,6 +440,35 @@ int otlp_encode_status(int code, const char *msg, int json, struct buf *out)
 	return w.err;
 }
 
+int otlp_decode_response(const void *data, size_t len, int64_t *rejected, char *msg,
+			 size_t msglen)
+{
+	struct protobuf_reader r = PROTOBUF_READER(data, len), pr;
+	struct protobuf_field f, g;
+	int rc;
+
+	*rejected = 0;
+	if (msglen)
+		msg[0] = '\0';
+	while ((rc = protobuf_next(&r, &f)) > 0) {
+		if (f.num != RESP_PARTIAL)
+			continue;
+		if (f.wire != PROTOBUF_LEN)
+			return -EBADMSG;
+		pr = (struct protobuf_reader)PROTOBUF_READER(f.data, f.len);
+		while ((rc = protobuf_next(&pr, &g)) > 0) {
+			if (g.num == PARTIAL_REJECTED && g.wire == PROTOBUF_VARINT)
+				*rejected = (int64_t)g.u;
+			else if (g.num == PARTIAL_MESSAGE && g.wire == PROTOBUF_LEN && msglen)
+				snprintf(msg, msglen, "%.*s", (int)(g.len < msglen ? g.len : msglen - 1),
+					 (const char *)g.data);
+		}
+		if (rc < 0)
+			return -EBADMSG;
+	}
+	return rc < 0 ? -EBADMSG : 0;
+}
+
 /* ------------------------------------------------------------------ decoding */
 
 struct span {

@@ -70,6 +70,10 @@ int otlp_encode(const struct otlp_resource *res, size_t nres, struct buf *out);
 int otlp_encode_response(int64_t rejected, const char *msg, int json, struct buf *out);
 /* An error answer: a google.rpc.Status {code, message} (protobuf or JSON). */
 int otlp_encode_status(int code, const char *msg, int json, struct buf *out);
+/* Read a receiver's protobuf ExportProfilesServiceResponse: *rejected and msg (NUL-terminated,
+ * cut to msglen) from its partial_success, 0 and "" when absent. Returns 0 or -EBADMSG. */
+int otlp_decode_response(const void *data, size_t len, int64_t *rejected, char *msg,
+			 size_t msglen);
 
 /* ---- Decoding -------------------------------------------------------------------------- */
 
