@@ -8,6 +8,7 @@
 #include "lib/alloc.h"
 #include "lib/buf.h"
 #include "lib/strtab.h"
+#include "profile/decode_limits.h"
 #include "profile/pprof.h"
 #include "profile/profile.h"
 #include "server/multipart.h"
@@ -569,9 +570,13 @@ static void handle(struct server *s, const struct http_request *req, struct http
 	struct extra_type extra[INGEST_MAX_TYPES - 1];
 	struct store_batch *all = NULL;
 	size_t i, nseries = 0, nextra = 0, nall = 0;
-	int multipart = 0, pprof, rc;
+	int multipart = 0, pprof, jfr = 0, rc;
+	struct ingest_jfr jb;
+	const char *labels_part = NULL;
+	size_t labels_len = 0;
 
 	memset(&meta, 0, sizeof(meta));
+	memset(&jb, 0, sizeof(jb));
 	if (!name_s || !*name_s) {
 		http_error(resp, 400, "missing parameter 'name'");
 		return;
@@ -589,8 +594,10 @@ static void handle(struct server *s, const struct http_request *req, struct http
 		pprof = 0;
 	else if (!strcmp(format, "pprof"))
 		pprof = 1;
+	else if (!strcmp(format, "jfr"))
+		pprof = 0, jfr = 1;
 	else {
-		http_error(resp, 400, "bad parameter 'format': '%.32s' is not folded or pprof", format);
+		http_error(resp, 400, "bad parameter 'format': '%.32s' is not folded, pprof or jfr", format);
 		goto cleanup;
 	}
 	meta.from = meta.until = now;
@@ -632,13 +639,46 @@ static void handle(struct server *s, const struct http_request *req, struct http
 			http_error(resp, 400, "bad Content-Type: %s", err.msg);
 			goto cleanup;
 		}
-		rc = multipart_find(body, body_len, boundary, "profile", &part, &err);
+		if (jfr) {
+			/* Pyroscope's Java agent: the recording in "jfr", its labels in "labels". */
+			struct multipart_part lp;
+
+			rc = multipart_find(body, body_len, boundary, "labels", &lp, &err);
+			if (rc == 0) {
+				labels_part = lp.data;
+				labels_len = lp.len;
+			} else if (rc != -ENOENT) {
+				http_error(resp, 422, "bad multipart body: %s", err.msg);
+				goto cleanup;
+			}
+			rc = multipart_find(body, body_len, boundary, "jfr", &part, &err);
+			if (rc == -ENOENT)
+				rc = multipart_find(body, body_len, boundary, "profile", &part, &err);
+		} else {
+			rc = multipart_find(body, body_len, boundary, "profile", &part, &err);
+		}
 		if (rc < 0) {
 			http_error(resp, 422, "bad multipart body: %s", err.msg);
 			goto cleanup;
 		}
 		body = part.data;
 		body_len = part.len;
+	}
+
+	if (jfr) {
+		struct decode_limits lim = { .max_bytes = pprof_limit(s) };
+
+		meta.spy_name = meta.spy_name ? meta.spy_name : "jfr";
+		rc = ingest_jfr(body, body_len, labels_part, labels_len, &lim, &meta,
+				from_s && *from_s, until_s && *until_s, now, &jb, &err);
+		if (rc < 0) {
+			http_error(resp, 422, "cannot ingest jfr: %s", err.msg);
+			goto cleanup;
+		}
+		batches->samples = jb.samples;
+		batches->stacks = jb.stacks;
+		nall = jb.nbatches;
+		goto write;
 	}
 
 	if (!pprof) {
@@ -730,6 +770,7 @@ static void handle(struct server *s, const struct http_request *req, struct http
 		}
 	}
 
+write:
 	/* One transaction for everything of the request. */
 	nall += batches->n;
 	all = xcalloc(nall ? nall : 1, sizeof(*all));
@@ -738,6 +779,10 @@ static void handle(struct server *s, const struct http_request *req, struct http
 	for (i = 0; i < nextra; i++) {
 		memcpy(all + nall, extra[i].b.batches, extra[i].b.n * sizeof(*all));
 		nall += extra[i].b.n;
+	}
+	for (i = 0; i < jb.n; i++) {
+		memcpy(all + nall, jb.b[i].batches, jb.b[i].n * sizeof(*all));
+		nall += jb.b[i].n;
 	}
 	rc = store_write(s->store, all, nall, &err);
 	if (rc == -EINVAL || rc == -E2BIG) {
@@ -756,6 +801,7 @@ static void handle(struct server *s, const struct http_request *req, struct http
 	buf_printf(&resp->body, "{\"stacks\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"series\":%zu}\n",
 		   batches->stacks, batches->samples, nseries);
 cleanup:
+	ingest_jfr_release(&jb);
 	for (i = 0; i < nextra; i++)
 		ingest_batches_release(&extra[i].b);
 	xfree(all);

@@ -1,10 +1,12 @@
 /* ingest.h: POST /ingest, Pyroscope's legacy push API.
  *
- *   POST /ingest?name=APP.TYPE{k=v,...}&from=&until=&format=folded|pprof&sampleRate=
+ *   POST /ingest?name=APP.TYPE{k=v,...}&from=&until=&format=folded|pprof|jfr&sampleRate=
  *                &spyName=&units=&aggregationType=
  *
- * The body is folded text (the default), pprof (raw or gzip) with format=pprof, or
- * multipart/form-data with the pprof in the field "profile". Everything of one request is
+ * The body is folded text (the default), pprof (raw or gzip) with format=pprof, a JFR recording
+ * (raw or gzip) with format=jfr, or multipart/form-data with the pprof in the field "profile"
+ * (for jfr: the recording in "jfr", Pyroscope's labels snapshot in "labels"). Everything of one
+ * request is
  * written in one store transaction, and 200 is answered only after it committed; on any error
  * nothing is stored: 400 bad parameter, 413 too large, 422 unparsable body, 500 storage failure,
  * each with {"error": "..."}.
@@ -67,6 +69,24 @@ int ingest_folded(const char *text, size_t len, const struct ingest_meta *meta,
  * is dropped, or names the sample's app when meta->sample_app is set. Returns 0 or -EINVAL. */
 int ingest_profile(const struct profile *p, const struct ingest_meta *meta,
 		   struct ingest_batches *out, struct errmsg *err);
+
+/* JFR (format=jfr): every profile type of the recording (profile/jfr.h) as batches, the app
+ * from the name (a prefix: "app" or "app.cpu" give "app"), times from the recording unless the
+ * request gave them (has_from, has_until). labels: Pyroscope's LabelsSnapshot, or NULL.
+ * Returns 0, or a negative errno with a message (the body does not decode, or a profile cannot
+ * be stored); out is then empty. */
+struct decode_limits;
+struct ingest_jfr {
+	struct ingest_batches *b; /* one per profile type */
+	size_t n;
+	size_t nbatches;          /* store batches in all */
+	uint64_t samples, stacks, events;
+	char *app;
+};
+int ingest_jfr(const char *body, size_t len, const char *labels, size_t labels_len,
+	       const struct decode_limits *lim, const struct ingest_meta *meta, int has_from,
+	       int has_until, int64_t now, struct ingest_jfr *out, struct errmsg *err);
+void ingest_jfr_release(struct ingest_jfr *j);
 
 /* The profile type, unit and sample rate implied by a pprof profile (see docs/server.md):
  * sample type "samples" becomes "cpu"; characters outside [A-Za-z0-9_:-] become '_'. */
