@@ -20,29 +20,37 @@
 static const char usage_text[] =
 	"usage: scorch convert [options] IN OUT\n"
 	"\n"
-	"Convert a profile from one format into another. IN is pprof (gzip or raw protobuf) or\n"
-	"folded text (plain or gzip), recognized by content. OUT's format comes from its extension:\n"
+	"Convert a profile from one format into another. IN is pprof (gzip or raw protobuf),\n"
+	"OTLP profiles (an ExportProfilesServiceRequest), a JFR recording or folded text (each\n"
+	"plain or gzip), recognized by content. OUT's format comes from its extension:\n"
 	"  .pb.gz .pprof .pb   pprof, gzip-compressed\n"
 	"  .folded .txt        folded stacks, one 'root;...;leaf COUNT' line per stack\n"
 	"  .json               speedscope JSON\n"
 	"  .html               interactive flame graph, one file that works offline\n"
 	"  .svg                static flame graph\n"
+	"  .otlp               OTLP profiles (protobuf), to POST to /v1development/profiles\n"
 	"IN may be '-' for standard input; OUT may be '-' for standard output (with --format).\n"
 	"\n"
 	"options:\n"
 	"  -f, --format FMT        output format whatever OUT's extension: pprof, folded,\n"
-	"                          speedscope, html or svg\n"
+	"                          speedscope, html, svg or otlp\n"
 	"  -t, --title TITLE       title of html, svg and speedscope output (default: IN's name)\n"
 	"  -i, --sample-index N    which pprof sample value to use, from 0 (default: the\n"
 	"                          profile's default type, else 'samples', else 'cpu', else\n"
 	"                          the last one)\n"
+	"  -T, --type TYPE         which profile of an OTLP or JFR input: the OTLP sample type\n"
+	"                          (profiles of it are merged) or the JFR profile type, e.g.\n"
+	"                          alloc_outside_tlab_bytes, lock_duration (default: the first\n"
+	"                          OTLP profile's type; JFR's cpu, else the first)\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"examples:\n"
 	"  scorch convert cpu.pb.gz cpu.html              # flame graph of a pprof profile\n"
 	"  scorch convert -t 'nightly build' out.folded out.svg\n"
 	"  scorch convert -i 1 heap.pb.gz heap.folded     # Go heap: alloc_space\n"
-	"  scorch convert -f folded profile.pb.gz - | sort -k2 -n -t' ' | tail\n";
+	"  scorch convert -f folded profile.pb.gz - | sort -k2 -n -t' ' | tail\n"
+	"  scorch convert -T lock_duration app.jfr locks.html    # JFR monitor contention\n"
+	"  scorch convert cpu.pb.gz cpu.otlp                     # pprof to OTLP\n";
 
 static int read_input(const char *path, struct buf *b)
 {
@@ -83,6 +91,7 @@ int cmd_convert(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "title", required_argument, NULL, 't' },
 		{ "sample-index", required_argument, NULL, 'i' },
+		{ "type", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -98,18 +107,21 @@ int cmd_convert(int argc, char **argv)
 	int c, err, rc = 1;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:t:i:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:t:i:T:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			fmt = output_format_parse(optarg);
 			if (fmt == OUTPUT_UNKNOWN) {
-				error("convert: unknown format '%s' (pprof, folded, speedscope, html, svg)",
+				error("convert: unknown format '%s' (pprof, folded, speedscope, html, svg, otlp)",
 				      optarg);
 				return 2;
 			}
 			break;
 		case 't':
 			title = optarg;
+			break;
+		case 'T':
+			opts.type = optarg;
 			break;
 		case 'i':
 			errno = 0;
@@ -143,7 +155,7 @@ int cmd_convert(int argc, char **argv)
 		fmt = output_format_for(outpath);
 		if (fmt == OUTPUT_UNKNOWN) {
 			error("convert: cannot tell the format of '%s' from its extension; use .pb.gz, "
-			      ".folded, .json, .html or .svg, or --format", outpath);
+			      ".folded, .json, .html, .svg or .otlp, or --format", outpath);
 			return 2;
 		}
 	}

@@ -1,11 +1,15 @@
 /* input.c: decode a profile of any supported format (see input.h). */
 #include "profile/input.h"
+#include "lib/alloc.h"
 #include "profile/folded.h"
 #include "profile/gzip.h"
+#include "profile/jfr.h"
+#include "profile/otlp.h"
 #include "profile/pprof.h"
 
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 #define SNIFF_BYTES 65536
 
@@ -16,6 +20,8 @@ enum input_format input_detect(const void *data, size_t len)
 
 	if (!len)
 		return INPUT_UNKNOWN;
+	if (jfr_is(data, len))
+		return INPUT_JFR;
 	for (i = 0; i < n; i++) {
 		if ((p[i] < 0x20 && p[i] != '\t' && p[i] != '\n' && p[i] != '\r') || p[i] == 0x7f)
 			return INPUT_PPROF;
@@ -25,7 +31,78 @@ enum input_format input_detect(const void *data, size_t len)
 
 const char *input_format_name(enum input_format f)
 {
-	return f == INPUT_PPROF ? "pprof" : f == INPUT_FOLDED ? "folded" : "unknown";
+	switch (f) {
+	case INPUT_PPROF: return "pprof";
+	case INPUT_FOLDED: return "folded";
+	case INPUT_OTLP: return "OTLP";
+	case INPUT_JFR: return "JFR";
+	default: return "unknown";
+	}
+}
+
+static int decode_jfr(const void *data, size_t len, const struct input_opts *o,
+		      struct profile **out, struct errmsg *err)
+{
+	struct decode_limits lim = { .max_bytes = o->max_uncompressed };
+	struct jfr_result r;
+	size_t i, pick = 0;
+	int rc = jfr_decode(data, len, &lim, NULL, &r, err);
+
+	if (rc < 0)
+		return rc;
+	if (!r.nprofiles) {
+		jfr_result_release(&r);
+		return errmsg_set(err, -ENOENT, "the recording has no events scorch reads "
+				  "(execution samples, allocations, monitor enters, parks)");
+	}
+	for (i = 0; i < r.nprofiles; i++) {
+		if (o->type ? !strcmp(r.profiles[i].type, o->type) : !strcmp(r.profiles[i].type, "cpu")) {
+			pick = i;
+			break;
+		}
+	}
+	if (o->type && i == r.nprofiles) {
+		jfr_result_release(&r);
+		return errmsg_set(err, -ENOENT, "the recording has no '%s' profile", o->type);
+	}
+	*out = r.profiles[pick].prof;
+	r.profiles[pick].prof = NULL;
+	jfr_result_release(&r);
+	return 0;
+}
+
+static int decode_otlp(const void *data, size_t len, const struct input_opts *o,
+		       struct profile **out, struct errmsg *err)
+{
+	struct decode_limits lim = { .max_bytes = o->max_uncompressed };
+	struct otlp_request req;
+	const char *type = o->type;
+	size_t i;
+	int rc = otlp_decode(data, len, &lim, &req, err);
+
+	if (rc < 0)
+		goto cleanup;
+	for (i = 0; i < req.nprofiles; i++) {
+		const struct profile *p = req.profiles[i].prof;
+
+		if (!type)
+			type = profile_get_str(p, p->sample_type);
+		if (strcmp(profile_get_str(p, p->sample_type), type))
+			continue;
+		if (!*out) {
+			*out = req.profiles[i].prof;
+			req.profiles[i].prof = NULL;
+		} else {
+			profile_merge(*out, p);
+		}
+	}
+	if (!*out && req.nprofiles)
+		rc = errmsg_set(err, -ENOENT, "no profile of sample type '%s'", type);
+	else if (!*out)
+		rc = errmsg_set(err, -ENOENT, "no profiles in the request");
+cleanup:
+	otlp_request_release(&req);
+	return rc;
 }
 
 int input_decode(const void *data, size_t len, const struct input_opts *o,
@@ -55,6 +132,23 @@ int input_decode(const void *data, size_t len, const struct input_opts *o,
 	switch (f) {
 	case INPUT_PPROF:
 		rc = pprof_decode(data, len, o->max_uncompressed, o->sample_index, out, err);
+		if (rc == -EBADMSG) {
+			/* Not pprof: maybe OTLP (both are protobuf; neither parses as the other). */
+			struct errmsg e2;
+			int rc2 = decode_otlp(data, len, o, out, &e2);
+
+			/* An OTLP request without the profile asked for is an OTLP answer too. */
+			if (rc2 == 0 || rc2 == -ENOENT) {
+				rc = rc2;
+				if (rc2 && err)
+					*err = e2;
+				if (format)
+					*format = INPUT_OTLP;
+			}
+		}
+		break;
+	case INPUT_JFR:
+		rc = decode_jfr(data, len, o, out, err);
 		break;
 	case INPUT_FOLDED:
 		rc = folded_parse(data, len, o->max_lines, out, err);

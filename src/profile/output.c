@@ -2,6 +2,7 @@
  * output.h). The writers live in pprof.c, folded.c, speedscope.c and flamegraph.c. */
 #include "profile/output.h"
 #include "profile/folded.h"
+#include "profile/otlp.h"
 #include "profile/pprof.h"
 
 #include <errno.h>
@@ -21,6 +22,7 @@ static const struct {
 	{ ".html", OUTPUT_HTML },
 	{ ".htm", OUTPUT_HTML },
 	{ ".svg", OUTPUT_SVG },
+	{ ".otlp", OUTPUT_OTLP },
 };
 
 enum output_format output_format_for(const char *path)
@@ -44,6 +46,7 @@ const char *output_format_name(enum output_format f)
 	case OUTPUT_SPEEDSCOPE: return "speedscope";
 	case OUTPUT_HTML: return "html";
 	case OUTPUT_SVG: return "svg";
+	case OUTPUT_OTLP: return "otlp";
 	default: return "unknown";
 	}
 }
@@ -52,7 +55,7 @@ enum output_format output_format_parse(const char *name)
 {
 	enum output_format f;
 
-	for (f = OUTPUT_PPROF; f <= OUTPUT_SVG; f++) {
+	for (f = OUTPUT_PPROF; f <= OUTPUT_OTLP; f++) {
 		if (!strcasecmp(name, output_format_name(f)))
 			return f;
 	}
@@ -67,6 +70,13 @@ int output_render(const struct profile *p, enum output_format f, const char *tit
 	case OUTPUT_SPEEDSCOPE: return speedscope_write(p, title, out);
 	case OUTPUT_HTML: return flamegraph_html_write(p, title, out);
 	case OUTPUT_SVG: return flamegraph_svg_write(p, title, out);
+	case OUTPUT_OTLP: {
+		struct otlp_attr attr = { "service.name", title && *title ? title : "scorch", 0 };
+		struct profile *one = (struct profile *)p;
+		struct otlp_resource r = { &attr, 1, "scorch", NULL, &one, 1 };
+
+		return otlp_encode(&r, 1, out);
+	}
 	default: return -EINVAL;
 	}
 }

@@ -5,6 +5,8 @@
  *   .json             speedscope JSON
  *   .html             one self-contained interactive flame graph (no network)
  *   .svg              a static SVG flame graph
+ *   .otlp             an OTLP ExportProfilesServiceRequest (protobuf; otlp.h), one resource
+ *                     whose service.name is the title
  */
 #ifndef SCORCH_OUTPUT_H
 #define SCORCH_OUTPUT_H
@@ -19,12 +21,14 @@ enum output_format {
 	OUTPUT_SPEEDSCOPE,
 	OUTPUT_HTML,
 	OUTPUT_SVG,
+	OUTPUT_OTLP,
 };
 
 /* The format for a file name by its extension (case-insensitive; ".pb" and ".htm" too), or
  * OUTPUT_UNKNOWN. */
 enum output_format output_format_for(const char *path);
-/* "pprof", "folded", "speedscope", "html", "svg" ("unknown"), and back (OUTPUT_UNKNOWN if none). */
+/* "pprof", "folded", "speedscope", "html", "svg", "otlp" ("unknown"), and back (OUTPUT_UNKNOWN if
+ * none). */
 const char *output_format_name(enum output_format f);
 enum output_format output_format_parse(const char *name);
 

@@ -48,6 +48,11 @@ grep -q '"sampleRate":1000' $TMP/cpu.json || fail "cpu sample rate: $(head -c 40
 get /render query=shop.lock_duration | grep -q '"units":"nanoseconds"' || fail "lock_duration units"
 get /render query=shop.alloc_outside_tlab_bytes | grep -q '"units":"bytes"' || fail "alloc bytes units"
 
+# scorch convert reads recordings too, one profile type at a time.
+"$SCORCH" convert -T park_duration $TMP/rec.jfr $TMP/park.folded || fail "scorch convert of a recording"
+sort $TMP/park.folded | diff $TMP/expected/park_duration.folded - || fail "scorch convert -T park_duration"
+"$SCORCH" convert $TMP/rec.jfr - -f folded | sort | diff $TMP/expected/cpu.folded - || fail "scorch convert: cpu by default"
+
 # gzip, and Pyroscope's Java agent form: the recording in "jfr", a labels snapshot in "labels"
 # (a LabelsSnapshot with one context; the JDK's events carry no contextId, so no labels apply).
 gzip -c $TMP/rec.jfr > $TMP/rec.jfr.gz
