@@ -24,7 +24,7 @@ expect() {
 expect 400 name --data-binary @$TMP/good.folded "$URL/ingest"
 expect 400 name --data-binary @$TMP/good.folded --url-query 'name=app{env}' "$URL/ingest"
 expect 400 name --data-binary @$TMP/good.folded --url-query 'name=.cpu' "$URL/ingest"
-expect 400 format --data-binary @$TMP/good.folded --url-query name=app.cpu "$URL/ingest?format=jfr"
+expect 400 format --data-binary @$TMP/good.folded --url-query name=app.cpu "$URL/ingest?format=trie"
 expect 400 from --data-binary @$TMP/good.folded --url-query name=app.cpu "$URL/ingest?from=yesterday"
 expect 400 until --data-binary @$TMP/good.folded --url-query name=app.cpu "$URL/ingest?from=2000&until=1000"
 expect 400 future --data-binary @$TMP/good.folded --url-query name=app.cpu "$URL/ingest?from=now%2B2d"
@@ -55,6 +55,7 @@ head -c 3000 /dev/urandom > $TMP/garbage
 expect 422 pprof --data-binary @$TMP/garbage --url-query name=app.cpu "$URL/ingest?format=pprof"
 printf '\037\213\010\000garbage' > $TMP/badgzip
 expect 422 pprof --data-binary @$TMP/badgzip --url-query name=app.cpu "$URL/ingest?format=pprof"
+expect 422 jfr --data-binary @$TMP/good.folded --url-query name=app.cpu "$URL/ingest?format=jfr"
 expect 422 multipart -F "other=@$TMP/good.folded" --url-query name=app.cpu "$URL/ingest"
 expect 422 multipart -H 'Content-Type: multipart/form-data; boundary=zzz' --data-binary @$TMP/good.folded \
 	--url-query name=app.cpu "$URL/ingest"
@@ -73,7 +74,7 @@ get /metrics > $TMP/metrics.txt
 grep -q '^scorch_ingest_rejected_total{reason="bad_request"} 10$' $TMP/metrics.txt ||
 	fail "bad_request count: $(grep rejected_total $TMP/metrics.txt)"
 grep -q '^scorch_ingest_rejected_total{reason="too_large"} 2$' $TMP/metrics.txt || fail "too_large count"
-grep -q '^scorch_ingest_rejected_total{reason="parse_error"} 6$' $TMP/metrics.txt || fail "parse_error count"
+grep -q '^scorch_ingest_rejected_total{reason="parse_error"} 7$' $TMP/metrics.txt || fail "parse_error count"
 grep -q 'scorch_http_requests_total{route="/ingest",code="413"} 2' $TMP/metrics.txt || fail "413 by route"
 
 stop_server TERM
