@@ -10,7 +10,8 @@
 # "samples" are the sum of the body's sample counts (folded counts, pprof/OTLP sample values);
 # for JFR, the events (every event is one sample of its count-type profile: cpu, *_objects,
 # lock_count, park_count; the byte and duration profiles come along). Each format gets a fresh
-# server; "srv CPU ms/req" is the server's CPU time per request.
+# server; "srv CPU ms/req" is the server's CPU time per request, and "samples/srv CPU-s" the
+# samples it takes per second of its own CPU (steadier than end-to-end rates on a busy machine).
 set -eu
 cd "$(dirname "$0")/.."
 B=${B:-build}
@@ -109,13 +110,14 @@ run() { # LABEL FILE SAMPLES PATH CONTENT-TYPE ENCODING
 	p50=$(awk '{ print $2 }' $TMP/runs | median)
 	p99=$(awk '{ print $3 }' $TMP/runs | median)
 	cpu=$(awk '{ print ($5 ? $4 / $5 : 0) }' $TMP/runs | median)
-	printf '%-34s %9.1f %11d %9.1f %12.0f %8.2f %8.2f %12.2f\n' "$label" \
+	printf '%-34s %9.1f %11d %9.1f %12.0f %8.2f %8.2f %14.2f %16.0f\n' "$label" \
 		"$(awk -v b=$(wc -c < $file) 'BEGIN { print b / 1024 }')" "$samples" "$rps" \
-		"$(awk -v r=$rps -v s=$samples 'BEGIN { print r * s }')" "$p50" "$p99" "$cpu"
+		"$(awk -v r=$rps -v s=$samples 'BEGIN { print r * s }')" "$p50" "$p99" "$cpu" \
+		"$(awk -v c=$cpu -v s=$samples 'BEGIN { print c > 0 ? s * 1000 / c : 0 }')"
 }
 
 echo "scorch server ingest, $CLIENTS clients, ${SECS}s x $RUNS runs (medians), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-34s %9s %11s %9s %12s %8s %8s %12s\n' "body" "KiB" "samples/req" "req/s" "samples/s" "p50 ms" "p99 ms" "srv CPU ms/req"
+printf '%-34s %9s %11s %9s %12s %8s %8s %14s %16s\n' "body" "KiB" "samples/req" "req/s" "samples/s" "p50 ms" "p99 ms" "srv CPU ms/req" "samples/srv CPU-s"
 run "folded (/ingest)" $TMP/cpu.folded $CPU_SAMPLES "/ingest?name=bench.cpu" text/plain -
 run "pprof gzip (/ingest)" $TMP/cpu.pb.gz $CPU_SAMPLES "/ingest?name=bench.cpu&format=pprof" application/octet-stream -
 run "OTLP protobuf" $TMP/cpu.otlp $CPU_SAMPLES "/v1development/profiles" application/x-protobuf -

@@ -160,15 +160,12 @@ static int fix_sample_labels(struct profile *p)
 
 			key = profile_get_str(p, l->key);
 			if (!strcmp(key, "comm")) {
-				name[0] = '\0';
-				memo[old] = old + 1;
+				memo[old] = old + 1; /* the root frame, as it is */
 				continue;
 			}
-			if (is_not_label(key)) {
-				name[0] = '\0';
-			} else {
+			name[0] = '\0';
+			if (!is_not_label(key))
 				label_name(key, name, sizeof(name));
-			}
 			if (!*name) {
 				memo[old] = UINT32_MAX;
 				l->str = 0;
