@@ -1,61 +1,61 @@
-/* decode_limits.h: the caps every decoder of outside profile input (OTLP, JFR) works within.
+/* decode_limits.h: the caps that every decoder of profiles from outside input applies (OTLP,
+ * JFR, and any other format the server accepts), so that what one request can make the server
+ * hold is bounded and a request over a cap is told which one.
  *
- * A decoder checks each count against its cap BEFORE allocating for it, and an input beyond any
- * cap is rejected as a whole with -E2BIG and a message naming the cap (nothing of it is kept).
- * The caller chooses the caps: the server derives them from its request budget
- * (docs/server.md, "Limits"), `scorch convert` uses the defaults. Memory held by a decoder is
- * bounded by roughly max_bytes plus a few dozen bytes per counted entity, so the byte cap is the
- * one that matters most; the others stop inputs that are small on the wire but expand (a stack
- * table naming one location a million times, a JFR constant pool of empty entries).
- *
- * Zero fields mean "the default" (decode_limits_fill()). */
+ * A decoder takes a `const struct decode_limits *` (NULL: the defaults), checks each count as
+ * soon as it knows it (before allocating for it), and refuses input over a cap as a whole with
+ * -E2BIG and a message made by decode_limit_exceeded(), naming the limit:
+ *     "otlp: more than 1048576 locations (limit 'locations')"
+ * Memory held by a decoder is bounded by max_inflated plus a few dozen bytes per counted entity.
+ * The server derives max_inflated from its body limit (docs/server.md, "Limits"); `scorch
+ * convert` reads local files with decode_limits_none() and its own byte cap. */
 #ifndef SCORCH_DECODE_LIMITS_H
 #define SCORCH_DECODE_LIMITS_H
 
+#include "lib/log.h"
+
 #include <stddef.h>
+#include <stdint.h>
 
 struct decode_limits {
-	size_t max_bytes;     /* input after decompression (default 256 MiB) */
-	size_t max_strings;   /* string table entries / distinct JFR symbols (16 Mi) */
-	size_t max_mappings;  /* mappings (1 Mi) */
-	size_t max_functions; /* functions / JFR methods (4 Mi) */
-	size_t max_locations; /* locations / distinct JFR frames (16 Mi) */
-	size_t max_stacks;    /* stack table entries / JFR stack traces (16 Mi) */
-	size_t max_samples;   /* samples / JFR events kept (64 Mi) */
-	size_t max_frames;    /* frames of all stacks after expansion (default 4 per input byte
-	                       * + 64 Ki) */
-	size_t max_depth;     /* frames of one stack (65536) */
-	size_t max_labels;    /* labels (attributes) of one sample (1024) */
-	size_t max_profiles;  /* profiles of one request / profile types of one JFR (4096) */
+	size_t max_inflated;     /* bytes after decompression (or of uncompressed input) */
+	size_t max_strings;      /* string table entries, OTLP attributes, JFR metadata strings */
+	size_t max_mappings;
+	size_t max_functions;
+	size_t max_locations;    /* locations; JFR constant pool entries */
+	size_t max_samples;      /* distinct samples (a stack and its labels), all profiles */
+	size_t max_frames;       /* frames of all distinct samples together, after inlining */
+	size_t max_sample_types; /* values per sample */
+	size_t max_stacks;       /* OTLP stack table entries; JFR stack traces per profile */
+	size_t max_depth;        /* frames of one stack */
+	size_t max_labels;       /* labels (attributes) of one sample, resource or profile */
+	size_t max_profiles;     /* profiles (and resources) of one OTLP request */
 };
 
-#define DECODE_DEFAULT_MAX_BYTES (256u << 20)
+/* Defaults: generous for real profiles (a large Go heap profile has ~100k locations, a long
+ * JFR recording a few hundred thousand pool entries), small enough that a request stays within
+ * tens of MB. */
+#define DECODE_DEFAULT_INFLATED     (64u << 20)
+#define DECODE_DEFAULT_STRINGS      (1u << 20)
+#define DECODE_DEFAULT_MAPPINGS     (64u << 10)
+#define DECODE_DEFAULT_FUNCTIONS    (1u << 20)
+#define DECODE_DEFAULT_LOCATIONS    (1u << 20)
+#define DECODE_DEFAULT_SAMPLES      (512u << 10)
+#define DECODE_DEFAULT_FRAMES       (8u << 20)
+#define DECODE_DEFAULT_SAMPLE_TYPES 16
+#define DECODE_DEFAULT_STACKS       (1u << 20)
+#define DECODE_DEFAULT_DEPTH        65536
+#define DECODE_DEFAULT_LABELS       1024
+#define DECODE_DEFAULT_PROFILES     4096
 
-/* Replace the zero fields of l by the defaults; max_frames follows from the input length. */
-static inline void decode_limits_fill(struct decode_limits *l, size_t input_len)
-{
-	if (!l->max_bytes)
-		l->max_bytes = DECODE_DEFAULT_MAX_BYTES;
-	if (!l->max_strings)
-		l->max_strings = 16u << 20;
-	if (!l->max_mappings)
-		l->max_mappings = 1u << 20;
-	if (!l->max_functions)
-		l->max_functions = 4u << 20;
-	if (!l->max_locations)
-		l->max_locations = 16u << 20;
-	if (!l->max_stacks)
-		l->max_stacks = 16u << 20;
-	if (!l->max_samples)
-		l->max_samples = 64u << 20;
-	if (!l->max_frames)
-		l->max_frames = input_len < ((size_t)-1) / 8 ? 4 * input_len + 65536 : ((size_t)-1) / 2;
-	if (!l->max_depth)
-		l->max_depth = 65536;
-	if (!l->max_labels)
-		l->max_labels = 1024;
-	if (!l->max_profiles)
-		l->max_profiles = 4096;
-}
+void decode_limits_default(struct decode_limits *l);
+/* No caps at all (SIZE_MAX everywhere; for files a user converts locally). */
+void decode_limits_none(struct decode_limits *l);
+/* The limits to use: l, or the defaults when l is NULL. */
+const struct decode_limits *decode_limits_or_default(const struct decode_limits *l);
+
+/* Fill err with "<format>: more than <limit> <what> (limit '<name>')" and return -E2BIG. */
+int decode_limit_exceeded(struct errmsg *err, const char *format, const char *what,
+			  const char *name, uint64_t limit);
 
 #endif

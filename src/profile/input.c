@@ -43,10 +43,14 @@ const char *input_format_name(enum input_format f)
 static int decode_jfr(const void *data, size_t len, const struct input_opts *o,
 		      struct profile **out, struct errmsg *err)
 {
-	struct decode_limits lim = { .max_bytes = o->max_uncompressed };
+	struct decode_limits lim;
 	struct jfr_result r;
 	size_t i, pick = 0;
-	int rc = jfr_decode(data, len, &lim, NULL, &r, err);
+	int rc;
+
+	decode_limits_none(&lim); /* a local file: only the byte cap of the caller */
+	lim.max_inflated = o->max_uncompressed;
+	rc = jfr_decode(data, len, &lim, NULL, &r, err);
 
 	if (rc < 0)
 		return rc;
@@ -74,11 +78,15 @@ static int decode_jfr(const void *data, size_t len, const struct input_opts *o,
 static int decode_otlp(const void *data, size_t len, const struct input_opts *o,
 		       struct profile **out, struct errmsg *err)
 {
-	struct decode_limits lim = { .max_bytes = o->max_uncompressed };
+	struct decode_limits lim;
 	struct otlp_request req;
 	const char *type = o->type;
 	size_t i;
-	int rc = otlp_decode(data, len, &lim, &req, err);
+	int rc;
+
+	decode_limits_none(&lim);
+	lim.max_inflated = o->max_uncompressed;
+	rc = otlp_decode(data, len, &lim, &req, err);
 
 	if (rc < 0)
 		goto cleanup;

@@ -117,7 +117,7 @@ static int map_entry(const struct protobuf_field *f, uint64_t *key, struct proto
 int jfr_labels_decode(const void *data, size_t len, const struct decode_limits *lim_in,
 		      struct jfr_labels **out, struct errmsg *err)
 {
-	struct decode_limits lim = lim_in ? *lim_in : (struct decode_limits){ 0 };
+	const struct decode_limits *lim = decode_limits_or_default(lim_in);
 	struct jfr_labels *l = xcalloc(1, sizeof(*l));
 	struct protobuf_reader r = PROTOBUF_READER(data, len);
 	struct protobuf_field f, v;
@@ -125,13 +125,12 @@ int jfr_labels_decode(const void *data, size_t len, const struct decode_limits *
 	size_t entries = 0;
 	int rc, pass;
 
-	decode_limits_fill(&lim, len);
 	*out = NULL;
 	l->strs = strtab_new();
 	u64map_init(&l->string_ids);
 	u64map_init(&l->contexts);
-	if (len > lim.max_bytes) {
-		rc = errmsg_set(err, -E2BIG, "jfr labels: %zu bytes, more than %zu", len, lim.max_bytes);
+	if (len > lim->max_inflated) {
+		rc = decode_limit_exceeded(err, "jfr labels", "bytes", "inflated", lim->max_inflated);
 		goto fail;
 	}
 	/* Strings first (contexts refer to them), then contexts. */
@@ -140,9 +139,9 @@ int jfr_labels_decode(const void *data, size_t len, const struct decode_limits *
 		while ((rc = protobuf_next(&r, &f)) > 0) {
 			if ((int)f.num != pass)
 				continue;
-			if (++entries > lim.max_strings) {
-				rc = errmsg_set(err, -E2BIG, "jfr labels: more than %zu entries",
-						lim.max_strings);
+			if (++entries > lim->max_strings) {
+				rc = decode_limit_exceeded(err, "jfr labels", "entries", "strings",
+							   lim->max_strings);
 				goto fail;
 			}
 			if (map_entry(&f, &key, &v) < 0 || map_key(key, &mk) < 0)
@@ -169,9 +168,9 @@ int jfr_labels_decode(const void *data, size_t len, const struct decode_limits *
 						continue;
 					if (map_entry(&lf, &k2, &lv) < 0 || lv.wire != PROTOBUF_VARINT)
 						goto bad;
-					if (l->npairs - first >= lim.max_labels) {
-						rc = errmsg_set(err, -E2BIG, "jfr labels: a context has more than %zu labels",
-								lim.max_labels);
+					if ((l->npairs - first) / 2 >= lim->max_labels) {
+						rc = decode_limit_exceeded(err, "jfr labels", "labels in a context",
+									   "labels", lim->max_labels);
 						goto fail;
 					}
 					if (map_key(k2, &k2) < 0 || map_key(lv.u, &vk) < 0)
@@ -264,7 +263,8 @@ struct dec {
 	struct jprof prof[NPROFILES];
 	struct strtab *text;  /* strings resolved from the input (names, threads) */
 	struct buf scratch;
-	uint64_t frames;      /* frames of all stacks interned */
+	uint64_t frames;      /* frames of all distinct samples */
+	uint64_t distinct;    /* distinct samples of all profiles */
 	uint64_t period_ns;   /* of jdk.ExecutionSample, from jdk.ActiveSetting */
 
 	/* per chunk */
@@ -609,7 +609,8 @@ static int parse_metadata(struct dec *d, uint64_t offset)
 	if (rd_varint(&r, &n) < 0 || n > (uint64_t)(r.end - r.p))
 		return MSG(d, -EBADMSG, "malformed metadata string table");
 	if (n > d->lim->max_strings)
-		return MSG(d, -E2BIG, "metadata has %" PRIu64 " strings, more than %zu", n, d->lim->max_strings);
+		return decode_limit_exceeded(d->err, "jfr", "metadata strings", "strings",
+					     d->lim->max_strings);
 	d->nmstr = (size_t)n;
 	d->mstr_ids = xcalloc(d->nmstr + 1, sizeof(*d->mstr_ids));
 	for (i = 0; i < n; i++) {
@@ -880,8 +881,8 @@ static int index_pools(struct dec *d, const uint8_t *ev, const uint8_t *ev_end)
 			if (rd_varint(&r, &key) < 0 || map_key(key, &k) < 0)
 				goto bad;
 			if (++d->cp_entries > d->lim->max_locations)
-				return MSG(d, -E2BIG, "more than %zu constant pool entries",
-					   d->lim->max_locations);
+				return decode_limit_exceeded(d->err, "jfr", "constant pool entries",
+							     "locations", d->lim->max_locations);
 			at = r.p;
 			u64map_put(&c->pool, k, (uint64_t)(at - d->base));
 			if (!skip && skip_inline(d, &r, (uint32_t)(*idx - 1), 0) < 0)
@@ -990,7 +991,7 @@ static ssize_t stack_locations(struct dec *d, struct jprof *jp, uint64_t key)
 	if (m)
 		return (ssize_t)*m - 1;
 	if (jp->stacks.count >= d->lim->max_stacks)
-		return MSG(d, -E2BIG, "more than %zu stack traces", d->lim->max_stacks), -2;
+		return decode_limit_exceeded(d->err, "jfr", "stack traces", "stacks", d->lim->max_stacks), -2;
 	ALLOC_GROW(jp->exp, jp->nexp + 1, jp->exp_cap);
 	at = jp->nexp++;
 	jp->exp[at] = 0;
@@ -1033,8 +1034,8 @@ static ssize_t stack_locations(struct dec *d, struct jprof *jp, uint64_t key)
 				if (fv[0].kind == V_REF)
 					fn = method_function(d, jp, fv[0].u);
 				if (++depth > d->lim->max_depth)
-					return MSG(d, -E2BIG, "a stack trace is deeper than %zu frames",
-						   d->lim->max_depth), -2;
+					return decode_limit_exceeded(d->err, "jfr", "frames in one stack trace",
+								     "depth", d->lim->max_depth), -2;
 				loc = profile_intern_location(jp->p, 0, 0, fn,
 							      fv[1].kind == V_INT ? (int64_t)(int32_t)fv[1].u : 0);
 				ALLOC_GROW(jp->exp, jp->nexp + 1, jp->exp_cap);
@@ -1132,15 +1133,13 @@ static int read_event(struct dec *d, const struct ev_layout *lay, size_t kind, s
 
 	if (read_fields(d, r, (uint32_t)lay->cls, lay->want, 5, v, 0) < 0)
 		return MSG(d, -EBADMSG, "malformed %s event", k->event);
-	if (d->out->events >= d->lim->max_samples)
-		return MSG(d, -E2BIG, "more than %zu events", d->lim->max_samples);
 	d->out->events++;
 	comm = v[1].kind == V_REF ? thread_name(d, v[1].u) : 0;
 	for (which = 0; which < 2 && k->types[which]; which++) {
 		struct jprof *jp = jprof_of(d, kind, (int)which);
 		int64_t value = 1;
 		ssize_t at;
-		size_t before, j;
+		size_t before, nbefore, j;
 
 		if (k->value[which] == VAL_FIELD)
 			value = v[2].kind == V_INT && (int64_t)v[2].u > 0 ? (int64_t)v[2].u : 0;
@@ -1172,10 +1171,15 @@ static int read_event(struct dec *d, const struct ev_layout *lay, size_t kind, s
 			}
 		}
 		before = jp->p->loc_pool_len;
+		nbefore = jp->p->nsamples;
 		profile_add_sample(jp->p, jp->exp + at + 1, jp->exp[at], labels, nlabels, value);
 		d->frames += jp->p->loc_pool_len - before;
+		d->distinct += jp->p->nsamples - nbefore;
+		if (d->distinct > d->lim->max_samples)
+			return decode_limit_exceeded(d->err, "jfr", "samples", "samples",
+						     d->lim->max_samples);
 		if (d->frames > d->lim->max_frames)
-			return MSG(d, -E2BIG, "stacks expand to more than %zu frames", d->lim->max_frames);
+			return decode_limit_exceeded(d->err, "jfr", "frames", "frames", d->lim->max_frames);
 	}
 	return 0;
 }
@@ -1348,7 +1352,7 @@ void jfr_result_release(struct jfr_result *r)
 int jfr_decode(const void *data, size_t len, const struct decode_limits *lim_in,
 	       const struct jfr_labels *labels, struct jfr_result *out, struct errmsg *err)
 {
-	struct decode_limits lim = lim_in ? *lim_in : (struct decode_limits){ 0 };
+	const struct decode_limits *lim = decode_limits_or_default(lim_in);
 	struct buf inflated;
 	struct dec d;
 	const uint8_t *p = data;
@@ -1357,9 +1361,8 @@ int jfr_decode(const void *data, size_t len, const struct decode_limits *lim_in,
 
 	memset(out, 0, sizeof(*out));
 	memset(&d, 0, sizeof(d));
-	decode_limits_fill(&lim, len);
-	buf_init(&inflated, lim.max_bytes);
-	d.lim = &lim;
+	buf_init(&inflated, lim->max_inflated);
+	d.lim = lim;
 	d.labels = labels;
 	d.err = err;
 	d.out = out;
@@ -1370,15 +1373,13 @@ int jfr_decode(const void *data, size_t len, const struct decode_limits *lim_in,
 	u64map_init(&d.method_text);
 	u64map_init(&d.thread_text);
 	if (gzip_is(p, len)) {
-		rc = gzip_decompress(p, len, lim.max_bytes, &inflated, err);
+		rc = gzip_decompress(p, len, lim->max_inflated, &inflated, err);
 		if (rc < 0)
 			goto cleanup;
 		p = (const uint8_t *)inflated.data;
 		len = inflated.len;
-		if (!lim_in || !lim_in->max_frames)
-			lim.max_frames = len < SIZE_MAX / 8 ? 4 * len + 65536 : SIZE_MAX / 2;
-	} else if (len > lim.max_bytes) {
-		rc = MSG(&d, -E2BIG, "recording of %zu bytes, more than %zu", len, lim.max_bytes);
+	} else if (len > lim->max_inflated) {
+		rc = decode_limit_exceeded(err, "jfr", "bytes", "inflated", lim->max_inflated);
 		goto cleanup;
 	}
 	if (!jfr_is(p, len)) {

@@ -571,7 +571,8 @@ struct dec {
 	size_t stack_cap;
 	struct profile_label *labels;
 	size_t labels_cap;
-	size_t frames; /* frames of all profiles so far */
+	size_t frames;   /* frames of all profiles so far */
+	size_t distinct; /* distinct samples of all profiles so far */
 };
 
 #define MSG(d, code, ...) errmsg_set((d)->err, (code), "otlp: " __VA_ARGS__)
@@ -693,14 +694,14 @@ static int dict_count(struct dec *d)
 	struct {
 		int field;
 		size_t cap;
-		const char *name;
+		const char *what, *limit;
 	} caps[] = {
-		{ DICT_MAPPING, d->lim->max_mappings, "mappings" },
-		{ DICT_LOCATION, d->lim->max_locations, "locations" },
-		{ DICT_FUNCTION, d->lim->max_functions, "functions" },
-		{ DICT_STRING, d->lim->max_strings, "strings" },
-		{ DICT_ATTRIBUTE, d->lim->max_strings, "attributes" },
-		{ DICT_STACK, d->lim->max_stacks, "stacks" },
+		{ DICT_MAPPING, d->lim->max_mappings, "mappings", "mappings" },
+		{ DICT_LOCATION, d->lim->max_locations, "locations", "locations" },
+		{ DICT_FUNCTION, d->lim->max_functions, "functions", "functions" },
+		{ DICT_STRING, d->lim->max_strings, "strings", "strings" },
+		{ DICT_ATTRIBUTE, d->lim->max_strings, "attributes", "strings" },
+		{ DICT_STACK, d->lim->max_stacks, "stacks", "stacks" },
 	};
 
 	for (i = 0; i < d->ndict_parts; i++) {
@@ -720,8 +721,8 @@ static int dict_count(struct dec *d)
 	}
 	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
 		if (counts[caps[i].field] > caps[i].cap)
-			return MSG(d, -E2BIG, "dictionary has %zu %s, more than %zu", counts[caps[i].field],
-				   caps[i].name, caps[i].cap);
+			return decode_limit_exceeded(d->err, "otlp", caps[i].what, caps[i].limit,
+						     caps[i].cap);
 	}
 	d->nstrs = counts[DICT_STRING];
 	d->nmaps = counts[DICT_MAPPING];
@@ -975,10 +976,11 @@ static int parse_stack(struct dec *d, struct span m, size_t at, size_t *cap)
 		if (!n)
 			continue;
 		if (s->n + n > d->lim->max_depth)
-			return MSG(d, -E2BIG, "stack %zu is deeper than %zu frames", at, d->lim->max_depth);
+			return decode_limit_exceeded(d->err, "otlp", "frames in one stack", "depth",
+						     d->lim->max_depth);
 		if (d->nstack_locs + n > d->lim->max_frames || d->nstack_locs + n >= UINT32_MAX)
-			return MSG(d, -E2BIG, "stacks name more than %zu locations in all",
-				   d->lim->max_frames);
+			return decode_limit_exceeded(d->err, "otlp", "frames in the stack table",
+						     "frames", d->lim->max_frames);
 		ALLOC_GROW(d->stack_locs, d->nstack_locs + n, *cap);
 		n = 0;
 		each_index(d, &f, d->nlocs, "location", "stack", at, d->stack_locs + d->nstack_locs,
@@ -1276,8 +1278,8 @@ static int decode_sample(struct dec *d, const struct protobuf_field *sf, size_t 
 				if (q < nlabels)
 					continue;
 				if (nlabels >= d->lim->max_labels)
-					return MSG(d, -E2BIG, "profile %zu: a sample has more than %zu attributes",
-						   at, d->lim->max_labels);
+					return decode_limit_exceeded(d->err, "otlp", "attributes in a sample",
+								     "labels", d->lim->max_labels);
 				ALLOC_GROW(d->labels, nlabels + 1, d->labels_cap);
 				d->labels[nlabels++] = l;
 			}
@@ -1327,8 +1329,8 @@ static int decode_sample(struct dec *d, const struct protobuf_field *sf, size_t 
 
 			our_location(d, d->stack_locs[s->first + j], &first, &n);
 			if (depth + n > d->lim->max_depth)
-				return MSG(d, -E2BIG, "profile %zu: a stack is deeper than %zu frames", at,
-					   d->lim->max_depth);
+				return decode_limit_exceeded(d->err, "otlp", "frames in one stack", "depth",
+							     d->lim->max_depth);
 			ALLOC_GROW(d->stack, depth + n, d->stack_cap);
 			memcpy(d->stack + depth, d->exp + first, n * sizeof(*d->stack));
 			depth += n;
@@ -1338,17 +1340,18 @@ static int decode_sample(struct dec *d, const struct protobuf_field *sf, size_t 
 	if (mag > (uint64_t)INT64_MAX - *abs_total)
 		return MSG(d, -ERANGE, "profile %zu: sample values overflow", at);
 	*abs_total += mag;
-	if (d->out->samples >= d->lim->max_samples)
-		return MSG(d, -E2BIG, "more than %zu samples", d->lim->max_samples);
 	d->out->samples++;
 	{
-		size_t before = d->p->loc_pool_len;
+		size_t before = d->p->loc_pool_len, nbefore = d->p->nsamples;
 
 		profile_add_sample(d->p, d->stack, depth, d->labels, nlabels, value);
 		d->frames += d->p->loc_pool_len - before;
+		d->distinct += d->p->nsamples - nbefore;
 	}
+	if (d->distinct > d->lim->max_samples)
+		return decode_limit_exceeded(d->err, "otlp", "samples", "samples", d->lim->max_samples);
 	if (d->frames > d->lim->max_frames)
-		return MSG(d, -E2BIG, "stacks expand to more than %zu frames", d->lim->max_frames);
+		return decode_limit_exceeded(d->err, "otlp", "frames", "frames", d->lim->max_frames);
 	return 0;
 }
 
@@ -1364,7 +1367,7 @@ static int decode_profile(struct dec *d, const struct protobuf_field *pf, size_t
 	int rc;
 
 	if (out->nprofiles >= d->lim->max_profiles)
-		return MSG(d, -E2BIG, "more than %zu profiles", d->lim->max_profiles);
+		return decode_limit_exceeded(d->err, "otlp", "profiles", "profiles", d->lim->max_profiles);
 	d->p = profile_new();
 	d->p->period = 0;
 	d->gen++;
@@ -1419,8 +1422,8 @@ static int decode_profile(struct dec *d, const struct protobuf_field *pf, size_t
 				if (index_ok(d, v, d->nattrs, "attribute", "profile", at, &idx) < 0)
 					return -EBADMSG;
 				if (pi->nattrs >= d->lim->max_labels)
-					return MSG(d, -E2BIG, "profile %zu has more than %zu attributes", at,
-						   d->lim->max_labels);
+					return decode_limit_exceeded(d->err, "otlp", "attributes of a profile",
+								     "labels", d->lim->max_labels);
 				if (idx) {
 					add_kv(d, &d->attrs[idx]);
 					pi->nattrs++;
@@ -1474,8 +1477,8 @@ static int decode_resource(struct dec *d, const struct protobuf_field *rf, size_
 		if (need_wire(d, &f, PROTOBUF_LEN, "resource") < 0)
 			return -EBADMSG;
 		if (n >= d->lim->max_labels)
-			return MSG(d, -E2BIG, "resource %zu has more than %zu attributes", at,
-				   d->lim->max_labels);
+			return decode_limit_exceeded(d->err, "otlp", "attributes of a resource", "labels",
+						     d->lim->max_labels);
 		memset(&a, 0, sizeof(a));
 		a.key.p = a.str.p = (const uint8_t *)"";
 		a.kind = OTLP_OTHER;
@@ -1625,7 +1628,7 @@ void otlp_request_release(struct otlp_request *r)
 int otlp_decode(const void *data, size_t len, const struct decode_limits *lim_in,
 		struct otlp_request *out, struct errmsg *err)
 {
-	struct decode_limits lim;
+	const struct decode_limits *lim = decode_limits_or_default(lim_in);
 	struct buf inflated;
 	struct dec d;
 	const uint8_t *in = data;
@@ -1636,26 +1639,21 @@ int otlp_decode(const void *data, size_t len, const struct decode_limits *lim_in
 
 	memset(out, 0, sizeof(*out));
 	memset(&d, 0, sizeof(d));
-	lim = lim_in ? *lim_in : (struct decode_limits){ 0 };
-	decode_limits_fill(&lim, len);
-	buf_init(&inflated, lim.max_bytes);
-	d.lim = &lim;
+	buf_init(&inflated, lim->max_inflated);
+	d.lim = lim;
 	d.err = err;
 	d.out = out;
 	d.pv = xcalloc(1, sizeof(*d.pv));
 	d.pv->strs = strtab_new();
 	out->priv = d.pv;
 	if (gzip_is(in, len)) {
-		rc = gzip_decompress(in, len, lim.max_bytes, &inflated, err);
+		rc = gzip_decompress(in, len, lim->max_inflated, &inflated, err);
 		if (rc)
 			goto cleanup;
 		in = (const uint8_t *)inflated.data;
 		len = inflated.len;
-		/* The frame budget follows the inflated size. */
-		if (!lim_in || !lim_in->max_frames)
-			lim.max_frames = len < SIZE_MAX / 8 ? 4 * len + 65536 : SIZE_MAX / 2;
-	} else if (len > lim.max_bytes) {
-		rc = MSG(&d, -E2BIG, "request of %zu bytes, more than %zu", len, lim.max_bytes);
+	} else if (len > lim->max_inflated) {
+		rc = decode_limit_exceeded(err, "otlp", "bytes", "inflated", lim->max_inflated);
 		goto cleanup;
 	}
 
@@ -1679,8 +1677,8 @@ int otlp_decode(const void *data, size_t len, const struct decode_limits *lim_in
 		rc = MSG(&d, -EBADMSG, "malformed protobuf at offset %zu", (size_t)(r.p - in));
 		goto cleanup;
 	}
-	if (nres > lim.max_profiles) {
-		rc = MSG(&d, -E2BIG, "more than %zu resources", lim.max_profiles);
+	if (nres > lim->max_profiles) {
+		rc = decode_limit_exceeded(err, "otlp", "resources", "profiles", lim->max_profiles);
 		goto cleanup;
 	}
 	rc = dict_count(&d);

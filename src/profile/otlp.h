@@ -22,7 +22,7 @@
  *   - a location with several lines (inlined calls, innermost first) becomes as many locations
  *     of the model, leaf first.
  *
- * The decoder treats its input as hostile: gzip is inflated up to lim->max_bytes; every length,
+ * The decoder treats its input as hostile: gzip is inflated up to lim->max_inflated; every length,
  * index and count is checked (decode_limits.h caps); a malformed request is rejected as a whole
  * with -EBADMSG (or -E2BIG past a cap, -ERANGE when values overflow) and a message naming the
  * field, and nothing of it is returned. */

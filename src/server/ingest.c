@@ -666,7 +666,10 @@ static void handle(struct server *s, const struct http_request *req, struct http
 	}
 
 	if (jfr) {
-		struct decode_limits lim = { .max_bytes = pprof_limit(s) };
+		struct decode_limits lim;
+
+		decode_limits_default(&lim);
+		lim.max_inflated = pprof_limit(s);
 
 		meta.spy_name = meta.spy_name ? meta.spy_name : "jfr";
 		rc = ingest_jfr(body, body_len, labels_part, labels_len, &lim, &meta,

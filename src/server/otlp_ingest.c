@@ -257,7 +257,7 @@ static void handle(struct server *s, const struct http_request *req, struct http
 	const char *ctype = http_header(req, "Content-Type");
 	const char *cenc = http_header(req, "Content-Encoding");
 	size_t max_body = s->cfg.max_body ? s->cfg.max_body : (64u << 20);
-	struct decode_limits lim = { 0 };
+	struct decode_limits lim;
 	struct otlp_request otlp;
 	struct ingest_batches *batches = NULL;
 	struct store_batch *all = NULL;
@@ -272,8 +272,9 @@ static void handle(struct server *s, const struct http_request *req, struct http
 
 	memset(&otlp, 0, sizeof(otlp));
 	memset(&ans, 0, sizeof(ans));
-	lim.max_bytes = max_body < SIZE_MAX / 4 ? 4 * max_body : max_body;
-	buf_init(&inflated, lim.max_bytes);
+	decode_limits_default(&lim);
+	lim.max_inflated = max_body < SIZE_MAX / 4 ? 4 * max_body : max_body;
+	buf_init(&inflated, lim.max_inflated);
 	if (ctype && *ctype && !media_type_is(ctype, "application/x-protobuf") &&
 	    !media_type_is(ctype, "application/protobuf") && !media_type_is(ctype, "application/octet-stream")) {
 		if (!media_type_is(ctype, "application/json")) {
@@ -298,7 +299,7 @@ static void handle(struct server *s, const struct http_request *req, struct http
 		}
 	}
 	if (gzip_is(body, body_len)) {
-		rc = gzip_decompress(body, body_len, lim.max_bytes, &inflated, &err);
+		rc = gzip_decompress(body, body_len, lim.max_inflated, &inflated, &err);
 		if (rc < 0) {
 			fail(resp, json, 400, RPC_INVALID_ARGUMENT, "cannot inflate the body: %s", err.msg);
 			goto cleanup;
@@ -307,7 +308,7 @@ static void handle(struct server *s, const struct http_request *req, struct http
 		body_len = inflated.len;
 	}
 	if (json) {
-		rc = otlp_json_to_protobuf(body, body_len, lim.max_bytes, &pb, &err);
+		rc = otlp_json_to_protobuf(body, body_len, lim.max_inflated, &pb, &err);
 		if (rc < 0) {
 			fail(resp, json, 400, RPC_INVALID_ARGUMENT, "cannot decode OTLP/JSON: %s", err.msg);
 			goto cleanup;

@@ -14,16 +14,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct decode_limits lim = {
-		.max_bytes = 8u << 20, .max_strings = 1u << 16, .max_locations = 1u << 18,
-		.max_samples = 1u << 18, .max_stacks = 1u << 16,
-	};
+	struct decode_limits lim;
 	struct jfr_labels *labels = NULL;
 	struct jfr_result r;
 	struct errmsg err;
 	enum output_format f;
 	size_t i;
 
+	decode_limits_default(&lim);
+	lim.max_inflated = 8u << 20;
+	lim.max_strings = 1u << 16;
+	lim.max_locations = 1u << 18;
+	lim.max_samples = 1u << 16;
+	lim.max_stacks = 1u << 16;
 	if (size >= 3 && data[0] == 'L') {
 		size_t n = (size_t)data[1] | (size_t)data[2] << 8;
 

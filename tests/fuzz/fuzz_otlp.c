@@ -13,10 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct decode_limits lim = {
-		.max_bytes = 4u << 20, .max_strings = 1u << 16, .max_locations = 1u << 16,
-		.max_samples = 1u << 16, .max_profiles = 64,
-	};
+	struct decode_limits lim;
 	struct otlp_request req, again;
 	struct otlp_resource *res = NULL;
 	struct buf b = BUF_INIT(BUF_UNLIMITED);
@@ -24,6 +21,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	enum output_format f;
 	size_t i;
 
+	decode_limits_default(&lim);
+	lim.max_inflated = 4u << 20;
+	lim.max_strings = 1u << 16;
+	lim.max_locations = 1u << 16;
+	lim.max_samples = 1u << 16;
+	lim.max_profiles = 64;
 	if (otlp_decode(data, size, &lim, &req, &err) != 0) {
 		otlp_request_release(&req);
 		return 0;

@@ -11,11 +11,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct decode_limits lim = { .max_bytes = 4u << 20, .max_samples = 1u << 16 };
+	struct decode_limits lim;
 	struct buf pb = BUF_INIT(BUF_UNLIMITED);
 	struct otlp_request req;
 	struct errmsg err;
 
+	decode_limits_default(&lim);
+	lim.max_inflated = 4u << 20;
+	lim.max_samples = 1u << 16;
 	if (otlp_json_to_protobuf((const char *)data, size, 4u << 20, &pb, &err) == 0) {
 		otlp_decode(pb.data ? pb.data : "", pb.len, &lim, &req, &err);
 		otlp_request_release(&req);

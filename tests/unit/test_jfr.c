@@ -415,7 +415,7 @@ static void expect_error(const void *data, size_t len, const struct decode_limit
 static void test_hostile(void)
 {
 	struct buf b = BUF_INIT(BUF_UNLIMITED);
-	struct decode_limits lim = { 0 };
+	struct decode_limits lim;
 	size_t i;
 
 	write_chunk(&b, BAD_UNKNOWN_FIELD_CLASS, 1);
@@ -439,11 +439,18 @@ static void test_hostile(void)
 	}
 	buf_reset(&b);
 	write_chunk(&b, BAD_DEEP_STACK, 1);
+	decode_limits_default(&lim);
 	lim.max_depth = 2;
-	expect_error(b.data, b.len, &lim, -E2BIG, "deeper than 2 frames");
-	memset(&lim, 0, sizeof(lim));
-	lim.max_samples = 2;
-	expect_error(b.data, b.len, &lim, -E2BIG, "more than 2 events");
+	expect_error(b.data, b.len, &lim, -E2BIG, "jfr: more than 2 frames in one stack trace (limit 'depth')");
+	decode_limits_default(&lim);
+	lim.max_samples = 2; /* cpu has 2 distinct samples, lock_count 1 more */
+	expect_error(b.data, b.len, &lim, -E2BIG, "jfr: more than 2 samples (limit 'samples')");
+	decode_limits_default(&lim);
+	lim.max_locations = 10;
+	expect_error(b.data, b.len, &lim, -E2BIG, "(limit 'locations')");
+	decode_limits_default(&lim);
+	lim.max_inflated = 100;
+	expect_error(b.data, b.len, &lim, -E2BIG, "more than 100 bytes (limit 'inflated')");
 
 	buf_reset(&b);
 	write_chunk(&b, BAD_NONE, 1);
@@ -474,7 +481,7 @@ static void test_labels(void)
 	struct buf b = BUF_INIT(BUF_UNLIMITED);
 	struct jfr_labels *l = NULL;
 	struct errmsg err = { "" };
-	struct decode_limits lim = { .max_labels = 0 };
+	struct decode_limits lim;
 
 	write_labels(&b, 1);
 	CHECK_EQ_INT(jfr_labels_decode(b.data, b.len, NULL, &l, &err), -EBADMSG);
@@ -485,8 +492,10 @@ static void test_labels(void)
 	jfr_labels_free(l);
 	buf_reset(&b);
 	write_labels(&b, 0);
+	decode_limits_default(&lim);
 	lim.max_strings = 2;
 	CHECK_EQ_INT(jfr_labels_decode(b.data, b.len, &lim, &l, &err), -E2BIG);
+	CHECK(strstr(err.msg, "(limit 'strings')") != NULL);
 	buf_release(&b);
 }
 

@@ -463,7 +463,7 @@ static void expect_error(const void *data, size_t len, const struct decode_limit
 static void test_hostile(void)
 {
 	struct buf b = BUF_INIT(BUF_UNLIMITED);
-	struct decode_limits lim = { 0 };
+	struct decode_limits lim;
 	size_t i;
 
 	put_request(&b, 1, 5, 0, 1);
@@ -491,21 +491,24 @@ static void test_hostile(void)
 	}
 
 	/* Caps. */
-	lim.max_samples = 2;
-	expect_error(b.data, b.len, &lim, -E2BIG, "more than 2 samples");
-	memset(&lim, 0, sizeof(lim));
+	decode_limits_default(&lim);
+	lim.max_samples = 0;
+	expect_error(b.data, b.len, &lim, -E2BIG, "otlp: more than 0 samples (limit 'samples')");
+	decode_limits_default(&lim);
 	lim.max_strings = 4;
-	expect_error(b.data, b.len, &lim, -E2BIG, "strings, more than 4");
-	memset(&lim, 0, sizeof(lim));
-	lim.max_bytes = 100;
-	expect_error(b.data, b.len, &lim, -E2BIG, "more than 100");
-	memset(&lim, 0, sizeof(lim));
+	expect_error(b.data, b.len, &lim, -E2BIG, "more than 4 strings (limit 'strings')");
+	decode_limits_default(&lim);
+	lim.max_inflated = 100;
+	expect_error(b.data, b.len, &lim, -E2BIG, "more than 100 bytes (limit 'inflated')");
+	decode_limits_default(&lim);
 	lim.max_depth = 1;
-	expect_error(b.data, b.len, &lim, -E2BIG, "deeper than 1");
-	memset(&lim, 0, sizeof(lim));
-	lim.max_profiles = 0;
+	expect_error(b.data, b.len, &lim, -E2BIG, "(limit 'depth')");
+	decode_limits_default(&lim);
 	lim.max_frames = 2;
-	expect_error(b.data, b.len, &lim, -E2BIG, "more than 2 frames");
+	expect_error(b.data, b.len, &lim, -E2BIG, "(limit 'frames')");
+	decode_limits_default(&lim);
+	lim.max_profiles = 0;
+	expect_error(b.data, b.len, &lim, -E2BIG, "(limit 'profiles')");
 
 	/* Wrong wire types and garbage. */
 	expect_error("\x0a\x05\x12\x03\x08\x01", 6, NULL, -EBADMSG, "malformed");
@@ -513,11 +516,12 @@ static void test_hostile(void)
 	{
 		struct buf z = BUF_INIT(BUF_UNLIMITED);
 
-		/* A gzip bomb stops at max_bytes. */
+		/* A gzip bomb stops at max_inflated. */
 		char *zeros = xcalloc(1, 1 << 20);
 
 		CHECK_EQ_INT(gzip_compress(zeros, 1 << 20, 9, &z), 0);
-		lim = (struct decode_limits){ .max_bytes = 4096 };
+		decode_limits_default(&lim);
+		lim.max_inflated = 4096;
 		expect_error(z.data, z.len, &lim, -E2BIG, "");
 		xfree(zeros);
 		buf_release(&z);
