@@ -675,7 +675,8 @@ static void handle(struct server *s, const struct http_request *req, struct http
 		rc = ingest_jfr(body, body_len, labels_part, labels_len, &lim, &meta,
 				from_s && *from_s, until_s && *until_s, now, &jb, &err);
 		if (rc < 0) {
-			http_error(resp, 422, "cannot ingest jfr: %s", err.msg);
+			/* Over a decoder cap: too large (413); malformed: 422. */
+			http_error(resp, rc == -E2BIG ? 413 : 422, "cannot ingest jfr: %s", err.msg);
 			goto cleanup;
 		}
 		batches->samples = jb.samples;

@@ -301,7 +301,8 @@ static void handle(struct server *s, const struct http_request *req, struct http
 	if (gzip_is(body, body_len)) {
 		rc = gzip_decompress(body, body_len, lim.max_inflated, &inflated, &err);
 		if (rc < 0) {
-			fail(resp, json, 400, RPC_INVALID_ARGUMENT, "cannot inflate the body: %s", err.msg);
+			fail(resp, json, rc == -E2BIG ? 413 : 400, RPC_INVALID_ARGUMENT,
+			     "cannot inflate the body: %s", err.msg);
 			goto cleanup;
 		}
 		body = inflated.data;
@@ -318,7 +319,8 @@ static void handle(struct server *s, const struct http_request *req, struct http
 	}
 	rc = otlp_decode(body, body_len, &lim, &otlp, &err);
 	if (rc < 0) {
-		fail(resp, json, 400, RPC_INVALID_ARGUMENT, "%s", err.msg);
+		/* Over a cap: too large as a whole (413); anything else is malformed (400). */
+		fail(resp, json, rc == -E2BIG ? 413 : 400, RPC_INVALID_ARGUMENT, "%s", err.msg);
 		goto cleanup;
 	}
 

@@ -13,8 +13,9 @@
  * Answers follow OTLP/HTTP: 200 with an ExportProfilesServiceResponse (partial_success counts
  * the profiles the store cannot take: negative values, more than a day in the future, over a
  * store limit; the others are stored); 400 with a google.rpc.Status for a body that does not
- * decode (nothing stored); 415 for an unknown Content-Type or Content-Encoding; 503 when the
- * store fails (retryable: nothing stored). All of one request is one store transaction. */
+ * decode, 413 for one over a decoder cap (nothing stored); 415 for an unknown Content-Type or
+ * Content-Encoding; 503 when the store fails (retryable: nothing stored). All of one request is
+ * one store transaction. */
 #ifndef SCORCH_OTLP_INGEST_H
 #define SCORCH_OTLP_INGEST_H
 
