@@ -11,7 +11,8 @@ $PY -c 'import google.protobuf' 2>/dev/null ||
 	{ echo "SKIP: $PY has no google.protobuf (install python3-protobuf: make deps)"; exit 0; }
 export PYTHONPATH=tests/integration
 
-start_server
+# A small body limit, so that an inflation bomb is cheap to make: bodies inflate to 4x it.
+start_server --max-body 64KiB
 
 NOW=$(date +%s)
 $PY - "$TMP" "$NOW" <<'EOF' || fail "cannot build the requests"
@@ -77,6 +78,7 @@ b.req.resource_profiles[0].scope_profiles[0].profiles[0].samples[0].stack_index 
 open(tmp + "/bad-index.pb", "wb").write(b.req.SerializeToString())
 data = shop_request("truncated").req.SerializeToString()
 open(tmp + "/truncated.pb", "wb").write(data[: len(data) // 2])
+open(tmp + "/bomb.pb.gz", "wb").write(gzip.compress(b"\0" * 1000000))
 EOF
 
 post() { # FILE CONTENT-TYPE [CURL-ARGS...]
@@ -151,6 +153,10 @@ printf '{"resourceProfiles": [' > $TMP/bad.json
 code=$(post $TMP/bad.json application/json)
 [ "$code" = 400 ] || fail "bad json: HTTP $code"
 grep -q '"message":"cannot decode OTLP/JSON' $TMP/body || fail "bad json message: $(cat $TMP/body)"
+code=$(post $TMP/bomb.pb.gz application/x-protobuf -H 'Content-Encoding: gzip')
+[ "$code" = 413 ] || fail "inflation bomb: HTTP $code"
+decode_response Status < $TMP/body > $TMP/status.txt
+grep -q 'cannot inflate the body' $TMP/status.txt || fail "bomb message: $(cat $TMP/status.txt)"
 code=$(post $TMP/shop.pb text/plain)
 [ "$code" = 415 ] || fail "unknown content type: HTTP $code"
 code=$(post $TMP/shop.pb application/x-protobuf -H 'Content-Encoding: br')
