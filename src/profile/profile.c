@@ -285,8 +285,10 @@ size_t profile_frame_name(const struct profile *p, uint32_t loc, char *out, size
 	if (l->mapping && l->mapping <= p->nmappings) {
 		const struct profile_mapping *m = &p->mappings[l->mapping - 1];
 
+		/* An address below its mapping's start is a file offset already (OTel's eBPF
+		 * profiler sends native frames so). */
 		n = snprintf(out, outlen, "%s+0x%" PRIx64, base_name(profile_get_str(p, m->file)),
-			     l->address - m->start + m->offset);
+			     l->address >= m->start ? l->address - m->start + m->offset : l->address);
 		goto done;
 	}
 	n = snprintf(out, outlen, "[unknown]");

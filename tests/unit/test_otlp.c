@@ -434,6 +434,18 @@ static void test_foreign_request(void)
 	}
 	otlp_request_release(&req);
 
+	/* A native frame whose address lies below its mapping (a file offset, as OTel's eBPF
+	 * profiler sends them) is named by that offset. */
+	{
+		struct profile *q = profile_new();
+		uint32_t m = profile_add_mapping(q, 0x7f0000000000, 0x7f0000100000, 0, "/lib/libz.so.1", NULL);
+		uint32_t loc = profile_intern_location(q, m, 0x1f3c, 0, 0);
+
+		profile_frame_name(q, loc, name, sizeof(name));
+		CHECK_EQ_STR(name, "libz.so.1+0x1f3c");
+		profile_free(q);
+	}
+
 	/* Timestamps without values: one event each. */
 	buf_reset(&b);
 	put_request(&b, 1, 0, 1, 0);
