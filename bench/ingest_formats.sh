@@ -113,7 +113,7 @@ run() { # LABEL FILE SAMPLES PATH CONTENT-TYPE ENCODING
 	printf '%-34s %9.1f %11d %9.1f %12.0f %8.2f %8.2f %14.2f %16.0f\n' "$label" \
 		"$(awk -v b=$(wc -c < $file) 'BEGIN { print b / 1024 }')" "$samples" "$rps" \
 		"$(awk -v r=$rps -v s=$samples 'BEGIN { print r * s }')" "$p50" "$p99" "$cpu" \
-		"$(awk -v c=$cpu -v s=$samples 'BEGIN { print c > 0 ? s * 1000 / c : 0 }')"
+		"$(awk -v c=$cpu -v s=$samples 'BEGIN { print (c > 0 ? s * 1000 / c : 0) }')"
 }
 
 echo "scorch server ingest, $CLIENTS clients, ${SECS}s x $RUNS runs (medians), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
