@@ -4,7 +4,7 @@
  *
  * Resource attributes (semantic conventions): service.name, host.name, process.executable.name,
  * container.id when there is one, plus the agent's --label K=V pairs under their own keys.
- * Sample attributes: thread.name (the task's comm) and process.pid; mappings carry the file name
+ * Sample attributes: thread.name (the thread's comm) and process.pid; mappings carry the file name
  * and process.executable.build_id.gnu; frames carry profile.frame.type (see otlp.h).
  *
  * Not thread-safe: one caller (the agent's loop) pushes. */
