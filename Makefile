@@ -147,6 +147,14 @@ $(B)/helpers/fp_%: tests/helpers/fp_%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline -fno-optimize-sibling-calls $(WARN) -o $@ $< -ldl -lz -lpthread -lm
 
+# The regressed build of ci_work (checksum does twice the work), same file name as the base
+# build so that both runs look alike: what `scorch diff` is tested and measured on.
+HELPERS += $(B)/helpers/ci_slow/ci_work
+$(B)/helpers/ci_slow/ci_work: tests/helpers/ci_work.c
+	$(call say,HELPER,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -DCI_WORK_SLOW -O1 -g -fomit-frame-pointer -fno-inline -fno-optimize-sibling-calls $(WARN) -o $@ $<
+
 # Benchmarks written in C: bench/x.c becomes $(B)/bench/x (optimized, linked with libscorch).
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 BENCHES    := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRCS))

@@ -2,10 +2,15 @@
 #include "cli/cli.h"
 #include "lib/alloc.h"
 #include "lib/log.h"
+#include "profile/output.h"
 
 #include <errno.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int cli_parse_pids(const char *arg, int **pids, size_t *npids)
 {
@@ -29,4 +34,27 @@ int cli_parse_pids(const char *arg, int **pids, size_t *npids)
 	if (!*npids)
 		return error("empty PID list");
 	return 0;
+}
+
+/* Refuse early an output we could not write, before profiling for minutes. */
+int cli_check_output(const char *path)
+{
+	char *copy, *dir;
+	int ret = 0;
+	struct stat st;
+
+	if (output_format_for(path) == OUTPUT_UNKNOWN)
+		return error("cannot tell the format of '%s' from its extension: use .pb.gz, .pprof, "
+			     ".folded, .txt, .json, .html or .svg", path);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return error("output '%s' is a directory", path);
+	copy = xstrdup(path);
+	dir = dirname(copy);
+	if (access(dir, W_OK) < 0)
+		ret = error("cannot write output '%s': directory '%s' is %s", path, dir,
+			    errno == ENOENT ? "missing" : "not writable");
+	else if (access(path, F_OK) == 0 && access(path, W_OK) < 0)
+		ret = error("cannot write output '%s': %s", path, strerror(errno));
+	xfree(copy);
+	return ret;
 }

@@ -9,4 +9,8 @@
  * it with xfree()). Each must name a live process. */
 int cli_parse_pids(const char *arg, int **pids, size_t *npids);
 
+/* Refuse early an output file we could not write (unknown extension, a directory, a missing
+ * or read-only directory), before profiling for minutes. */
+int cli_check_output(const char *path);
+
 #endif

@@ -11,12 +11,10 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static const char record_usage[] =
@@ -56,29 +54,6 @@ static const char record_usage[] =
 	"  scorch record -p 1234,5678 -d 30 -o app.folded\n"
 	"  scorch record -F 999 -o build.svg -- make -j4\n"
 	"  go tool pprof -top machine.pb.gz\n";
-
-/* Refuse early an output we could not write, before profiling for minutes. */
-static int check_output(const char *path)
-{
-	char *copy, *dir;
-	int ret = 0;
-	struct stat st;
-
-	if (output_format_for(path) == OUTPUT_UNKNOWN)
-		return error("cannot tell the format of '%s' from its extension: use .pb.gz, .pprof, "
-			     ".folded, .txt, .json, .html or .svg", path);
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return error("output '%s' is a directory", path);
-	copy = xstrdup(path);
-	dir = dirname(copy);
-	if (access(dir, W_OK) < 0)
-		ret = error("cannot write output '%s': directory '%s' is %s", path, dir,
-			    errno == ENOENT ? "missing" : "not writable");
-	else if (access(path, F_OK) == 0 && access(path, W_OK) < 0)
-		ret = error("cannot write output '%s': %s", path, strerror(errno));
-	xfree(copy);
-	return ret;
-}
 
 /* getopt's message said what was wrong with the option; point to the help. */
 static int bad_usage(void)
@@ -182,7 +157,7 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	ret = 1;
-	if (check_output(output))
+	if (cli_check_output(output))
 		goto out;
 
 	so.duration_s = duration;

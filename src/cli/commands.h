@@ -8,5 +8,7 @@ int cmd_server(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_ci(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 #endif

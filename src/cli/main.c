@@ -24,6 +24,8 @@ static const struct command commands[] = {
 	{ "agent", cmd_agent, "profile the whole machine continuously and push to a server" },
 	{ "convert", cmd_convert, "convert a profile between pprof, folded, speedscope, html and svg" },
 	{ "server", cmd_server, "run the profile server: ingest, storage, query API" },
+	{ "ci", cmd_ci, "profile a CI job's command, label it with the commit, upload it" },
+	{ "diff", cmd_diff, "compare two profiles or CI runs, per function, with a noise test" },
 	{ NULL, NULL, NULL },
 };
 

@@ -361,3 +361,41 @@ void profile_merge(struct profile *dst, const struct profile *src)
 	xfree(stack);
 	xfree(labels);
 }
+
+void profile_set_label(struct profile *p, const char *key, const char *value)
+{
+	struct profile_priv *priv = p->priv;
+	struct profile_sample *samples = p->samples;
+	uint32_t *locs = p->loc_pool;
+	struct profile_label *labels = p->label_pool, *tmp = NULL;
+	size_t n = p->nsamples, tmp_cap = 0, i, j, k;
+	uint32_t kid = profile_str(p, key), vid = profile_str(p, value);
+
+	/* Rebuild the samples from the old arrays: the sample index hashes the labels. */
+	chain_release(&priv->samples);
+	memset(&priv->samples, 0, sizeof(priv->samples));
+	p->samples = NULL;
+	p->nsamples = p->samples_cap = 0;
+	p->loc_pool = NULL;
+	p->loc_pool_len = p->loc_pool_cap = 0;
+	p->label_pool = NULL;
+	p->label_pool_len = p->label_pool_cap = 0;
+	for (i = 0; i < n; i++) {
+		const struct profile_sample *s = &samples[i];
+		const struct profile_label *l = labels ? labels + s->labels_first : NULL;
+
+		ALLOC_GROW(tmp, s->nlabels + 1, tmp_cap);
+		for (j = 0, k = 0; j < s->nlabels; j++)
+			if (l[j].key != kid)
+				tmp[k++] = l[j];
+		tmp[k].key = kid;
+		tmp[k].str = vid;
+		tmp[k].num = 0;
+		k++;
+		profile_add_sample(p, locs ? locs + s->locs_first : NULL, s->nlocs, tmp, k, s->value);
+	}
+	xfree(tmp);
+	xfree(samples);
+	xfree(locs);
+	xfree(labels);
+}

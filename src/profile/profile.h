@@ -144,4 +144,9 @@ int64_t profile_total(const struct profile *p);
 /* Merge src into dst (strings, functions, locations, mappings re-interned). */
 void profile_merge(struct profile *dst, const struct profile *src);
 
+/* Give every sample the string label key=value, replacing a label of that key it has (so a
+ * written profile carries it, and an ingest makes it a series label). Samples that become
+ * equal are merged. */
+void profile_set_label(struct profile *p, const char *key, const char *value);
+
 #endif

@@ -26,9 +26,13 @@ struct profile *render_to_profile(const struct store_profile *sp)
 	int64_t period = sp->sample_rate ? 1000000000LL / sp->sample_rate : 0;
 	size_t i, j;
 
-	if (!sp->units[0] || !strcmp(sp->units, "samples"))
+	if (!sp->units[0] || !strcmp(sp->units, "samples")) {
+		/* Counts of samples taken every `period` ns of the type's time, as Go's CPU
+		 * profiles say it: pprof tools then show time too. */
 		profile_set_type(p, "samples", "count", period);
-	else
+		if (period)
+			profile_set_period_type(p, sp->type[0] ? sp->type : "cpu", "nanoseconds");
+	} else
 		profile_set_type(p, sp->type[0] ? sp->type : "cpu", sp->units, period);
 	for (i = 0; i < sp->nstacks; i++) {
 		const struct store_stack *st = &sp->stacks[i];

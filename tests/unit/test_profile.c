@@ -156,11 +156,49 @@ static void test_merge(void)
 	profile_free(b);
 }
 
+static void test_set_label(void)
+{
+	struct profile *p = profile_new();
+	uint32_t f = profile_intern_function(p, FRAME_NATIVE, "f", "f", NULL, 0);
+	uint32_t g = profile_intern_function(p, FRAME_NATIVE, "g", "g", NULL, 0);
+	uint32_t lf = profile_intern_location(p, 0, 0, f, 0), lg = profile_intern_location(p, 0, 0, g, 0);
+	uint32_t stack[2] = { lf, lg };
+	struct profile_label l[2];
+	size_t i;
+
+	l[0].key = profile_str(p, "comm");
+	l[0].str = profile_str(p, "a");
+	l[0].num = 0;
+	l[1].key = profile_str(p, "commit");
+	l[1].str = profile_str(p, "old");
+	l[1].num = 0;
+	profile_add_sample(p, stack, 2, l, 1, 5);      /* comm=a */
+	profile_add_sample(p, stack, 2, l, 2, 7);      /* comm=a commit=old */
+	profile_add_sample(p, stack, 1, NULL, 0, 3);   /* no labels */
+	profile_set_label(p, "commit", "abc");
+	/* the first two are now equal and merged; the label replaced the old one */
+	CHECK_EQ_INT(p->nsamples, 2);
+	CHECK_EQ_INT(profile_total(p), 15);
+	for (i = 0; i < p->nsamples; i++) {
+		CHECK_EQ_STR(profile_sample_label_str(p, &p->samples[i], "commit"), "abc");
+	}
+	CHECK_EQ_STR(profile_sample_label_str(p, &p->samples[0], "comm"), "a");
+	CHECK_EQ_INT(p->samples[0].value, 12);
+	CHECK(profile_sample_label_str(p, &p->samples[1], "comm") == NULL);
+	/* the sample index still works: adding an equal sample merges */
+	l[1].str = profile_str(p, "abc");
+	profile_add_sample(p, stack, 2, l, 2, 1);
+	CHECK_EQ_INT(p->nsamples, 2);
+	CHECK_EQ_INT(p->samples[0].value, 13);
+	profile_free(p);
+}
+
 int main(void)
 {
 	RUN(test_interning);
 	RUN(test_samples);
 	RUN(test_frame_names);
 	RUN(test_merge);
+	RUN(test_set_label);
 	return test_summary();
 }
