@@ -298,7 +298,11 @@ static void side_stats(const struct compare *c, int side, int metric, uint32_t k
 struct prior {
 	double d0; /* degrees of freedom; 0: none (plain Welch) */
 	double s0; /* typical variance relative to the Poisson sampling variance */
+	double phi; /* one run per side: the empirical dispersion (>= 1) */
 };
+
+/* Median of chi-square with 1 degree of freedom: E[median z^2] for standard normal z. */
+#define CHI2_1_MEDIAN 0.45493642311957
 
 /* A function's run-to-run variance relative to its sampling variance, pooled over both
  * sides (with d = runs - 2 degrees of freedom); NaN without samples. */
@@ -315,10 +319,14 @@ static double test_p(const struct side *a, const struct side *b, double scale, i
 		     const struct prior *pr)
 {
 	if (!welch) {
-		uint64_t n = a->count + b->count;
 		double p0 = scale * b->w / (a->w + scale * b->w);
+		uint64_t x = a->count, y = b->count;
 
-		return n ? stats_binom_test(b->count, n, p0) : 1;
+		if (pr->phi > 1) { /* counts worth 1/phi of a Poisson count each */
+			x = (uint64_t)llround((double)x / pr->phi);
+			y = (uint64_t)llround((double)y / pr->phi);
+		}
+		return x + y ? stats_binom_test(y, x + y, p0) : 1;
 	}
 	if (!(a->floor + b->floor > 0))
 		return 1;
@@ -542,7 +550,7 @@ int compare_run(struct compare *c, const struct compare_opts *o, struct compare_
 	struct side ta, tb;
 	size_t nkeys = strtab_count(c->keys), k, cap = 0, sides_cap = 0, ntests = 0, i, t;
 	struct row_sides *sides = NULL;
-	struct prior pr = { 0, NAN };
+	struct prior pr = { 0, NAN, 1 };
 	double *p = NULL, scale = 1;
 	int welch;
 
@@ -618,6 +626,40 @@ int compare_run(struct compare *c, const struct compare_opts *o, struct compare_
 		xfree(disp);
 		res->prior_df = pr.d0;
 		res->prior_dispersion = pr.s0;
+	}
+	/* One run per side: the only replicates are the other functions. If most did not change,
+	 * their standardized differences show how much noisier than Poisson the two runs are (an
+	 * empirical null, as in Efron's large-scale testing): the median of z^2 over functions
+	 * with enough samples, relative to chi-square(1)'s, robust to the few that did change. */
+	if (!welch) {
+		double *z2 = xmalloc((res->nrows + 1) * sizeof(*z2));
+		double p0 = scale * tb.w / (ta.w + scale * tb.w);
+		size_t nz = 0;
+
+		for (i = 0; i < res->nrows; i++) {
+			const struct row_sides *rs = &sides[i];
+			double n = (double)(rs->s.count + rs->sn.count), z;
+
+			if (!res->rows[i].self.tested || n < 20)
+				continue;
+			z = ((double)rs->sn.count - n * p0) / sqrt(n * p0 * (1 - p0));
+			z2[nz++] = z * z;
+		}
+		if (nz >= 5) {
+			double *ones = xmalloc(nz * sizeof(*ones));
+			size_t j;
+
+			for (j = 0; j < nz; j++)
+				ones[j] = 1;
+			pr.phi = stats_weighted_median(z2, ones, nz) / CHI2_1_MEDIAN;
+			xfree(ones);
+		}
+		if (!(pr.phi >= 1))
+			pr.phi = 1;
+		if (pr.phi > 1e4)
+			pr.phi = 1e4;
+		xfree(z2);
+		res->dispersion = pr.phi;
 	}
 	for (i = 0; i < res->nrows; i++) {
 		struct compare_row *r = &res->rows[i];

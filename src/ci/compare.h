@@ -8,7 +8,10 @@
  *     label "comm", or the first frame of folded lines) is the outermost frame;
  *   - with one run on either side, the exact conditional test of two Poisson counts: given the
  *     n samples both sides have for a function, the new side's count is Binomial(n, p0) with p0
- *     the new side's share of the sampling exposure (runs x sampling rate);
+ *     the new side's share of the sampling exposure (runs x sampling rate); the counts are
+ *     first divided by the dispersion the other functions show between the two runs (the
+ *     median of their squared z-scores over chi-square(1)'s, at least 1), as the one run per
+ *     side cannot show run-to-run noise otherwise;
  *   - with two or more runs on both sides, a moderated t-test on the per-run values: each
  *     function's run-to-run variance, relative to its sampling (Poisson) variance, is shrunk
  *     toward the typical one of all functions (an empirical Bayes prior, as limma does for
@@ -92,6 +95,8 @@ struct compare_result {
 	int welch;           /* 1: moderated t-test on per-run values; 0: exact Poisson test */
 	double prior_df;     /* moderated t: the prior's degrees of freedom (0: plain Welch) */
 	double prior_dispersion; /* ... and the typical run-to-run / sampling variance ratio */
+	double dispersion;   /* Poisson test: how much wider than sampling noise the differences
+				of the other functions are (>= 1); counts are divided by it */
 	double scale;        /* base values were multiplied by this (1 without normalize) */
 	struct compare_opts opts;
 	struct compare_metric total; /* the whole run, never scaled */

@@ -125,7 +125,8 @@ const char *diffreport_method(const struct compare_result *r)
 		       "least its sampling variance), p-values adjusted with Holm's method over every "
 		       "function tested";
 	return "exact test of two Poisson counts (the new side's samples of a function are "
-	       "binomial given both sides' samples and sampling exposure), p-values adjusted with "
+	       "binomial given both sides' samples and sampling exposure; counts divided by the "
+	       "dispersion the other functions show between the two runs), p-values adjusted with "
 	       "Holm's method over every function tested";
 }
 
@@ -151,10 +152,20 @@ static int total_line(struct buf *b, const struct compare_result *r, int md)
 	return err ? -1 : 0;
 }
 
-static int selected_for_table(const struct compare_row *row)
+static int selected_for_table(const struct compare_result *r, const struct compare_row *row)
 {
 	/* Callers whose total grew only because a callee did are listed on one line instead. */
-	return !(row->self.verdict != COMPARE_REGRESSION && row->total.verdict == COMPARE_REGRESSION);
+	if (row->self.verdict != COMPARE_REGRESSION && row->total.verdict == COMPARE_REGRESSION)
+		return 0;
+	/* Unchanged functions are context: only those where at least 1% of the time goes. */
+	if (row->verdict == COMPARE_NOISE || row->verdict == COMPARE_SMALL)
+		return row->self.base >= 0.01 * r->total.base || row->self.new >= 0.01 * r->total.new;
+	return 1;
+}
+
+static int is_caller(const struct compare_row *row)
+{
+	return row->self.verdict != COMPARE_REGRESSION && row->total.verdict == COMPARE_REGRESSION;
 }
 
 static int md_row(struct buf *b, const struct compare_result *r, const struct compare_row *row)
@@ -267,7 +278,7 @@ int diffreport_markdown(const struct compare_result *r, const struct diffreport_
 		err |= buf_printf(out, "| function | self: base → new | change | total: base → new | change | |\n"
 				  "|---|---:|---:|---:|---:|---|\n");
 		for (i = 0; i < r->nrows && rows < top && !err; i++) {
-			if (!selected_for_table(&r->rows[i]))
+			if (!selected_for_table(r, &r->rows[i]))
 				continue;
 			err |= md_row(out, r, &r->rows[i]);
 			rows++;
@@ -276,7 +287,7 @@ int diffreport_markdown(const struct compare_result *r, const struct diffreport_
 	for (i = 0; i < r->nrows && !err; i++) {
 		const struct compare_row *row = &r->rows[i];
 
-		if (selected_for_table(row))
+		if (!is_caller(row))
 			continue;
 		if (callers == 0)
 			err |= buf_puts(out, "\nCallers whose total grew with it: ");
@@ -307,6 +318,10 @@ int diffreport_markdown(const struct compare_result *r, const struct diffreport_
 			  "%+.0f%% that is also at least %.1f%% of the base run's CPU. ",
 			  diffreport_method(r), r->tests, r->opts.alpha,
 			  r->opts.threshold * 100, r->opts.min_impact * 100);
+	if (!r->welch && r->dispersion > 1)
+		err |= buf_printf(out, "Between the two runs, the functions' differences have %.1f "
+				  "times the variance sampling explains; the test allows for it. ",
+				  r->dispersion);
 	if (r->untested)
 		err |= buf_printf(out, "%zu function%s under %.1f%% of the CPU %s not tested. ",
 				  r->untested, r->untested == 1 ? "" : "s", r->opts.min_share * 100,
@@ -429,6 +444,10 @@ int diffreport_json(const struct compare_result *r, const struct diffreport_ctx 
 	err |= json_double(out, r->opts.min_impact);
 	err |= buf_puts(out, ",\"scale\":");
 	err |= json_double(out, r->scale);
+	if (!r->welch) {
+		err |= buf_puts(out, ",\"dispersion\":");
+		err |= json_double(out, r->dispersion);
+	}
 	if (r->welch && r->prior_df > 0) {
 		err |= buf_puts(out, ",\"prior\":{\"df\":");
 		err |= json_double(out, isinf(r->prior_df) ? 1e9 : r->prior_df);

@@ -266,8 +266,9 @@ static void drop_shared_runs(struct side_runs *base, const struct side_runs *new
 	}
 	base->nruns = kept;
 	if (dropped && !quiet)
-		fprintf(stderr, "scorch: %zu run%s of the new side also match the base selection: "
-			"left out of the base\n", dropped, dropped == 1 ? "" : "s");
+		fprintf(stderr, "scorch: %zu run%s of the new side also match%s the base selection: "
+			"left out of the base\n", dropped, dropped == 1 ? "" : "s",
+			dropped == 1 ? "es" : "");
 }
 
 static int add_remote(struct compare *c, enum compare_side side, struct remote *r,
@@ -303,18 +304,23 @@ static int add_remote(struct compare *c, enum compare_side side, struct remote *
 static int list_remote(struct remote *r, struct side_runs *s, const struct diff_opts *o)
 {
 	struct errmsg err = { "" };
-	size_t i;
 
 	if (remote_list_runs(r, s->arg, o->runs_by, o->from, o->until, &s->runs, &s->nruns, &err) < 0)
 		return error("cannot list the runs of '%s': %s", s->arg, err.msg);
 	if (!s->nruns)
 		return error("no runs match '%s' between %s and %s", s->arg, o->from, o->until);
-	if (s->nruns > o->max_runs) {
-		for (i = o->max_runs; i < s->nruns; i++)
-			xfree(s->runs[i].id);
-		s->nruns = o->max_runs;
-	}
 	return 0;
+}
+
+/* Keep the newest max runs (the list is newest first). */
+static void keep_newest(struct side_runs *s, size_t max)
+{
+	size_t i;
+
+	for (i = max; i < s->nruns; i++)
+		xfree(s->runs[i].id);
+	if (s->nruns > max)
+		s->nruns = max;
 }
 
 /* A description of a side for the report: the file(s), or the selection and its runs. */
@@ -579,6 +585,8 @@ int cmd_diff(int argc, char **argv)
 		if ((new.remote && list_remote(remote, &new, &o)) ||
 		    (base.remote && list_remote(remote, &base, &o)))
 			goto out;
+		/* The newest runs of the new side; then the base's newest that are not those. */
+		keep_newest(&new, o.max_runs);
 		if (base.remote && new.remote) {
 			drop_shared_runs(&base, &new, o.quiet);
 			if (!base.nruns) {
@@ -587,6 +595,7 @@ int cmd_diff(int argc, char **argv)
 				goto out;
 			}
 		}
+		keep_newest(&base, o.max_runs);
 	}
 	if ((base.remote ? add_remote(cmp, COMPARE_SIDE_BASE, remote, &base, &o) :
 			   add_files(cmp, COMPARE_SIDE_BASE, &base)) ||

@@ -125,6 +125,32 @@ static void test_small_counts_stay_noise(void)
 	compare_free(c);
 }
 
+static void test_overdispersed_single_runs(void)
+{
+	struct compare_opts o = COMPARE_OPTS_INIT;
+	struct compare *c = compare_new();
+	struct compare_result *r;
+
+	/* Two runs whose functions differ by ~3 standard deviations of sampling each (a busy
+	 * machine): with the sampling noise alone f5 (+30%, z = 4) would be an alarm. */
+	add(c, COMPARE_SIDE_BASE, "app;f1 400\napp;f2 400\napp;f3 400\napp;f4 400\napp;f5 400\napp;f6 400\n");
+	add(c, COMPARE_SIDE_NEW, "app;f1 460\napp;f2 345\napp;f3 455\napp;f4 350\napp;f5 520\napp;f6 400\n");
+	r = run(c, &o);
+	CHECK(r && r->dispersion > 2);
+	CHECK(r && !r->regressed);
+	compare_result_free(r);
+	compare_free(c);
+
+	/* ... and a doubled function on top of such noise is still found. */
+	c = compare_new();
+	add(c, COMPARE_SIDE_BASE, "app;f1 400\napp;f2 400\napp;f3 400\napp;f4 400\napp;f5 400\napp;f6 400\n");
+	add(c, COMPARE_SIDE_NEW, "app;f1 460\napp;f2 345\napp;f3 455\napp;f4 350\napp;f5 800\napp;f6 400\n");
+	r = run(c, &o);
+	CHECK(r && r->regressed && !strcmp(r->rows[0].name, "f5"));
+	compare_result_free(r);
+	compare_free(c);
+}
+
 static void test_threshold_and_impact(void)
 {
 	struct compare_opts o = COMPARE_OPTS_INIT;
@@ -398,6 +424,7 @@ int main(void)
 	RUN(test_doubled_function);
 	RUN(test_same_profile_no_alarm);
 	RUN(test_small_counts_stay_noise);
+	RUN(test_overdispersed_single_runs);
 	RUN(test_threshold_and_impact);
 	RUN(test_several_runs);
 	RUN(test_noisy_function_is_not_flagged);
