@@ -315,18 +315,28 @@ static double dispersion(const struct side *a, const struct side *b)
 	return ((double)(a->n - 1) * a->var + (double)(b->n - 1) * b->var) / fl;
 }
 
+/* The p-value of a change, and in *pmin the smallest p-value the test could give with these
+ * samples (Tarone's rule leaves tests that cannot reach significance out of the count). */
 static double test_p(const struct side *a, const struct side *b, double scale, int welch,
-		     const struct prior *pr)
+		     const struct prior *pr, double *pmin)
 {
+	*pmin = 0;
 	if (!welch) {
-		double p0 = scale * b->w / (a->w + scale * b->w);
+		double p0 = scale * b->w / (a->w + scale * b->w), lo, hi;
 		uint64_t x = a->count, y = b->count;
 
 		if (pr->phi > 1) { /* counts worth 1/phi of a Poisson count each */
 			x = (uint64_t)llround((double)x / pr->phi);
 			y = (uint64_t)llround((double)y / pr->phi);
 		}
-		return x + y ? stats_binom_test(y, x + y, p0) : 1;
+		if (!(x + y)) {
+			*pmin = 1;
+			return 1;
+		}
+		lo = stats_binom_test(0, x + y, p0);
+		hi = stats_binom_test(x + y, x + y, p0);
+		*pmin = lo < hi ? lo : hi;
+		return stats_binom_test(y, x + y, p0);
 	}
 	if (!(a->floor + b->floor > 0))
 		return 1;
@@ -551,7 +561,8 @@ int compare_run(struct compare *c, const struct compare_opts *o, struct compare_
 	size_t nkeys = strtab_count(c->keys), k, cap = 0, sides_cap = 0, ntests = 0, i, t;
 	struct row_sides *sides = NULL;
 	struct prior pr = { 0, NAN, 1 };
-	double *p = NULL, scale = 1;
+	double *p = NULL, *pmin, *pmin_self, *pmin_total, pmin_run = 1, scale = 1;
+	unsigned char *keep;
 	int welch;
 
 	*out = NULL;
@@ -629,8 +640,9 @@ int compare_run(struct compare *c, const struct compare_opts *o, struct compare_
 	}
 	/* One run per side: the only replicates are the other functions. If most did not change,
 	 * their standardized differences show how much noisier than Poisson the two runs are (an
-	 * empirical null, as in Efron's large-scale testing): the median of z^2 over functions
-	 * with enough samples, relative to chi-square(1)'s, robust to the few that did change. */
+	 * empirical null, as in Efron's large-scale testing): the median of z^2 over the functions
+	 * with at least 20 samples, relative to chi-square(1)'s, robust to the few that did
+	 * change. */
 	if (!welch) {
 		double *z2 = xmalloc((res->nrows + 1) * sizeof(*z2));
 		double p0 = scale * tb.w / (ta.w + scale * tb.w);
@@ -645,7 +657,9 @@ int compare_run(struct compare *c, const struct compare_opts *o, struct compare_
 			z = ((double)rs->sn.count - n * p0) / sqrt(n * p0 * (1 - p0));
 			z2[nz++] = z * z;
 		}
-		if (nz >= 5) {
+		/* Fewer functions than this: the median would be pulled up by the one that changed
+		 * (with 5, a regression alone makes it ~2), so sampling noise is all we test for. */
+		if (nz >= 10) {
 			double *ones = xmalloc(nz * sizeof(*ones));
 			size_t j;
 
@@ -661,27 +675,51 @@ int compare_run(struct compare *c, const struct compare_opts *o, struct compare_
 		xfree(z2);
 		res->dispersion = pr.phi;
 	}
+	pmin_self = xcalloc(res->nrows + 1, sizeof(*pmin_self));
+	pmin_total = xcalloc(res->nrows + 1, sizeof(*pmin_total));
 	for (i = 0; i < res->nrows; i++) {
 		struct compare_row *r = &res->rows[i];
 
 		if (r->self.tested)
-			r->self.p = test_p(&sides[i].s, &sides[i].sn, scale, welch, &pr);
-		r->total.p = test_p(&sides[i].t, &sides[i].tn, scale, welch, &pr);
+			r->self.p = test_p(&sides[i].s, &sides[i].sn, scale, welch, &pr, &pmin_self[i]);
+		r->total.p = test_p(&sides[i].t, &sides[i].tn, scale, welch, &pr, &pmin_total[i]);
 	}
-	res->total.p = test_p(&ta, &tb, 1, welch, &pr);
+	res->total.p = test_p(&ta, &tb, 1, welch, &pr, &pmin_run);
 	xfree(sides);
 
-	/* Holm over every test of the report. */
+	/* Holm over every test of the report that could be significant at all (Tarone). */
 	p = xmalloc((2 * res->nrows + 1) * sizeof(*p));
+	pmin = xmalloc((2 * res->nrows + 1) * sizeof(*pmin));
+	keep = xmalloc(2 * res->nrows + 1);
 	for (i = 0; i < res->nrows; i++) {
-		if (res->rows[i].self.tested)
+		if (res->rows[i].self.tested) {
+			pmin[ntests] = pmin_self[i];
 			p[ntests++] = res->rows[i].self.p;
+		}
+		pmin[ntests] = pmin_total[i];
 		p[ntests++] = res->rows[i].total.p;
 	}
-	if (res->total.tested)
+	if (res->total.tested) {
+		pmin[ntests] = pmin_run;
 		p[ntests++] = res->total.p;
-	stats_holm(p, ntests, p);
-	res->tests = ntests;
+	}
+	res->tests = stats_tarone(pmin, ntests, o->alpha, keep);
+	{
+		double *fam = xmalloc((ntests + 1) * sizeof(*fam));
+		size_t nf = 0, j;
+
+		for (j = 0; j < ntests; j++)
+			if (keep[j])
+				fam[nf++] = p[j];
+		stats_holm(fam, nf, fam);
+		for (j = 0, nf = 0; j < ntests; j++)
+			p[j] = keep[j] ? fam[nf++] : 1;
+		xfree(fam);
+	}
+	xfree(pmin);
+	xfree(keep);
+	xfree(pmin_self);
+	xfree(pmin_total);
 	for (i = 0, t = 0; i < res->nrows; i++) {
 		struct compare_row *r = &res->rows[i];
 

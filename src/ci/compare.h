@@ -10,8 +10,8 @@
  *     n samples both sides have for a function, the new side's count is Binomial(n, p0) with p0
  *     the new side's share of the sampling exposure (runs x sampling rate); the counts are
  *     first divided by the dispersion the other functions show between the two runs (the
- *     median of their squared z-scores over chi-square(1)'s, at least 1), as the one run per
- *     side cannot show run-to-run noise otherwise;
+ *     median of their squared z-scores over chi-square(1)'s, at least 1; with 10 functions
+ *     of 20 samples or more), as one run per side cannot show run-to-run noise otherwise;
  *   - with two or more runs on both sides, a moderated t-test on the per-run values: each
  *     function's run-to-run variance, relative to its sampling (Poisson) variance, is shrunk
  *     toward the typical one of all functions (an empirical Bayes prior, as limma does for

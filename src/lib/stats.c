@@ -265,6 +265,55 @@ void stats_holm(const double *p, size_t n, double *adj)
 	xfree(v);
 }
 
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+size_t stats_tarone(const double *pmin, size_t n, double alpha, unsigned char *keep)
+{
+	double *v;
+	size_t k, cnt = 0, i;
+
+	if (!n)
+		return 0;
+	v = xmalloc(n * sizeof(*v));
+	for (i = 0; i < n; i++)
+		v[i] = isnan(pmin[i]) ? 1 : pmin[i];
+	qsort(v, n, sizeof(*v), dbl_cmp);
+	for (k = 1; k <= n; k++) {
+		double th = alpha / (double)k;
+
+		/* cnt = tests with pmin <= th; th shrinks as k grows, so cnt only falls */
+		cnt = 0;
+		{
+			size_t lo = 0, hi = n;
+
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+
+				if (v[mid] <= th)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			cnt = lo;
+		}
+		if (cnt <= k)
+			break;
+	}
+	if (k > n)
+		k = n;
+	for (i = 0, cnt = 0; i < n; i++) {
+		keep[i] = !isnan(pmin[i]) && pmin[i] <= alpha / (double)k;
+		cnt += keep[i];
+	}
+	xfree(v);
+	return cnt;
+}
+
 struct vw {
 	double v, w;
 };

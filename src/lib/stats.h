@@ -53,6 +53,13 @@ void stats_fit_prior(const double *var, size_t n, double d, double *d0, double *
  * would be rejected among all n tests (monotone, at most 1). adj may alias p. */
 void stats_holm(const double *p, size_t n, double *adj);
 
+/* Tarone's rule for discrete tests: a test whose smallest achievable p-value (pmin[i], e.g.
+ * all the samples on one side) cannot reach its threshold need not be counted among the
+ * tests. Finds the smallest K with at most K tests of pmin <= alpha / K, sets keep[i] for
+ * those, and returns their number. Family-wise error stays at most alpha when the kept tests
+ * are then adjusted among themselves (stats_holm()). */
+size_t stats_tarone(const double *pmin, size_t n, double alpha, unsigned char *keep);
+
 /* The weighted median of values (weights > 0): the smallest value at which the cumulative
  * weight reaches half the total. n == 0 gives NaN. */
 double stats_weighted_median(const double *values, const double *weights, size_t n);

@@ -125,6 +125,9 @@ static void test_small_counts_stay_noise(void)
 	compare_free(c);
 }
 
+#define BASE10 "app;f1 400\napp;f2 400\napp;f3 400\napp;f4 400\napp;f5 400\napp;f6 400\n" \
+	       "app;f7 400\napp;f8 400\napp;f9 400\napp;f10 400\n"
+
 static void test_overdispersed_single_runs(void)
 {
 	struct compare_opts o = COMPARE_OPTS_INIT;
@@ -133,8 +136,9 @@ static void test_overdispersed_single_runs(void)
 
 	/* Two runs whose functions differ by ~3 standard deviations of sampling each (a busy
 	 * machine): with the sampling noise alone f5 (+30%, z = 4) would be an alarm. */
-	add(c, COMPARE_SIDE_BASE, "app;f1 400\napp;f2 400\napp;f3 400\napp;f4 400\napp;f5 400\napp;f6 400\n");
-	add(c, COMPARE_SIDE_NEW, "app;f1 460\napp;f2 345\napp;f3 455\napp;f4 350\napp;f5 520\napp;f6 400\n");
+	add(c, COMPARE_SIDE_BASE, BASE10);
+	add(c, COMPARE_SIDE_NEW, "app;f1 460\napp;f2 345\napp;f3 455\napp;f4 350\napp;f5 520\n"
+				 "app;f6 400\napp;f7 450\napp;f8 352\napp;f9 396\napp;f10 445\n");
 	r = run(c, &o);
 	CHECK(r && r->dispersion > 2);
 	CHECK(r && !r->regressed);
@@ -143,10 +147,20 @@ static void test_overdispersed_single_runs(void)
 
 	/* ... and a doubled function on top of such noise is still found. */
 	c = compare_new();
-	add(c, COMPARE_SIDE_BASE, "app;f1 400\napp;f2 400\napp;f3 400\napp;f4 400\napp;f5 400\napp;f6 400\n");
-	add(c, COMPARE_SIDE_NEW, "app;f1 460\napp;f2 345\napp;f3 455\napp;f4 350\napp;f5 800\napp;f6 400\n");
+	add(c, COMPARE_SIDE_BASE, BASE10);
+	add(c, COMPARE_SIDE_NEW, "app;f1 460\napp;f2 345\napp;f3 455\napp;f4 350\napp;f5 800\n"
+				 "app;f6 400\napp;f7 450\napp;f8 352\napp;f9 396\napp;f10 445\n");
 	r = run(c, &o);
 	CHECK(r && r->regressed && !strcmp(r->rows[0].name, "f5"));
+	compare_result_free(r);
+	compare_free(c);
+
+	/* With fewer than 10 functions there is no estimate: sampling noise only. */
+	c = compare_new();
+	add(c, COMPARE_SIDE_BASE, "app;f1 400\napp;f2 400\napp;f3 400\napp;f4 400\napp;f5 400\n");
+	add(c, COMPARE_SIDE_NEW, "app;f1 460\napp;f2 345\napp;f3 455\napp;f4 350\napp;f5 400\n");
+	r = run(c, &o);
+	CHECK(r && r->dispersion == 1);
 	compare_result_free(r);
 	compare_free(c);
 }

@@ -116,6 +116,27 @@ static void test_holm(void)
 	stats_holm(p, 0, p);
 }
 
+static void test_tarone(void)
+{
+	/* Three tests that can reach any p, and seven that cannot go below 0.1 (few samples). */
+	double pmin[10] = { 0, 0, 1e-6, 0.1, 0.1, 0.2, 0.5, 0.5, 1, NAN };
+	unsigned char keep[10];
+	size_t i;
+
+	CHECK_EQ_INT(stats_tarone(pmin, 10, 0.05, keep), 3);
+	for (i = 0; i < 10; i++)
+		CHECK_EQ_INT(keep[i], i < 3);
+	/* All can be significant: all are kept. */
+	for (i = 0; i < 10; i++)
+		pmin[i] = 0;
+	CHECK_EQ_INT(stats_tarone(pmin, 10, 0.05, keep), 10);
+	CHECK_EQ_INT(stats_tarone(pmin, 0, 0.05, keep), 0);
+	/* None can: none are kept. */
+	for (i = 0; i < 10; i++)
+		pmin[i] = 0.5;
+	CHECK_EQ_INT(stats_tarone(pmin, 10, 0.05, keep), 0);
+}
+
 static void test_weighted_median(void)
 {
 	double v[4] = { 2, 1, 3, 10 }, w[4] = { 1, 1, 1, 1 };
@@ -172,6 +193,7 @@ int main(void)
 	RUN(test_t_tails);
 	RUN(test_welch);
 	RUN(test_holm);
+	RUN(test_tarone);
 	RUN(test_weighted_median);
 	return test_summary();
 }
