@@ -19,6 +19,7 @@
  *     prior (fewer than 3 functions), Welch's t-test with the Poisson variance as a floor;
  *   - every p-value of the result (self and total of each tested function, the run total) is
  *     adjusted with Holm's method, so alpha bounds the chance of any false alarm in the report;
+ *     tests that cannot reach significance with their samples are not counted (Tarone);
  *   - a significant change is a regression when the function's time grew by at least
  *     `threshold` (relative) and by at least `min_impact` of the base run's total CPU.
  *
@@ -103,7 +104,7 @@ struct compare_result {
 	struct compare_row *rows;    /* tested functions: regressions first (see compare.c) */
 	size_t nrows;
 	size_t untested;             /* functions under min_share, left out of rows */
-	size_t tests;                /* p-values in the Holm family */
+	size_t tests;                /* p-values in the Holm family (after Tarone's rule) */
 	struct compare_path *paths;  /* added first, then vanished, each by share */
 	size_t npaths;
 	int paths_truncated;         /* COMPARE_MAX_PATHS was hit */
