@@ -307,7 +307,7 @@ int remote_fetch(struct remote *r, const char *selector, const char *from, const
 	put_range(&q, from, until);
 	rc = get(r, q.data, &body, err);
 	if (rc == 0)
-		rc = pprof_decode(body.data, body.len, (size_t)4 * REMOTE_MAX_PROFILE, -1, out, err);
+		rc = pprof_decode(body.data, body.len, (size_t)1 << 30, -1, out, err);
 	buf_release(&q);
 	buf_release(&body);
 	return rc;

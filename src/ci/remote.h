@@ -20,7 +20,7 @@ struct profile;
 struct remote;
 
 #define REMOTE_MAX_JSON    (64u << 20)  /* bytes of a JSON answer */
-#define REMOTE_MAX_PROFILE (512u << 20) /* bytes of a pprof answer (compressed) */
+#define REMOTE_MAX_PROFILE (256u << 20) /* bytes of a pprof answer (compressed; 1 GiB inflated) */
 #define REMOTE_MAX_RUNS    100000
 
 struct remote_opts {

@@ -26,7 +26,7 @@
 
 #define DIFF_EXIT_REGRESSION 3
 #define MAX_FILE_BYTES       ((size_t)1 << 30)
-#define MAX_RUNS_PER_SIDE    1000
+#define MAX_RUNS_PER_SIDE    200
 
 static const char diff_usage[] =
 	"usage: scorch diff [options] BASE NEW\n"
