@@ -20,7 +20,7 @@ Detection time: the wall time of `scorch diff` (files; and from a server for 3 r
 after the runs are recorded, and the CPU per run each setting needs.
 
 usage: sudo python3 bench/ci_diff.py [--settings 99:1,99:4,999:1] [--base-runs 60]
-       [--slow-runs 30] [--pairs 20]
+       [--slow-runs 30] [--pairs 20] [--exhaustive] [--keep DIR]
 Prints markdown tables (docs/benchmarks.md keeps the latest).
 """
 import argparse
@@ -155,6 +155,29 @@ def run_setting(hz, scale, args, tmp, rng):
                fa3=fa3, eye_fa3=eye_fa3, det3=det3, named3=named3, extra3=statistics.mean(extra3),
                diff_ms=1000 * statistics.median(times), diff3_ms=1000 * statistics.median(times3))
     res["server_ms"] = server_diff_ms(base, slow, tmp)
+    if args.exhaustive:
+        # Every pair of distinct base runs, every (base, regressed) pair, and 500 draws of
+        # 3 + 3 of each kind: many more comparisons (not independent ones) for rarer events.
+        n1 = a1 = 0
+        for i in range(len(base)):
+            for k in range(i + 1, len(base)):
+                rc, j, _ = diff([base[i]], [base[k]])
+                n1 += 1
+                a1 += rc == 3
+        d1 = f1 = 0
+        for b in base:
+            for sl in slow:
+                rc, j, _ = diff([b], [sl])
+                d1 += 1
+                f1 += rc == 3 and j["functions"][0]["name"] == "checksum"
+        a3 = f3 = 0
+        for _ in range(500):
+            pick = rng.sample(base, 6)
+            rc, _, _ = diff(pick[:3], pick[3:])
+            a3 += rc == 3
+            rc, j, _ = diff(rng.sample(base, 3), rng.sample(slow, 3))
+            f3 += rc == 3 and j["functions"][0]["name"] == "checksum"
+        res.update(ex_n1=n1, ex_a1=a1, ex_d1=d1, ex_f1=f1, ex_a3=a3, ex_f3=f3)
     return res
 
 
@@ -200,6 +223,8 @@ def main():
     ap.add_argument("--slow-runs", type=int, default=30)
     ap.add_argument("--pairs", type=int, default=20)
     ap.add_argument("--seed", type=int, default=17)
+    ap.add_argument("--exhaustive", action="store_true",
+                    help="also compare every pair of runs and 500 draws of 3 + 3 runs")
     ap.add_argument("--keep", help="record into this directory and keep the profiles; runs "
                     "already there are reused (to measure another scorch diff on the same runs)")
     args = ap.parse_args()
@@ -228,6 +253,15 @@ def main():
         print("| %d Hz | %s | 3 | %d / %d | %d / %d (%d) | %d / %d | %.1f | %.0f ms (server: %.0f ms) |" % (
             r["hz"], cpu, r["fa3"], n, r["det3"], n, r["named3"], r["eye_fa3"], n, r["extra3"],
             r["diff3_ms"], r["server_ms"]))
+    if args.exhaustive:
+        print()
+        print("| rate | CPU per run | false alarms, 1 run per side (all pairs) | found and named, 1 run per side (all pairs) | false alarms, 3 runs per side (500 draws) | found and named, 3 runs per side (500 draws) |")
+        print("|---|---|---|---|---|---|")
+        for r in rows:
+            print("| %d Hz | %.2f s | %d / %d (%.2f%%) | %d / %d (%.1f%%) | %d / 500 (%.1f%%) | %d / 500 (%.1f%%) |" % (
+                r["hz"], r["cpu"], r["ex_a1"], r["ex_n1"], 100.0 * r["ex_a1"] / r["ex_n1"],
+                r["ex_f1"], r["ex_d1"], 100.0 * r["ex_f1"] / r["ex_d1"], r["ex_a3"],
+                r["ex_a3"] / 5.0, r["ex_f3"], r["ex_f3"] / 5.0))
 
 
 if __name__ == "__main__":

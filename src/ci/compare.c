@@ -301,6 +301,9 @@ struct prior {
 	double phi; /* one run per side: the empirical dispersion (>= 1) */
 };
 
+/* The prior's degrees of freedom are at most this many times a function's own. */
+#define COMPARE_PRIOR_WEIGHT 4.0
+
 /* Median of chi-square with 1 degree of freedom: E[median z^2] for standard normal z. */
 #define CHI2_1_MEDIAN 0.45493642311957
 
@@ -634,6 +637,11 @@ int compare_run(struct compare *c, const struct compare_opts *o, struct compare_
 		}
 		disp[nd++] = dispersion(&ta, &tb);
 		stats_fit_prior(disp, nd, (double)(ta.n + tb.n - 2), &pr.d0, &pr.s0);
+		/* The prior comes from the busy functions; a rare one hit by a burst in one run
+		 * (interrupts, reschedules of a loaded machine) is far noisier. Its own variance
+		 * keeps at least a fifth of the weight, so such a run is not taken for a change. */
+		if (pr.d0 > COMPARE_PRIOR_WEIGHT * (double)(ta.n + tb.n - 2))
+			pr.d0 = COMPARE_PRIOR_WEIGHT * (double)(ta.n + tb.n - 2);
 		xfree(disp);
 		res->prior_df = pr.d0;
 		res->prior_dispersion = pr.s0;

@@ -249,6 +249,28 @@ static void test_noisy_function_is_not_flagged(void)
 	compare_free(c);
 }
 
+static void test_burst_in_one_run(void)
+{
+	struct compare_opts o = COMPARE_OPTS_INIT;
+	struct compare *c = compare_new();
+	struct compare_result *r;
+
+	/* Steady functions give a tight prior; irq is hit by a burst of interrupts in one new run
+	 * (0, 1, 17 samples): its own variance must count, it is no regression. */
+	add(c, COMPARE_SIDE_BASE, "app;main;a 300\napp;main;b 200\napp;main;c 100\napp;main;irq 1\n");
+	add(c, COMPARE_SIDE_BASE, "app;main;a 302\napp;main;b 198\napp;main;c 101\n");
+	add(c, COMPARE_SIDE_BASE, "app;main;a 299\napp;main;b 201\napp;main;c 99\napp;main;irq 1\n");
+	add(c, COMPARE_SIDE_NEW, "app;main;a 301\napp;main;b 199\napp;main;c 100\n");
+	add(c, COMPARE_SIDE_NEW, "app;main;a 298\napp;main;b 202\napp;main;c 102\napp;main;irq 1\n");
+	add(c, COMPARE_SIDE_NEW, "app;main;a 300\napp;main;b 200\napp;main;c 98\napp;main;irq 17\n");
+	r = run(c, &o);
+	CHECK(r && r->welch && r->prior_df > 0 && r->prior_df <= 16);
+	CHECK(r && row(r, "irq") && row(r, "irq")->verdict != COMPARE_REGRESSION);
+	CHECK(r && !r->regressed);
+	compare_result_free(r);
+	compare_free(c);
+}
+
 static void test_normalize(void)
 {
 	struct compare_opts o = COMPARE_OPTS_INIT;
@@ -442,6 +464,7 @@ int main(void)
 	RUN(test_threshold_and_impact);
 	RUN(test_several_runs);
 	RUN(test_noisy_function_is_not_flagged);
+	RUN(test_burst_in_one_run);
 	RUN(test_normalize);
 	RUN(test_new_and_vanished_paths);
 	RUN(test_frame_identity);
