@@ -15,8 +15,9 @@
  *   - with two or more runs on both sides, a moderated t-test on the per-run values: each
  *     function's run-to-run variance, relative to its sampling (Poisson) variance, is shrunk
  *     toward the typical one of all functions (an empirical Bayes prior, as limma does for
- *     gene expression), so that three runs per side have the power of many; without such a
- *     prior (fewer than 3 functions), Welch's t-test with the Poisson variance as a floor;
+ *     gene expression; its weight at most 4 times the function's own), so that three runs
+ *     per side have much of the power of many; without such a prior (fewer than 3
+ *     functions), Welch's t-test with the Poisson variance as a floor;
  *   - every p-value of the result (self and total of each tested function, the run total) is
  *     adjusted with Holm's method, so alpha bounds the chance of any false alarm in the report;
  *     tests that cannot reach significance with their samples are not counted (Tarone);
