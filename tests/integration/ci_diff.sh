@@ -10,13 +10,14 @@ BASE=$B/helpers/ci_work
 SLOW=$B/helpers/ci_slow/ci_work
 [ -x "$BASE" ] && [ -x "$SLOW" ] || fail "no ci_work builds (make test-build)"
 
-# Short runs at a high rate: ~0.25 s of CPU each, a few hundred samples.
+# Short runs at a high rate: ~0.5 s of CPU each, ~500 samples (docs/benchmarks.md, "CI
+# regression detection": at this size the regression is found in every pair, no false alarm).
 mkdir -p $TMP/base $TMP/slow
 for i in 1 2 3 4; do
-	$SCORCH record -q -F 999 -o $TMP/base/run$i.pb.gz -- "$BASE" 0.4 || fail "record base $i: $?"
+	$SCORCH record -q -F 999 -o $TMP/base/run$i.pb.gz -- "$BASE" 1 || fail "record base $i: $?"
 done
 for i in 1 2 3; do
-	$SCORCH record -q -F 999 -o $TMP/slow/run$i.pb.gz -- "$SLOW" 0.4 || fail "record slow $i: $?"
+	$SCORCH record -q -F 999 -o $TMP/slow/run$i.pb.gz -- "$SLOW" 1 || fail "record slow $i: $?"
 done
 
 # 1. One run per side: found, named first, exit 3.
