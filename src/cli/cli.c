@@ -45,7 +45,7 @@ int cli_check_output(const char *path)
 
 	if (output_format_for(path) == OUTPUT_UNKNOWN)
 		return error("cannot tell the format of '%s' from its extension: use .pb.gz, .pprof, "
-			     ".folded, .txt, .json, .html or .svg", path);
+			     ".folded, .txt, .json, .html, .svg or .otlp", path);
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return error("output '%s' is a directory", path);
 	copy = xstrdup(path);
