@@ -705,14 +705,11 @@ static void parse_fde(struct walk *w, size_t idpos, size_t body_end, uint64_t id
 	emit_row(w, &pg, &st, pg.end);
 }
 
-int cfi_parse(const uint8_t *data, size_t size, uint64_t vaddr, int kind, cfi_row_fn fn, void *arg,
-	      struct cfi_stats *stats, struct errmsg *err)
+static void walk_init(struct walk *w, const uint8_t *data, size_t size, uint64_t vaddr, int kind,
+		      cfi_row_fn fn, void *arg, struct cfi_stats *stats)
 {
-	struct walk *w, wbuf;
-	size_t off = 0, i;
-	int first = 1;
+	size_t i;
 
-	w = &wbuf;
 	memset(w, 0, sizeof(*w));
 	w->data = data;
 	w->size = size;
@@ -723,6 +720,17 @@ int cfi_parse(const uint8_t *data, size_t size, uint64_t vaddr, int kind, cfi_ro
 	w->stats = stats;
 	for (i = 0; i < CIE_CACHE; i++)
 		w->cache[i].offset = SIZE_MAX;
+}
+
+int cfi_parse(const uint8_t *data, size_t size, uint64_t vaddr, int kind, cfi_row_fn fn, void *arg,
+	      struct cfi_stats *stats, struct errmsg *err)
+{
+	struct walk *w, wbuf;
+	size_t off = 0;
+	int first = 1;
+
+	w = &wbuf;
+	walk_init(w, data, size, vaddr, kind, fn, arg, stats);
 	if (!data && size)
 		return errmsg_set(err, -EINVAL, "no CFI data");
 	while (off < size) {
@@ -757,6 +765,105 @@ int cfi_parse(const uint8_t *data, size_t size, uint64_t vaddr, int kind, cfi_ro
 				return w->stop;
 		}
 		off = next;
+	}
+	return 0;
+}
+
+/* The FDEs of an .eh_frame section, counted the way cfi_parse() walks it (up to the first
+ * unreadable length or the terminator). */
+static size_t count_fdes(const struct walk *w)
+{
+	size_t off = 0, n = 0;
+
+	while (off < w->size) {
+		size_t body, next;
+		int is64, rc = read_length(w, off, &body, &next, &is64);
+		struct reader r;
+
+		if (rc <= 0)
+			break;
+		r = (struct reader){ w->data, body, next, 0 };
+		if (rd_bytes(&r, 4) != 0 && !r.bad)
+			n++;
+		off = next;
+	}
+	return n;
+}
+
+/* .eh_frame_hdr (LSB "Exception Frame Header"):
+ *   offset size    field
+ *   0      1       version (1)
+ *   1      1       eh_frame_ptr encoding
+ *   2      1       fde_count encoding
+ *   3      1       table encoding; we accept DW_EH_PE_datarel | DW_EH_PE_sdata4 (0x3b), what
+ *                  GNU ld, gold and lld write
+ *   4      ..      eh_frame_ptr, fde_count (encoded), then fde_count pairs of s32
+ *                  (initial location, FDE address), relative to the start of the header,
+ *                  sorted by initial location. */
+#define EH_HDR_TABLE_ENC 0x3b
+
+int cfi_parse_sorted(const uint8_t *data, size_t size, uint64_t vaddr, const uint8_t *hdr,
+		     size_t hdr_size, uint64_t hdr_vaddr, cfi_row_fn fn, void *arg,
+		     struct cfi_stats *stats)
+{
+	struct walk *w, wbuf;
+	struct reader r = { hdr, 0, hdr_size, 0 };
+	uint8_t version, ptr_enc, count_enc, table_enc;
+	uint64_t eh_ptr, count, i;
+	int64_t prev_loc = INT64_MIN;
+	size_t table;
+
+	if (!data || !size || !hdr || hdr_size < 4)
+		return -ENOENT;
+	version = rd_u8(&r);
+	ptr_enc = rd_u8(&r);
+	count_enc = rd_u8(&r);
+	table_enc = rd_u8(&r);
+	if (version != 1 || table_enc != EH_HDR_TABLE_ENC || ptr_enc == PE_omit ||
+	    count_enc == PE_omit)
+		return -ENOENT;
+	eh_ptr = rd_encoded(&r, ptr_enc, hdr_vaddr);
+	count = rd_encoded(&r, count_enc, hdr_vaddr);
+	if (r.bad || eh_ptr != vaddr || count > (r.end - r.pos) / 8)
+		return -ENOENT;
+	table = r.pos;
+	w = &wbuf;
+	walk_init(w, data, size, vaddr, CFI_EH_FRAME, fn, arg, stats);
+	/* The index must name every FDE of the section, in address order, inside the section:
+	 * otherwise rows would be missed, and the caller walks the section instead. */
+	if (count != count_fdes(w))
+		return -ENOENT;
+	for (i = 0; i < count; i++) {
+		const uint8_t *p = hdr + table + i * 8;
+		int32_t loc, fde;
+
+		memcpy(&loc, p, 4);
+		memcpy(&fde, p + 4, 4);
+		if (loc < prev_loc || hdr_vaddr + (uint64_t)(int64_t)fde - vaddr >= size)
+			return -ENOENT;
+		prev_loc = loc;
+	}
+	for (i = 0; i < count; i++) {
+		int32_t fde;
+		size_t body, next, off;
+		int is64;
+		uint64_t idv;
+
+		memcpy(&fde, hdr + table + i * 8 + 4, 4);
+		off = (size_t)(hdr_vaddr + (uint64_t)(int64_t)fde - vaddr);
+		if (read_length(w, off, &body, &next, &is64) <= 0) {
+			bad_entry(w);
+			continue;
+		}
+		r = (struct reader){ data, body, next, 0 };
+		idv = rd_bytes(&r, 4);
+		if (r.bad || idv == 0) {
+			bad_entry(w); /* not an FDE */
+			continue;
+		}
+		parse_fde(w, body, next, idv, is64);
+		if (w->stop)
+			return w->stop;
 	}
 	return 0;
 }

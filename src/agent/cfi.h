@@ -65,7 +65,8 @@ struct cfi_stats {
 	uint64_t bad_entries; /* CIEs/FDEs skipped as malformed */
 };
 
-/* Called for every row, in FDE order, rows of one FDE in increasing address order. Return 0 to
+/* Called for every row, in FDE order (cfi_parse_sorted: address order), rows of one FDE in
+ * increasing address order. Return 0 to
  * go on, non-zero to stop the walk (cfi_parse() then returns that value). */
 typedef int (*cfi_row_fn)(void *arg, const struct cfi_row *row);
 
@@ -79,5 +80,15 @@ typedef int (*cfi_row_fn)(void *arg, const struct cfi_row *row);
  * stats may be NULL. */
 int cfi_parse(const uint8_t *data, size_t size, uint64_t vaddr, int kind, cfi_row_fn fn, void *arg,
 	      struct cfi_stats *stats, struct errmsg *err);
+
+/* Like cfi_parse() on an .eh_frame section, but in the order of its .eh_frame_hdr search
+ * table (hdr, hdr_size bytes at link-time address hdr_vaddr), that is by address: the rows of a
+ * well-formed section come sorted, which makes building a table linear. Returns -ENOENT, having
+ * reported nothing, when the index cannot be used (unknown version or encoding, another
+ * section, entries unsorted or outside the section, or not as many as the section's FDEs):
+ * walk the section with cfi_parse() then. Otherwise as cfi_parse(). */
+int cfi_parse_sorted(const uint8_t *data, size_t size, uint64_t vaddr, const uint8_t *hdr,
+		     size_t hdr_size, uint64_t hdr_vaddr, cfi_row_fn fn, void *arg,
+		     struct cfi_stats *stats);
 
 #endif

@@ -221,6 +221,15 @@ static int label_for_agg(void *ctx, uint32_t pid, const char **key, const char *
 	return process_runtime_label(s->reg, (int)pid, key, value);
 }
 
+/* What went wrong with the unwind table cache's directory, said once. */
+static void say_cache_note(struct session *s)
+{
+	const char *note = s->unw ? unwinder_cache_note(s->unw) : NULL;
+
+	if (note)
+		log_warn("%s", note);
+}
+
 /* The drain callback: runs for every record, so it only counts (agg_add_record() hashes the
  * raw stack) and does real work once per new process. */
 static int on_record(void *ctx, const struct event_hdr *hdr, size_t size)
@@ -260,8 +269,11 @@ static int on_record(void *ctx, const struct event_hdr *hdr, size_t size)
 	case EVENT_EXEC:
 		/* With -p or a command the new image is read at once, so that its first samples
 		 * unwind in BPF; with -a every exec of the machine comes here: a known process
-		 * only turns stale and is read at its next sample, if it is ever sampled. */
-		process_exec(s->reg, (int)hdr->pid, hdr->time_ns, s->filtering);
+		 * only turns stale and is read at its next sample, if it is ever sampled, unless
+		 * it runs an executable whose processes mostly are (a compiler, a JVM): the
+		 * unwinder says so, and its tables are published now. */
+		process_exec(s->reg, (int)hdr->pid, hdr->time_ns,
+			     s->filtering || (s->unw && unwinder_exec(s->unw, hdr, size)));
 		break;
 	case EVENT_FORK:
 		process_fork(s->reg, (int)hdr->pid, hdr->time_ns, s->filtering);
@@ -269,6 +281,11 @@ static int on_record(void *ctx, const struct event_hdr *hdr, size_t size)
 	case EVENT_EXIT:
 		/* forgotten once this interval's stacks are symbolized (session_collect()) */
 		process_exit(s->reg, (int)hdr->pid);
+		break;
+	case EVENT_STACK_CHUNK:
+		/* the deep part of the stack snapshot that comes next from this CPU */
+		if (s->unw)
+			unwinder_note_chunk(s->unw, hdr, size);
 		break;
 	default:
 		break;
@@ -361,9 +378,11 @@ int session_start(const struct session_opts *opts, struct session **out)
 		uo.interp_ctx = s->rts;
 		uo.refresh = refresh_for_unwinder;
 		uo.refresh_ctx = s;
+		uo.cache_dir = opts->cache_dir;
 		s->unw = unwinder_new(sampler_skel(s->sampler)->obj, &uo, &err);
 		if (!s->unw)
 			log_warn("native unwinding without frame pointers is off: %s", err.msg);
+		say_cache_note(s);
 		/* The order matters: the runtimes first (cheap, and until the unwinder has built
 		 * the tables of a new program, tens of ms for a big one, its samples go to user
 		 * space as snapshots that carry the runtime frames only if the walkers know the
@@ -521,6 +540,7 @@ int session_poll(struct session *s, int timeout_ms)
 	n = sampler_poll(s->sampler, timeout_ms, on_record, s);
 	if (n < 0 && n != -EINTR)
 		return error("reading the BPF ring buffer: %s", strerror(-n));
+	say_cache_note(s);
 	show_status(s, 0);
 	if (s->opts.stop_flag && *s->opts.stop_flag) {
 		int sig = *s->opts.stop_flag;
@@ -693,24 +713,46 @@ void session_print_stats(struct session *s)
 
 		unwinder_stats(s->unw, &us);
 		fprintf(stderr, "unwind: pids=%llu files=%llu entries_used=%llu entries_cap=%llu "
-			"kernel_bytes=%llu table_builds=%llu table_build_ms=%.1f evictions=%llu "
-			"cap_hits=%llu snapshots=%llu snapshots_complete=%llu deferred_segments=%llu "
-			"bpf_unwinds=%llu "
+			"kernel_bytes=%llu table_builds=%llu table_rebuilds=%llu table_build_ms=%.1f "
+			"tables_from_cache=%llu exec_publishes=%llu exec_hot=%llu evictions=%llu "
+			"cap_hits=%llu snapshots=%llu snapshots_complete=%llu snapshots_chained=%llu "
+			"deferred_segments=%llu bpf_unwinds=%llu "
 			"bpf_complete=%llu bpf_frames=%llu bpf_truncated=%llu bpf_invalid=%llu "
-			"bpf_read_errors=%llu\n",
+			"bpf_read_errors=%llu bpf_snapshots=%llu bpf_snapshots_chained=%llu "
+			"bpf_snapshots_unchained=%llu\n",
 			(unsigned long long)us.pids, (unsigned long long)us.files,
 			(unsigned long long)us.entries_used, (unsigned long long)us.entries_cap,
 			(unsigned long long)us.kernel_bytes, (unsigned long long)us.table_builds,
-			us.table_build_ns / 1e6, (unsigned long long)us.evictions,
+			(unsigned long long)us.table_rebuilds, us.table_build_ns / 1e6,
+			(unsigned long long)us.tables_from_cache,
+			(unsigned long long)us.exec_publishes, (unsigned long long)us.exec_hot,
+			(unsigned long long)us.evictions,
 			(unsigned long long)us.cap_hits, (unsigned long long)us.snapshots,
 			(unsigned long long)us.snapshots_complete,
+			(unsigned long long)us.snapshots_chained,
 			(unsigned long long)us.deferred_segments,
 			(unsigned long long)us.bpf[USTAT_UNWINDS],
 			(unsigned long long)us.bpf[USTAT_COMPLETE],
 			(unsigned long long)us.bpf[USTAT_FRAMES],
 			(unsigned long long)us.bpf[USTAT_TRUNCATED],
 			(unsigned long long)us.bpf[USTAT_ERR_INVALID],
-			(unsigned long long)us.bpf[USTAT_ERR_READ]);
+			(unsigned long long)us.bpf[USTAT_ERR_READ],
+			(unsigned long long)us.bpf[USTAT_SNAPSHOTS],
+			(unsigned long long)us.bpf[USTAT_SNAPSHOTS_CHAINED],
+			(unsigned long long)us.bpf[USTAT_SNAPSHOTS_UNCHAINED]);
+		fprintf(stderr, "table_cache: records=%llu bytes=%llu entries=%llu hits=%llu "
+			"disk_hits=%llu misses=%llu puts=%llu evictions=%llu disk=%d disk_bytes=%llu "
+			"disk_writes=%llu disk_errors=%llu bad_files=%llu disk_evictions=%llu\n",
+			(unsigned long long)us.cache.records, (unsigned long long)us.cache.bytes,
+			(unsigned long long)us.cache.encoded_entries,
+			(unsigned long long)us.cache.hits, (unsigned long long)us.cache.disk_hits,
+			(unsigned long long)us.cache.misses, (unsigned long long)us.cache.puts,
+			(unsigned long long)us.cache.evictions, us.cache.disk,
+			(unsigned long long)us.cache.disk_bytes,
+			(unsigned long long)us.cache.disk_writes,
+			(unsigned long long)us.cache.disk_errors,
+			(unsigned long long)us.cache.bad_files,
+			(unsigned long long)us.cache.disk_evictions);
 	}
 }
 

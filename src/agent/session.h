@@ -31,6 +31,7 @@ struct session_opts {
 	size_t npids;
 	char *const *command;     /* ... or run and profile this command (argv, NULL-terminated) */
 	size_t max_stacks;        /* cap on distinct raw stacks held (default 1M) */
+	const char *cache_dir;    /* keep unwind tables on disk there too (NULL: memory only) */
 };
 
 /* Install the handlers every profiling command wants, and return the stop flag for

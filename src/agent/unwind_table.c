@@ -1,5 +1,12 @@
-/* unwind_table.c: per-file unwind tables (see unwind_table.h). Rows are gathered into a
- * bounded vector, sorted, resolved into non-overlapping segments and compressed. */
+/* unwind_table.c: per-file unwind tables (see unwind_table.h).
+ *
+ * Why a build is linear: .eh_frame is walked in the order of its .eh_frame_hdr index, so its
+ * rows arrive sorted (rows of one FDE ascend, and the index sorts the FDEs); a level whose rows
+ * do not arrive sorted (no index, .debug_frame, hostile files) is merge sorted by its natural
+ * runs. The first level is cut of its overlaps in place; each later level (small: PLT stubs,
+ * the entry point, the frame-pointer rule) keeps only the pieces the levels before it left
+ * uncovered; one pass merges the levels into entries. Rows are 16 bytes and their vector is
+ * sized from the section up front, so a build touches little more memory than its result. */
 #include "agent/unwind_table.h"
 #include "agent/cfi.h"
 #include "agent/elf.h"
@@ -12,26 +19,80 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A row: [start, start + len) with one rule (struct unwind_entry without its pc, packed). */
 struct row {
-	uint64_t start, end;
-	struct unwind_entry rule; /* pc unused */
-	uint32_t prio;            /* lower wins on overlap */
-	uint32_t seq;             /* keeps the sort stable */
+	uint64_t start;
+	uint32_t len;
+	uint32_t rule;
+};
+
+/* Sources in priority order (lower wins where they overlap). */
+enum {
+	LV_EH_FRAME, LV_DEBUG_FRAME, LV_DEBUG_FILE, LV_STUBS, LV_FP, LV__COUNT
+};
+
+struct level {
+	size_t first, n;    /* its rows: b->rows[first, first + n) */
+	int unsorted;
+	const struct row *res; /* resolved: sorted, disjoint from every level before it */
+	struct row *owned;  /* res when it is not in b->rows */
+	size_t nres;
 };
 
 struct builder {
 	struct row *rows;
 	size_t n, cap;
-	uint32_t prio;
+	struct level lv[LV__COUNT];
+	int cur;
 	int src;
 	struct unwind_table_stats *stats;
-	int full;
+	int full;            /* more than UNWIND_TABLE_MAX_ROWS rows */
+	int huge;            /* a row longer than 4 GiB: no table can hold it */
 	int clip;            /* rows are cut to [lo, hi): the executable segments' span */
 	uint64_t lo, hi;
 };
 
-static int add_row(struct builder *b, uint64_t start, uint64_t end, const struct unwind_entry *rule)
+static uint32_t rule_pack(const struct unwind_entry *e)
 {
+	return (uint32_t)e->off | (uint32_t)e->kind << 16 | (uint32_t)(uint8_t)e->rbp << 24;
+}
+
+static void rule_unpack(uint32_t r, struct unwind_entry *e)
+{
+	e->pc = 0;
+	e->off = (uint16_t)r;
+	e->kind = (uint8_t)(r >> 16);
+	e->rbp = (int8_t)(uint8_t)(r >> 24);
+}
+
+static void set_level(struct builder *b, int lv)
+{
+	b->cur = lv;
+	b->lv[lv].first = b->n;
+	b->lv[lv].n = 0;
+}
+
+/* Make room for want rows in all (bounded by UNWIND_TABLE_MAX_ROWS). Pages of the vector that
+ * are never written cost no memory, so a generous estimate is cheap. */
+static int reserve(struct builder *b, size_t want)
+{
+	struct row *nr;
+
+	if (want > UNWIND_TABLE_MAX_ROWS)
+		want = UNWIND_TABLE_MAX_ROWS;
+	if (want <= b->cap)
+		return 0;
+	nr = try_realloc(b->rows, want * sizeof(*nr));
+	if (!nr)
+		return -ENOMEM;
+	b->rows = nr;
+	b->cap = want;
+	return 0;
+}
+
+static int add_row(struct builder *b, uint64_t start, uint64_t end, uint32_t rule)
+{
+	struct level *l = &b->lv[b->cur];
 	struct row *r;
 
 	if (end <= start)
@@ -43,28 +104,34 @@ static int add_row(struct builder *b, uint64_t start, uint64_t end, const struct
 		if (end <= start)
 			return 0;
 	}
+	if (end - start > UINT32_MAX) {
+		b->huge = 1;
+		return -E2BIG;
+	}
 	if (b->n >= UNWIND_TABLE_MAX_ROWS) {
 		b->full = 1;
 		return -E2BIG;
 	}
-	if (b->n == b->cap) {
-		size_t ncap = b->cap ? b->cap * 2 : 1024;
-		struct row *nr = try_realloc(b->rows, ncap * sizeof(*nr));
-
-		if (!nr)
-			return -ENOMEM;
-		b->rows = nr;
-		b->cap = ncap;
-	}
-	r = &b->rows[b->n];
+	if (b->n == b->cap && reserve(b, b->cap ? b->cap * 2 : 1024))
+		return -ENOMEM;
+	if (l->n && start < b->rows[b->n - 1].start)
+		l->unsorted = 1;
+	r = &b->rows[b->n++];
 	r->start = start;
-	r->end = end;
-	r->rule = *rule;
-	r->rule.pc = 0;
-	r->prio = b->prio;
-	r->seq = (uint32_t)b->n;
-	b->n++;
+	r->len = (uint32_t)(end - start);
+	r->rule = rule;
+	l->n++;
 	return 0;
+}
+
+/* The error of a failed add_row(), as a message. */
+static int add_error(struct builder *b, struct errmsg *err)
+{
+	if (b->huge)
+		return errmsg_set(err, -E2BIG, "unwind rows span more than 4 GiB");
+	if (b->full)
+		return errmsg_set(err, -E2BIG, "more than %u unwind rows", UNWIND_TABLE_MAX_ROWS);
+	return errmsg_set(err, -ENOMEM, "out of memory for unwind rows");
 }
 
 int unwind_rule_from_cfi(const struct cfi_row *row, struct unwind_entry *out)
@@ -143,137 +210,198 @@ static int on_cfi_row(void *arg, const struct cfi_row *row)
 
 	if (!unwind_rule_from_cfi(row, &rule))
 		b->stats->unsupported++;
-	return add_row(b, row->start, row->end, &rule) ? 1 : 0;
+	return add_row(b, row->start, row->end, rule_pack(&rule)) ? 1 : 0;
 }
 
+/* Rows of one CFI section; hdr (may be NULL) is .eh_frame's index. */
 static int add_cfi(struct builder *b, const uint8_t *data, size_t size, uint64_t vaddr, int kind,
-		   int src, struct errmsg *err)
+		   const uint8_t *hdr, size_t hdr_size, uint64_t hdr_vaddr, int src,
+		   struct errmsg *err)
 {
 	struct cfi_stats cs;
 	size_t before = b->n;
-	int rc;
+	int rc = -ENOENT;
 
 	if (!data || !size)
 		return 0;
+	/* About one row per 5-7 bytes of CFI in real files: reserve one per 4. */
+	if (reserve(b, b->n + size / 4 + 64))
+		return errmsg_set(err, -ENOMEM, "out of memory for unwind rows");
 	memset(&cs, 0, sizeof(cs));
-	rc = cfi_parse(data, size, vaddr, kind, on_cfi_row, b, &cs, NULL);
+	if (kind == CFI_EH_FRAME && hdr)
+		rc = cfi_parse_sorted(data, size, vaddr, hdr, hdr_size, hdr_vaddr, on_cfi_row, b,
+				      &cs);
+	if (rc == -ENOENT)
+		rc = cfi_parse(data, size, vaddr, kind, on_cfi_row, b, &cs, NULL);
 	b->stats->fdes += cs.fdes;
 	b->stats->bad_entries += cs.bad_entries;
-	if (b->full)
-		return errmsg_set(err, -E2BIG, "more than %u unwind rows", UNWIND_TABLE_MAX_ROWS);
 	if (rc > 0)
-		return errmsg_set(err, -ENOMEM, "out of memory for unwind rows");
+		return add_error(b, err);
 	/* A section we cannot walk at all is not fatal: other sources may cover the file. */
 	if (b->n > before)
 		b->src |= src;
 	return 0;
 }
 
-static int row_cmp(const void *a, const void *b)
+static size_t run_end(const struct row *v, size_t i, size_t n)
 {
-	const struct row *x = a, *y = b;
-
-	if (x->prio != y->prio)
-		return x->prio < y->prio ? -1 : 1;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	for (i++; i < n && v[i].start >= v[i - 1].start; i++)
+		;
+	return i;
 }
 
-static int push_piece(struct row **v, size_t *n, size_t *cap, const struct row *r, uint64_t start,
-		      uint64_t end)
+/* Sort rows by start, stably (an earlier row wins an overlap): bottom-up merges of natural
+ * runs, O(n log runs). */
+static int sort_rows(struct row *v, size_t n)
 {
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 1024;
-		struct row *nv = try_realloc(*v, ncap * sizeof(**v));
+	struct row *tmp = try_malloc(n * sizeof(*tmp)), *src = v, *dst = tmp, *t;
+	size_t runs;
 
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = ncap;
-	}
-	(*v)[*n] = *r;
-	(*v)[*n].start = start;
-	(*v)[*n].end = end;
-	(*n)++;
+	if (!tmp)
+		return -ENOMEM;
+	do {
+		size_t i = 0;
+
+		runs = 0;
+		while (i < n) {
+			size_t m = run_end(src, i, n), e = m < n ? run_end(src, m, n) : n;
+			size_t a = i, c = m, k = i;
+
+			while (a < m && c < e)
+				dst[k++] = src[c].start < src[a].start ? src[c++] : src[a++];
+			while (a < m)
+				dst[k++] = src[a++];
+			while (c < e)
+				dst[k++] = src[c++];
+			i = e;
+			runs++;
+		}
+		t = src;
+		src = dst;
+		dst = t;
+	} while (runs > 1);
+	if (src != v)
+		memcpy(v, src, n * sizeof(*v));
+	xfree(tmp);
 	return 0;
 }
 
-/* Turn b->rows into sorted, non-overlapping rows: a source only fills what the sources before
- * it left uncovered; within one source an overlapping row (sloppy CFI) loses to the earlier. */
+static int sort_level(struct builder *b, struct level *l)
+{
+	if (!l->unsorted)
+		return 0;
+	if (sort_rows(b->rows + l->first, l->n))
+		return -ENOMEM;
+	l->unsorted = 0;
+	return 0;
+}
+
+static uint64_t row_end(const struct row *r)
+{
+	return r->start + r->len;
+}
+
+static int push_piece(struct level *l, size_t *cap, const struct row *r, uint64_t start,
+		      uint64_t end)
+{
+	if (l->nres == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct row *nv = try_realloc(l->owned, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		l->owned = nv;
+		*cap = ncap;
+	}
+	l->owned[l->nres].start = start;
+	l->owned[l->nres].len = (uint32_t)(end - start);
+	l->owned[l->nres].rule = r->rule;
+	l->nres++;
+	return 0;
+}
+
+/* Resolve every level: a level only fills what the levels before it left uncovered; within a
+ * level an overlapping row (sloppy CFI) loses to the earlier. */
 static int resolve(struct builder *b)
 {
-	struct row *res = NULL, *piece = NULL, *merged = NULL;
-	size_t nres = 0, capres = 0, npiece, cappiece = 0, i = 0, j;
-	int rc = 0;
+	struct { const struct row *v; size_t n, i; } prev[LV__COUNT];
+	int nprev = 0, lv, k;
 
-	qsort(b->rows, b->n, sizeof(*b->rows), row_cmp);
-	while (i < b->n) {
-		uint64_t level_covered = 0;
-		size_t k = 0, a, c, m;
+	for (lv = 0; lv < LV__COUNT; lv++) {
+		struct level *l = &b->lv[lv];
+		struct row *v;
+		uint64_t covered = 0;
+		size_t i, m = 0, cap = 0;
+		int any = 0;
 
-		for (j = i; j < b->n && b->rows[j].prio == b->rows[i].prio; j++)
-			;
-		npiece = 0;
-		for (; i < j; i++) {
-			const struct row *r = &b->rows[i];
-			uint64_t s = r->start > level_covered ? r->start : level_covered, e = r->end;
+		if (!l->n)
+			continue;
+		v = b->rows + l->first;
+		if (sort_level(b, l))
+			return -ENOMEM;
+		if (!nprev) {
+			/* The first level: cut in place (this vector is the peak of a build's
+			 * memory; no copy). */
+			for (i = 0; i < l->n; i++) {
+				uint64_t s = v[i].start, e = row_end(&v[i]);
 
-			if (s >= e)
-				continue;
-			level_covered = e;
-			while (k < nres && res[k].end <= s)
-				k++;
-			while (s < e && !rc) {
-				if (k < nres && res[k].start < e) {
-					if (res[k].start > s)
-						rc = push_piece(&piece, &npiece, &cappiece, r, s, res[k].start);
-					if (res[k].end > s)
-						s = res[k].end;
-					k++;
-				} else {
-					rc = push_piece(&piece, &npiece, &cappiece, r, s, e);
-					s = e;
+				if (any && s < covered)
+					s = covered;
+				if (s >= e)
+					continue;
+				v[m].start = s;
+				v[m].len = (uint32_t)(e - s);
+				v[m].rule = v[i].rule;
+				m++;
+				covered = e;
+				any = 1;
+			}
+			l->res = v;
+			l->nres = m;
+		} else {
+			for (i = 0; i < l->n; i++) {
+				uint64_t s = v[i].start, e = row_end(&v[i]);
+
+				if (any && s < covered)
+					s = covered;
+				if (s >= e)
+					continue;
+				covered = e;
+				any = 1;
+				while (s < e) {
+					const struct row *best = NULL;
+
+					/* the earliest interval of the levels before that
+					 * reaches past s */
+					for (k = 0; k < nprev; k++) {
+						while (prev[k].i < prev[k].n &&
+						       row_end(&prev[k].v[prev[k].i]) <= s)
+							prev[k].i++;
+						if (prev[k].i < prev[k].n &&
+						    prev[k].v[prev[k].i].start < e &&
+						    (!best || prev[k].v[prev[k].i].start < best->start))
+							best = &prev[k].v[prev[k].i];
+					}
+					if (!best) {
+						if (push_piece(l, &cap, &v[i], s, e))
+							return -ENOMEM;
+						break;
+					}
+					if (best->start > s && push_piece(l, &cap, &v[i], s, best->start))
+						return -ENOMEM;
+					s = row_end(best);
 				}
 			}
-			if (rc)
-				goto cleanup;
+			l->res = l->owned;
 		}
-		if (!nres) {
-			/* the first level: its pieces are the result (no copy: this is the peak of
-			 * a table build's memory) */
-			xfree(res);
-			res = piece;
-			nres = npiece;
-			capres = cappiece;
-			piece = NULL;
-			cappiece = 0;
-			continue;
+		if (l->nres) {
+			prev[nprev].v = l->res;
+			prev[nprev].n = l->nres;
+			prev[nprev].i = 0;
+			nprev++;
 		}
-		/* merge res and piece (both sorted, disjoint) */
-		merged = try_malloc((nres + npiece + 1) * sizeof(*merged));
-		if (!merged) {
-			rc = -ENOMEM;
-			goto cleanup;
-		}
-		for (a = 0, c = 0, m = 0; a < nres || c < npiece;)
-			merged[m++] = c >= npiece || (a < nres && res[a].start < piece[c].start) ?
-				res[a++] : piece[c++];
-		xfree(res);
-		res = merged;
-		merged = NULL;
-		nres = m;
-		capres = m + 1;
 	}
-	xfree(b->rows);
-	b->rows = res;
-	b->n = nres;
-	b->cap = capres;
-	res = NULL;
-cleanup:
-	xfree(res);
-	xfree(piece);
-	return rc;
+	return 0;
 }
 
 static int same_rule(const struct unwind_entry *a, const struct unwind_entry *b)
@@ -311,10 +439,12 @@ static void out_put(struct out *o, uint64_t pc, const struct unwind_entry *rule)
 		size_t ncap = o->cap ? o->cap * 2 : 1024;
 		struct unwind_entry *ne;
 
-		if (ncap > UNW_MAX_FILE_ENTRIES) {
+		if (o->cap >= UNW_MAX_FILE_ENTRIES) {
 			o->err = -E2BIG;
 			return;
 		}
+		if (ncap > UNW_MAX_FILE_ENTRIES)
+			ncap = UNW_MAX_FILE_ENTRIES;
 		ne = try_realloc(o->e, ncap * sizeof(*ne));
 		if (!ne) {
 			o->err = -ENOMEM;
@@ -353,38 +483,76 @@ static void out_segment(struct out *o, uint64_t start, uint64_t end, const struc
 	}
 }
 
+/* The next row of the merged levels, in address order (the levels are disjoint). */
+static const struct row *next_row(struct builder *b, size_t *idx)
+{
+	const struct row *best = NULL;
+	int lv, which = -1;
+
+	for (lv = 0; lv < LV__COUNT; lv++) {
+		const struct level *l = &b->lv[lv];
+
+		if (idx[lv] < l->nres && (!best || l->res[idx[lv]].start < best->start)) {
+			best = &l->res[idx[lv]];
+			which = lv;
+		}
+	}
+	if (best)
+		idx[which]++;
+	return best;
+}
+
 static int finish(struct builder *b, const struct unwind_range *interp, size_t ninterp,
 		  struct unwind_table *t, struct errmsg *err)
 {
 	struct out o;
-	struct unwind_entry invalid;
-	uint64_t covered = 0, maxend = 0;
-	size_t i;
-	int started = 0;
+	struct unwind_entry invalid, rule;
+	const struct row *r;
+	uint64_t covered = 0, maxend = 0, minstart = UINT64_MAX;
+	size_t idx[LV__COUNT], total = 0, i;
+	int started = 0, lv;
 
 	memset(&o, 0, sizeof(o));
 	memset(&invalid, 0, sizeof(invalid));
+	memset(idx, 0, sizeof(idx));
 	if (!b->n)
 		return errmsg_set(err, -ENOENT, "no unwind information");
 	b->stats->rows = b->n;
 	if (resolve(b))
 		return errmsg_set(err, -ENOMEM, "out of memory for unwind rows");
-	o.base = b->rows[0].start;
-	for (i = 0; i < b->n; i++)
-		if (b->rows[i].end > maxend)
-			maxend = b->rows[i].end;
+	for (lv = 0; lv < LV__COUNT; lv++) {
+		const struct level *l = &b->lv[lv];
+
+		if (!l->nres)
+			continue;
+		/* resolved levels are sorted and disjoint: the last row ends last */
+		if (l->res[0].start < minstart)
+			minstart = l->res[0].start;
+		if (row_end(&l->res[l->nres - 1]) > maxend)
+			maxend = row_end(&l->res[l->nres - 1]);
+		total += l->nres;
+	}
+	if (!total)
+		return errmsg_set(err, -ENOENT, "no unwind information");
+	o.base = minstart;
 	if (maxend - o.base > UINT32_MAX)
 		return errmsg_set(err, -E2BIG, "unwind rows span more than 4 GiB");
-	for (i = 0; i < b->n; i++) {
-		const struct row *r = &b->rows[i];
-		uint64_t start = r->start;
-
+	/* At most a gap entry per row, and two cuts per interpreter range, plus the end: the
+	 * vector is sized once (pages never written cost nothing) and trimmed after. */
+	o.cap = 2 * total + 2 * ninterp + 2;
+	if (o.cap > UNW_MAX_FILE_ENTRIES)
+		o.cap = UNW_MAX_FILE_ENTRIES;
+	o.e = try_malloc(o.cap * sizeof(*o.e));
+	if (!o.e)
+		return errmsg_set(err, -ENOMEM, "out of memory for %zu unwind entries", o.cap);
+	while ((r = next_row(b, idx))) {
 		/* Small gaps are alignment padding between functions: no code runs there, so the
 		 * previous rule may cover them and save an entry. */
-		if (started && start > covered && start - covered >= UT_PAD_GAP)
-			out_segment(&o, covered, start, &invalid, NULL, 0);
-		out_segment(&o, start, r->end, &r->rule, interp, ninterp);
-		covered = r->end;
+		if (started && r->start > covered && r->start - covered >= UT_PAD_GAP)
+			out_segment(&o, covered, r->start, &invalid, NULL, 0);
+		rule_unpack(r->rule, &rule);
+		out_segment(&o, r->start, row_end(r), &rule, interp, ninterp);
+		covered = row_end(r);
 		started = 1;
 	}
 	/* the terminator (out_put: a row may end at UINT64_MAX, where covered + 1 wraps) */
@@ -393,6 +561,12 @@ static int finish(struct builder *b, const struct unwind_range *interp, size_t n
 		xfree(o.e);
 		return errmsg_set(err, o.err, o.err == -E2BIG ? "more than %u unwind entries" :
 			"out of memory for %u unwind entries", UNW_MAX_FILE_ENTRIES);
+	}
+	if (o.cap > o.n + o.n / 8 + 16) {
+		struct unwind_entry *shrunk = try_realloc(o.e, o.n * sizeof(*o.e));
+
+		if (shrunk)
+			o.e = shrunk;
 	}
 	/* the last entry must be UNW_INVALID (out_put may have merged it into an invalid run) */
 	t->base = o.base;
@@ -407,12 +581,16 @@ static int finish(struct builder *b, const struct unwind_range *interp, size_t n
 
 static void builder_release(struct builder *b)
 {
+	int lv;
+
+	for (lv = 0; lv < LV__COUNT; lv++)
+		xfree(b->lv[lv].owned);
 	xfree(b->rows);
 }
 
-int unwind_table_from_cfi(const uint8_t *eh, size_t eh_size, uint64_t eh_vaddr,
-			  const uint8_t *df, size_t df_size, const struct unwind_range *interp,
-			  size_t ninterp, struct unwind_table *out, struct errmsg *err)
+int unwind_table_from_sections(const struct unwind_cfi_sections *sec,
+			       const struct unwind_range *interp, size_t ninterp,
+			       struct unwind_table *out, struct errmsg *err)
 {
 	struct builder b;
 	int rc;
@@ -420,11 +598,13 @@ int unwind_table_from_cfi(const uint8_t *eh, size_t eh_size, uint64_t eh_vaddr,
 	memset(out, 0, sizeof(*out));
 	memset(&b, 0, sizeof(b));
 	b.stats = &out->stats;
-	b.prio = 0;
-	rc = add_cfi(&b, eh, eh_size, eh_vaddr, CFI_EH_FRAME, UT_SRC_EH_FRAME, err);
+	set_level(&b, LV_EH_FRAME);
+	rc = add_cfi(&b, sec->eh, sec->eh_size, sec->eh_vaddr, CFI_EH_FRAME, sec->eh_hdr,
+		     sec->eh_hdr_size, sec->eh_hdr_vaddr, UT_SRC_EH_FRAME, err);
 	if (!rc) {
-		b.prio = 1;
-		rc = add_cfi(&b, df, df_size, 0, CFI_DEBUG_FRAME, UT_SRC_DEBUG_FRAME, err);
+		set_level(&b, LV_DEBUG_FRAME);
+		rc = add_cfi(&b, sec->df, sec->df_size, 0, CFI_DEBUG_FRAME, NULL, 0, 0,
+			     UT_SRC_DEBUG_FRAME, err);
 	}
 	if (!rc)
 		rc = finish(&b, interp, ninterp, out, err);
@@ -432,12 +612,27 @@ int unwind_table_from_cfi(const uint8_t *eh, size_t eh_size, uint64_t eh_vaddr,
 	return rc;
 }
 
+int unwind_table_from_cfi(const uint8_t *eh, size_t eh_size, uint64_t eh_vaddr,
+			  const uint8_t *df, size_t df_size, const struct unwind_range *interp,
+			  size_t ninterp, struct unwind_table *out, struct errmsg *err)
+{
+	struct unwind_cfi_sections sec;
+
+	memset(&sec, 0, sizeof(sec));
+	sec.eh = eh;
+	sec.eh_size = eh_size;
+	sec.eh_vaddr = eh_vaddr;
+	sec.df = df;
+	sec.df_size = df_size;
+	return unwind_table_from_sections(&sec, interp, ninterp, out, err);
+}
+
 static int add_section_cfi(struct builder *b, struct elf_file *e, const char *name, int kind,
 			   int src, struct errmsg *err)
 {
-	const void *data;
-	size_t size;
-	uint64_t vaddr;
+	const void *data, *hdr = NULL;
+	size_t size, hdr_size = 0;
+	uint64_t vaddr, hdr_vaddr = 0;
 	int rc = elf_section(e, name, &data, &size, &vaddr);
 
 	if (rc == -ENOENT)
@@ -446,79 +641,123 @@ static int add_section_cfi(struct builder *b, struct elf_file *e, const char *na
 		return 0; /* unusable section: other sources may do */
 	if (rc)
 		return errmsg_set(err, rc, "cannot read '%s'", name);
-	return add_cfi(b, data, size, kind == CFI_EH_FRAME ? vaddr : 0, kind, src, err);
+	if (kind == CFI_EH_FRAME && elf_section(e, ".eh_frame_hdr", &hdr, &hdr_size, &hdr_vaddr))
+		hdr = NULL; /* walk the section in its own order */
+	return add_cfi(b, data, size, kind == CFI_EH_FRAME ? vaddr : 0, kind, hdr, hdr_size,
+		       hdr_vaddr, src, err);
+}
+
+static uint32_t simple_rule(uint8_t kind, uint16_t off, int8_t rbp)
+{
+	struct unwind_entry r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = kind;
+	r.off = off;
+	r.rbp = rbp;
+	return rule_pack(&r);
 }
 
 /* PLT stubs without CFI: `jmp *GOT(%rip)` with the return address on top: CFA = rsp + 8. */
 static int add_plt(struct builder *b, struct elf_file *e)
 {
 	static const char *const names[] = { ".plt.sec", ".plt.got", ".plt" };
-	struct unwind_entry rule;
+	uint32_t rule = simple_rule(UNW_CFA_RSP, 8, 0);
 	size_t i;
 
-	memset(&rule, 0, sizeof(rule));
-	rule.kind = UNW_CFA_RSP;
-	rule.off = 8;
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		struct elf_section_info si;
 		size_t before = b->n;
+		int rc;
 
 		if (elf_section_info(e, names[i], &si) || !si.addr || !si.size)
 			continue;
 		if (!strcmp(names[i], ".plt")) {
 			/* lazy-binding PLT: entry 0 pushes once more; entries push then jump.
-			 * Only use it when no CFI covered it (lowest priority). */
-			struct unwind_entry plt = rule;
-
-			plt.kind = UNW_PLT;
-			plt.off = 8 | (11 << 8);
-			if (add_row(b, si.addr, si.addr + 16, &rule) ||
-			    add_row(b, si.addr + 16, si.addr + si.size, &plt))
-				return -E2BIG;
-		} else if (add_row(b, si.addr, si.addr + si.size, &rule)) {
-			return -E2BIG;
+			 * Only used where no CFI covers it (a low priority). */
+			rc = add_row(b, si.addr, si.addr + 16, rule);
+			if (!rc)
+				rc = add_row(b, si.addr + 16, si.addr + si.size,
+					     simple_rule(UNW_PLT, 8 | (11 << 8), 0));
+		} else {
+			rc = add_row(b, si.addr, si.addr + si.size, rule);
 		}
+		if (rc)
+			return rc;
 		b->stats->plt_rows += b->n - before;
 		b->src |= UT_SRC_PLT;
 	}
 	return 0;
 }
 
+/* Whether a row of the (sorted) CFI levels holds addr. */
+static int cfi_covers(struct builder *b, uint64_t addr)
+{
+	int lv;
+
+	for (lv = LV_EH_FRAME; lv <= LV_DEBUG_FILE; lv++) {
+		const struct level *l = &b->lv[lv];
+		const struct row *v;
+		size_t lo = 0, hi = l->n;
+
+		if (!l->n)
+			continue;
+		v = b->rows + l->first;
+		if (v[0].start > addr)
+			continue;
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (v[mid].start <= addr)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		if (addr < row_end(&v[lo]))
+			return 1;
+	}
+	return 0;
+}
+
 /* The ELF entry point (_start, or ld.so's _start when the dynamic linker runs) is the outermost
- * frame even when no CFI says so (hand-written assembly): a STOP rule where CFI leaves a gap. */
+ * frame even when no CFI says so (hand-written assembly): a STOP rule where CFI leaves a gap.
+ * Where CFI covers it (it says so itself), the symbols are not needed: loading them would cost
+ * more than the rest of the build. */
 static int add_entry_stop(struct builder *b, struct elf_file *e)
 {
 	const struct elf_symbol *sym;
-	struct unwind_entry rule;
 	uint64_t entry = elf_entry(e), len = 64;
+	int lv;
 
 	if (!entry)
 		return 0;
-	memset(&rule, 0, sizeof(rule));
-	rule.kind = UNW_STOP;
+	for (lv = LV_EH_FRAME; lv <= LV_DEBUG_FILE; lv++)
+		if (sort_level(b, &b->lv[lv]))
+			return -ENOMEM;
+	if (cfi_covers(b, entry))
+		return 0;
 	sym = elf_symbol_lookup(e, entry);
 	if (sym && sym->addr == entry && sym->size && sym->size <= 4096)
 		len = sym->size;
-	return add_row(b, entry, entry + len, &rule);
+	return add_row(b, entry, entry + len, simple_rule(UNW_STOP, 0, 0));
 }
 
 /* The frame-pointer rule over every executable segment: CFA = rbp + 16, RBP at CFA - 16. */
 static int add_fp(struct builder *b, struct elf_file *e)
 {
 	const struct elf_segment *seg;
-	struct unwind_entry rule;
 	size_t n, i;
 
-	memset(&rule, 0, sizeof(rule));
-	rule.kind = UNW_CFA_RBP;
-	rule.off = 16;
-	rule.rbp = -2;
 	seg = elf_segments(e, &n);
 	for (i = 0; i < n; i++) {
+		int rc;
+
 		if (!(seg[i].flags & PF_X) || !seg[i].memsz)
 			continue;
-		if (add_row(b, seg[i].vaddr, seg[i].vaddr + seg[i].memsz, &rule))
-			return -E2BIG;
+		rc = add_row(b, seg[i].vaddr, seg[i].vaddr + seg[i].memsz,
+			     simple_rule(UNW_CFA_RBP, 16, -2));
+		if (rc)
+			return rc;
 		b->stats->fp_rows++;
 		b->src |= UT_SRC_FP;
 	}
@@ -560,14 +799,14 @@ int unwind_table_build(struct elf_file *e, struct elf_file *debug, const struct 
 	set_clip(&b, e);
 	is_go = !elf_section_info(e, ".gopclntab", &si) || !elf_section_info(e, ".go.buildinfo", &si);
 
-	b.prio = 0;
+	set_level(&b, LV_EH_FRAME);
 	rc = add_section_cfi(&b, e, ".eh_frame", CFI_EH_FRAME, UT_SRC_EH_FRAME, err);
 	if (!rc) {
-		b.prio = 1;
+		set_level(&b, LV_DEBUG_FRAME);
 		rc = add_section_cfi(&b, e, ".debug_frame", CFI_DEBUG_FRAME, UT_SRC_DEBUG_FRAME, err);
 	}
 	if (!rc && debug && !b.n) {
-		b.prio = 2;
+		set_level(&b, LV_DEBUG_FILE);
 		rc = add_section_cfi(&b, debug, ".debug_frame", CFI_DEBUG_FRAME, UT_SRC_DEBUG_FILE, err);
 		if (!rc && !b.n)
 			rc = add_section_cfi(&b, debug, ".eh_frame", CFI_EH_FRAME, UT_SRC_DEBUG_FILE, err);
@@ -575,16 +814,16 @@ int unwind_table_build(struct elf_file *e, struct elf_file *debug, const struct 
 	if (!rc) {
 		int had_cfi = b.n > 0;
 
-		b.prio = 3;
+		set_level(&b, LV_STUBS);
 		rc = add_entry_stop(&b, e);
 		if (!rc)
 			rc = add_plt(&b, e);
 		if (!rc && (!had_cfi || is_go)) {
-			b.prio = 4;
+			set_level(&b, LV_FP);
 			rc = add_fp(&b, e);
 		}
 		if (rc)
-			rc = errmsg_set(err, rc, "more than %u unwind rows", UNWIND_TABLE_MAX_ROWS);
+			rc = add_error(&b, err);
 	}
 	if (!rc)
 		rc = finish(&b, interp, ninterp, out, err);

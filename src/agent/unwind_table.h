@@ -28,6 +28,10 @@ struct cfi_row;
 
 #define UNWIND_TABLE_MAX_ROWS (8u << 20) /* rows gathered for one file */
 
+/* What the builder makes of a given file. Tables are cached on disk under this version
+ * (table_cache.h): bump it whenever a change here or in cfi.c changes the entries of a file. */
+#define UNWIND_TABLE_VERSION 1
+
 struct unwind_table_stats {
 	uint64_t fdes, rows, bad_entries;
 	uint64_t unsupported;   /* rows whose rule cannot be expressed (become UNW_INVALID) */
@@ -63,7 +67,22 @@ struct unwind_range {
 int unwind_table_build(struct elf_file *e, struct elf_file *debug, const struct unwind_range *interp,
 		       size_t ninterp, struct unwind_table *out, struct errmsg *err);
 
-/* The same from raw CFI sections (for tests and fuzzing; either may be NULL/0). */
+/* The same from raw CFI sections (for tests and fuzzing): .eh_frame with its .eh_frame_hdr
+ * index and .debug_frame; any may be NULL/0. */
+struct unwind_cfi_sections {
+	const uint8_t *eh;
+	size_t eh_size;
+	uint64_t eh_vaddr;
+	const uint8_t *eh_hdr;
+	size_t eh_hdr_size;
+	uint64_t eh_hdr_vaddr;
+	const uint8_t *df;
+	size_t df_size;
+};
+int unwind_table_from_sections(const struct unwind_cfi_sections *sec,
+			       const struct unwind_range *interp, size_t ninterp,
+			       struct unwind_table *out, struct errmsg *err);
+/* The same without an index. */
 int unwind_table_from_cfi(const uint8_t *eh, size_t eh_size, uint64_t eh_vaddr,
 			  const uint8_t *df, size_t df_size, const struct unwind_range *interp,
 			  size_t ninterp, struct unwind_table *out, struct errmsg *err);

@@ -5,10 +5,13 @@
  * process. Slices come from a first-fit range allocator; a process's slice is replaced (new
  * slice written, then the pid entry switched, then the old slice freed) so BPF never sees a
  * half-written list. Files not referenced by any process stay loaded until space runs out and
- * are evicted least recently used first. */
+ * are evicted least recently used first; they stay known (struct ufile) and their tables come
+ * back from the table cache. With -a, unwinder_exec() learns which executables' processes get
+ * sampled and publishes those at their exec. */
 #include "agent/unwinder.h"
 #include "agent/elf.h"
 #include "agent/procmaps.h"
+#include "agent/table_cache.h"
 #include "lib/alloc.h"
 #include "lib/hash.h"
 #include "lib/log.h"
@@ -18,6 +21,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,18 +63,28 @@ static int uenv_runtime(struct unw_state *st, const struct unwind_mapping *m,
 #define REFRESH_MIN_NS 2000000ull /* re-read a process's maps at most every 2 ms on misses */
 #define MAX_CLAIM_PIECES 4096     /* mappings after splitting at claimed ranges */
 
+#define UFILE_KEY_MAX 72
+
 struct ufile {
-	char key[72];              /* "b:<build id>" or "h:<content hash>" */
+	char key[UFILE_KEY_MAX];   /* "b:<build id>" or "h:<content hash>" */
 	uint64_t keyhash;
 	uint32_t id;
 	int refs;                  /* mappings of published processes */
 	uint64_t last_used;        /* tick of the last reference */
+	int known;                 /* tkind, base, count, interp, kind known (built or cached) */
+	int tkind;                 /* enum table_kind: entries, the FP rule, or no table */
+	int built;                 /* built from the file by this process once already */
 	int loaded;                /* has a slice in the entry space */
-	int fp;                    /* no table: frame-pointer rule */
-	int failed;                /* no table and no frame pointers */
 	int interp;
 	uint8_t kind;              /* enum unwinder_kind of the runtime in the file (interp) */
-	uint32_t first, count;     /* slice in the entry space */
+	uint64_t pin;              /* == unwinder.track_seq: the process being read maps it, do
+				      not evict it to make room for its other files */
+	/* As an executable (-a): processes started from it lately, how many of them were
+	 * sampled, and whether its exec wakes user space (unw_exec_hot) to publish its table. */
+	uint32_t execs, sampled;
+	int hot;
+	struct unwind_exec_key exec_key;
+	uint32_t first, count;     /* slice in the entry space; count: entries of the table */
 	uint64_t base;             /* table base (link-time) */
 	struct { uint64_t vaddr, offset, filesz; } segs[MAX_SEGS];
 	int nsegs;
@@ -82,6 +96,7 @@ struct umap {
 	struct ufile *f;           /* NULL: anonymous executable memory (FP rule) */
 	uint32_t flags;
 	uint8_t kind;              /* a runtime's claim, else the file's kind */
+	int loaded;                /* f's table was loaded when this was read */
 };
 
 struct uproc {
@@ -97,6 +112,16 @@ struct range {
 	uint32_t start, len;
 };
 
+/* The EVENT_STACK_CHUNK records of one CPU, gathered until the snapshot they belong to. */
+#define MAX_CHUNK_CPUS 8192
+struct chunk_buf {
+	uint32_t pid, tid, n;      /* n: chunks gathered, in order */
+	uint64_t time_ns;
+	uint64_t addr0;            /* stack address of data[0] */
+	uint8_t *data;             /* up to UNW_SNAPSHOT_CHUNKS x STACK_CHUNK_BYTES */
+	size_t len;
+};
+
 struct ralloc {
 	struct range *free;
 	size_t n, cap;
@@ -110,15 +135,28 @@ struct unwinder {
 	uint32_t nentries, nmaps;
 	size_t entries_bytes, maps_bytes;
 	int mmapped;
-	int pids_fd, stats_fd;
+	int pids_fd, stats_fd, hot_fd;
 	struct ralloc ea, ma;
 	struct u64map files;     /* keyhash -> struct ufile * */
 	struct u64map devino;    /* hash(dev, ino, mtime, size) -> keyhash */
+	struct u64map inodes;    /* hash(dev, ino) as /proc/PID/maps has them -> keyhash: a hint
+				    of the files a process maps, before they are opened */
+	uint64_t track_seq;
 	struct u64map procs;     /* pid + 1 -> struct uproc * */
+	struct u64map execd;     /* pid + 1 -> keyhash of its executable, until it is sampled or
+				    exits (-a: which executables' processes get sampled) */
 	struct ufile *lru_head, *lru_tail;
+	struct ufile *vdso;      /* the vDSO's file, and the length of its mapping */
+	size_t vdso_len;
 	uint32_t next_id;
 	uint64_t tick;
 	struct unwinder_stats st;
+	struct table_cache *cache; /* tables per file identity (memory, maybe disk) */
+	int cache_warned;        /* a failed disk write was noted (once) */
+	int cache_note_said;
+	char cache_note[300];    /* what went wrong with the cache, for the caller to say */
+	struct chunk_buf *chunks; /* per CPU: stack chunks of the snapshot that comes next */
+	size_t nchunk_cpus;
 	uint8_t *fixbuf;         /* rewritten sample record */
 	size_t fixcap;
 };
@@ -128,6 +166,15 @@ static uint64_t now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* This thread's CPU time: what a table build costs, which a busy machine does not inflate. */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -220,20 +267,33 @@ static void lru_touch(struct unwinder *u, struct ufile *f)
 	f->last_used = ++u->tick;
 }
 
+/* Give f's slice of the table space back. The file stays known: its table comes back from the
+ * table cache, not from its ELF file, when a process maps it again. */
+static void file_unload(struct unwinder *u, struct ufile *f)
+{
+	if (!f->loaded)
+		return;
+	ralloc_free(&u->ea, f->first, f->count);
+	f->loaded = 0;
+	u->st.files_loaded--;
+}
+
+static void exec_set_hot(struct unwinder *u, struct ufile *f, int hot);
+
 static void file_drop(struct unwinder *u, struct ufile *f)
 {
-	if (f->loaded) {
-		ralloc_free(&u->ea, f->first, f->count);
-		u->st.files_loaded--;
-	}
+	if (u->vdso == f)
+		u->vdso = NULL;
+	exec_set_hot(u, f, 0);
+	file_unload(u, f);
 	u64map_remove(&u->files, f->keyhash);
 	lru_unlink(u, f);
 	u->st.files--;
 	xfree(f);
 }
 
-/* Free table space by dropping unreferenced files, least recently used first, until a slice of
- * len entries fits. Returns 0 with *start, or -ENOSPC. */
+/* Free table space by unloading unreferenced files, least recently used first, until a slice
+ * of len entries fits. Returns 0 with *start, or -ENOSPC. */
 static int entries_alloc(struct unwinder *u, uint32_t len, uint32_t *start)
 {
 	struct ufile *f, *prev;
@@ -242,15 +302,37 @@ static int entries_alloc(struct unwinder *u, uint32_t len, uint32_t *start)
 		return 0;
 	for (f = u->lru_tail; f; f = prev) {
 		prev = f->prev;
-		if (f->refs || !f->loaded)
+		if (f->refs || !f->loaded || f->pin == u->track_seq)
 			continue;
-		file_drop(u, f);
+		file_unload(u, f);
 		u->st.evictions++;
 		if (ralloc_alloc(&u->ea, len, start) == 0)
 			return 0;
 	}
 	u->st.cap_hits++;
 	return -ENOSPC;
+}
+
+/* Known files no process maps and whose table is not loaded cost a little memory each: keep
+ * at most UNWINDER_MAX_FILES of them, forgetting the least recently used. */
+static void files_trim(struct unwinder *u)
+{
+	struct ufile *f, *prev;
+
+	for (f = u->lru_tail; f && u->st.files > UNWINDER_MAX_FILES; f = prev) {
+		prev = f->prev;
+		if (!f->refs && !f->loaded)
+			file_drop(u, f);
+	}
+	/* dev/inode shortcuts of forgotten or replaced files: cheap to learn again */
+	if (u->devino.count > 4 * (size_t)UNWINDER_MAX_FILES) {
+		u64map_release(&u->devino);
+		u64map_init(&u->devino);
+	}
+	if (u->inodes.count > 4 * (size_t)UNWINDER_MAX_FILES) {
+		u64map_release(&u->inodes);
+		u64map_init(&u->inodes);
+	}
 }
 
 static int file_identity(struct elf_file *e, char *key, size_t size)
@@ -268,19 +350,77 @@ static int file_identity(struct elf_file *e, char *key, size_t size)
 	return 0;
 }
 
-/* Build the table of an opened ELF file and load it into the entry space. */
-static struct ufile *file_load(struct unwinder *u, struct elf_file *e, const char *path,
-			       const char *key)
+/* The table cache's key: the file's identity and what else changed its build. */
+static void cache_key(const struct unwinder *u, const struct ufile *f, char *out, size_t size)
+{
+	snprintf(out, size, "%s%s%s", f->key, u->opts.interp ? "+rt" : "",
+		 u->opts.debug_dir ? "+dbg" : "");
+}
+
+/* Copy a table into a new slice of the table space (entries, or the cached record to decode
+ * straight into it). 0, or -ENOSPC when it does not fit (the file is then published without
+ * a table and loading is tried again the next time a process maps it). */
+static int file_load_entries(struct unwinder *u, struct ufile *f, const struct unwind_entry *e,
+			     const struct table_rec *rec, uint32_t count)
+{
+	uint32_t first;
+
+	if (entries_alloc(u, count, &first))
+		return -ENOSPC;
+	if (e) {
+		memcpy(&u->entries[first], e, (size_t)count * sizeof(*e));
+	} else if (table_rec_decode(rec, &u->entries[first], count)) {
+		ralloc_free(&u->ea, first, count);
+		return -EINVAL;
+	}
+	f->first = first;
+	f->loaded = 1;
+	u->st.files_loaded++;
+	return 0;
+}
+
+/* Make f usable by BPF from what is known or cached: 0 when it is (table loaded, FP rule, or
+ * no table to be had), -ENOENT when its table is in no cache and must be built from the file,
+ * -ENOSPC when the table space is full. */
+static int file_ensure(struct unwinder *u, struct ufile *f)
+{
+	char key[UFILE_KEY_MAX + 16];
+	const struct table_rec *rec;
+	struct table_info info;
+	int rc;
+
+	if (f->known && (f->tkind != TABLE_ENTRIES || f->loaded))
+		return 0;
+	if (!u->cache)
+		return -ENOENT;
+	cache_key(u, f, key, sizeof(key));
+	rec = table_cache_get(u->cache, key, &info);
+	if (!rec)
+		return -ENOENT;
+	if (f->known && (info.kind != f->tkind || info.base != f->base || info.count != f->count))
+		return -ENOENT; /* not what we built before: do not mix */
+	f->tkind = info.kind;
+	f->base = info.base;
+	f->count = info.count;
+	f->interp = info.interp;
+	f->kind = info.runtime < UNWINDER_KINDS ? info.runtime : UNWINDER_NATIVE;
+	f->known = 1;
+	if (info.kind != TABLE_ENTRIES)
+		return 0;
+	rc = file_load_entries(u, f, NULL, rec, info.count);
+	if (rc == -EINVAL)
+		return -ENOENT;
+	if (!rc)
+		u->st.tables_from_cache++;
+	return rc;
+}
+
+/* A new known file (no table yet) for an opened ELF file. */
+static struct ufile *file_new(struct unwinder *u, struct elf_file *e, const char *key)
 {
 	struct ufile *f = xcalloc(1, sizeof(*f));
-	struct unwind_table t;
-	struct unwind_range interp[MAX_INTERP];
-	struct elf_file *dbg = NULL;
-	struct errmsg err;
 	const struct elf_segment *segs;
 	size_t nseg, i;
-	int ninterp = 0, rc;
-	uint64_t t0 = now_ns();
 
 	snprintf(f->key, sizeof(f->key), "%s", key);
 	f->keyhash = hash_bytes(key, strlen(key), 0x5eed) | 1;
@@ -294,6 +434,26 @@ static struct ufile *file_load(struct unwinder *u, struct elf_file *e, const cha
 		f->segs[f->nsegs].filesz = segs[i].filesz;
 		f->nsegs++;
 	}
+	u64map_put(&u->files, f->keyhash, (uint64_t)(uintptr_t)f);
+	u->st.files++;
+	lru_touch(u, f);
+	files_trim(u);
+	return f;
+}
+
+/* Build f's table from its opened ELF file, cache it and load it into the table space. */
+static void file_build(struct unwinder *u, struct ufile *f, struct elf_file *e, const char *path)
+{
+	struct unwind_table t;
+	struct unwind_range interp[MAX_INTERP];
+	struct elf_file *dbg = NULL;
+	struct table_info info;
+	struct errmsg err;
+	char key[UFILE_KEY_MAX + 16];
+	int ninterp = 0, rc;
+	uint64_t t0 = cpu_ns();
+
+	f->kind = UNWINDER_NATIVE;
 	if (u->opts.interp)
 		ninterp = u->opts.interp(u->opts.interp_ctx, e, path, interp, MAX_INTERP, &f->kind);
 	if (ninterp < 0 || ninterp > MAX_INTERP)
@@ -306,45 +466,86 @@ static struct ufile *file_load(struct unwinder *u, struct elf_file *e, const cha
 	rc = unwind_table_build(e, dbg, interp, (size_t)ninterp, &t, &err);
 	elf_close(dbg);
 	u->st.table_builds++;
+	if (f->built)
+		u->st.table_rebuilds++;
+	f->built = 1;
+	memset(&info, 0, sizeof(info));
 	if (rc) {
-		f->failed = 1;
+		info.kind = TABLE_NONE;
 		u->st.table_errors++;
 	} else if (t.stats.sources == UT_SRC_FP) {
-		f->fp = 1; /* no table needed: the FP rule applies to the whole file */
-	} else if (t.count > UINT32_MAX || entries_alloc(u, (uint32_t)t.count, &f->first)) {
-		f->failed = 1;
+		info.kind = TABLE_FP; /* no table needed: the FP rule applies to the whole file */
+	} else if (t.count > UNW_MAX_FILE_ENTRIES) {
+		info.kind = TABLE_NONE;
 	} else {
-		memcpy(&u->entries[f->first], t.entries, t.count * sizeof(*t.entries));
-		f->count = (uint32_t)t.count;
-		f->base = t.base;
-		f->interp = t.interp;
-		f->loaded = 1;
-		u->st.files_loaded++;
+		info.kind = TABLE_ENTRIES;
+		info.count = (uint32_t)t.count;
+		info.base = t.base;
+		info.interp = (uint8_t)t.interp;
+		info.sources = (uint8_t)t.stats.sources;
+	}
+	info.runtime = f->kind;
+	file_unload(u, f);
+	f->tkind = info.kind;
+	f->base = info.base;
+	f->count = info.count;
+	f->interp = info.interp;
+	f->known = 1;
+	if (info.kind == TABLE_ENTRIES)
+		file_load_entries(u, f, t.entries, NULL, info.count);
+	if (u->cache) {
+		struct table_cache_stats cs;
+
+		cache_key(u, f, key, sizeof(key));
+		table_cache_put(u->cache, key, &info, info.kind == TABLE_ENTRIES ? t.entries : NULL);
+		table_cache_stats(u->cache, &cs);
+		if (cs.disk_errors && !u->cache_warned) {
+			u->cache_warned = 1;
+			u->cache_note_said = 0;
+			snprintf(u->cache_note, sizeof(u->cache_note),
+				 "cannot write unwind tables to the cache directory (%llu failed "
+				 "writes); they are kept in memory", (unsigned long long)cs.disk_errors);
+		}
 	}
 	unwind_table_release(&t);
-	u->st.table_build_ns += now_ns() - t0;
-	u64map_put(&u->files, f->keyhash, (uint64_t)(uintptr_t)f);
-	u->st.files++;
-	lru_touch(u, f);
-	return f;
+	u->st.table_build_ns += cpu_ns() - t0;
 }
 
-static struct ufile *file_find(struct unwinder *u, uint64_t keyhash)
+static struct ufile *file_find(struct unwinder *u, const char *key)
 {
-	uint64_t *v = u64map_get(&u->files, keyhash);
+	uint64_t *v = u64map_get(&u->files, hash_bytes(key, strlen(key), 0x5eed) | 1);
+	struct ufile *f = v ? (struct ufile *)(uintptr_t)*v : NULL;
 
-	return v ? (struct ufile *)(uintptr_t)*v : NULL;
+	return f && !strcmp(f->key, key) ? f : NULL;
 }
 
-/* The file of a mapping: by (dev, inode, mtime, size) when seen before, else opened. */
+static uint64_t inode_hint(uint32_t major, uint32_t minor, uint64_t ino)
+{
+	return hash_combine(hash_combine(hash_u64(major), minor), ino) | 1;
+}
+
+static uint64_t inode_key(const struct procmaps_entry *m)
+{
+	return inode_hint(m->dev_major, m->dev_minor, m->inode);
+}
+
+static uint64_t devino_key(const struct stat *sb)
+{
+	return hash_combine(hash_combine(hash_u64(sb->st_dev), sb->st_ino),
+			    hash_combine((uint64_t)sb->st_mtim.tv_sec * 1000000000ull +
+					 (uint64_t)sb->st_mtim.tv_nsec, (uint64_t)sb->st_size)) | 1;
+}
+
+/* The file behind a mapping, with its table loaded when one can be had: from the table space,
+ * the table cache, or built from the file. */
 static struct ufile *file_of_mapping(struct unwinder *u, int pid, const struct procmaps_entry *m)
 {
-	char key[72];
+	char key[UFILE_KEY_MAX];
 	struct elf_file *e = NULL;
 	struct ufile *f = NULL;
 	struct stat sb;
 	uint64_t dk, *v;
-	int fd;
+	int fd, rc;
 
 	fd = procmaps_open(pid, m, NULL);
 	if (fd < 0)
@@ -353,24 +554,32 @@ static struct ufile *file_of_mapping(struct unwinder *u, int pid, const struct p
 		close(fd);
 		return NULL;
 	}
-	dk = hash_combine(hash_combine(hash_u64(sb.st_dev), sb.st_ino),
-			  hash_combine((uint64_t)sb.st_mtim.tv_sec * 1000000000ull +
-				       (uint64_t)sb.st_mtim.tv_nsec, (uint64_t)sb.st_size)) | 1;
+	dk = devino_key(&sb);
 	v = u64map_get(&u->devino, dk);
-	if (v && (f = file_find(u, *v))) {
+	if (v) {
+		uint64_t *fv = u64map_get(&u->files, *v);
+
+		f = fv ? (struct ufile *)(uintptr_t)*fv : NULL;
+	}
+	if (f && !u64map_get(&u->inodes, inode_key(m)))
+		u64map_put(&u->inodes, inode_key(m), f->keyhash);
+	rc = f ? file_ensure(u, f) : -ENOENT;
+	if (f && rc != -ENOENT) {
 		close(fd);
 		return f;
 	}
 	if (elf_open_fd(fd, m->path, &e, NULL))
-		return NULL; /* fd closed by elf_open_fd */
-	if (file_identity(e, key, sizeof(key)) == 0) {
-		f = file_find(u, hash_bytes(key, strlen(key), 0x5eed) | 1);
-		if (f && strcmp(f->key, key))
-			f = NULL;
+		return f; /* fd closed by elf_open_fd */
+	if (!f && file_identity(e, key, sizeof(key)) == 0) {
+		f = file_find(u, key);
 		if (!f)
-			f = file_load(u, e, m->path, key);
+			f = file_new(u, e, key);
 		u64map_put(&u->devino, dk, f->keyhash);
+		u64map_put(&u->inodes, inode_key(m), f->keyhash);
+		rc = file_ensure(u, f);
 	}
+	if (f && rc == -ENOENT)
+		file_build(u, f, e, m->path);
 	elf_close(e);
 	return f;
 }
@@ -378,7 +587,7 @@ static struct ufile *file_of_mapping(struct unwinder *u, int pid, const struct p
 /* The vDSO: read from the process's memory (it is the same for every process). */
 static struct ufile *file_of_vdso(struct unwinder *u, int pid, const struct procmaps_entry *m)
 {
-	char path[64], key[72];
+	char path[64], key[UFILE_KEY_MAX];
 	struct elf_file *e = NULL;
 	struct ufile *f = NULL;
 	size_t len = m->end - m->start;
@@ -387,6 +596,9 @@ static struct ufile *file_of_vdso(struct unwinder *u, int pid, const struct proc
 
 	if (len == 0 || len > (1u << 20))
 		return NULL;
+	/* The kernel maps the same vDSO into every (64-bit) process: read it once. */
+	if (u->vdso && u->vdso_len == len && file_ensure(u, u->vdso) != -ENOENT)
+		return u->vdso;
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -394,9 +606,13 @@ static struct ufile *file_of_vdso(struct unwinder *u, int pid, const struct proc
 	buf = xmalloc(len);
 	if (pread(fd, buf, len, (off_t)m->start) == (ssize_t)len &&
 	    elf_open_mem(buf, len, &e, NULL) == 0 && file_identity(e, key, sizeof(key)) == 0) {
-		f = file_find(u, hash_bytes(key, strlen(key), 0x5eed) | 1);
+		f = file_find(u, key);
 		if (!f)
-			f = file_load(u, e, "[vdso]", key);
+			f = file_new(u, e, key);
+		if (file_ensure(u, f) == -ENOENT)
+			file_build(u, f, e, "[vdso]");
+		u->vdso = f;
+		u->vdso_len = len;
 	}
 	elf_close(e);
 	xfree(buf);
@@ -464,7 +680,7 @@ static int proc_publish(struct unwinder *u, struct uproc *p)
 		memset(bm, 0, sizeof(*bm));
 		bm->start = m->start;
 		bm->end = m->end;
-		if (!m->f || m->f->fp) {
+		if (!m->f || (m->f->known && m->f->tkind == TABLE_FP)) {
 			bm->flags = UNW_MAP_FP;
 		} else if (!m->f->loaded) {
 			bm->flags = UNW_MAP_NO_TABLE;
@@ -552,6 +768,19 @@ int unwinder_set_maps(struct unwinder *u, int pid, const struct procmaps *pm,
 
 	if (pid <= 0)
 		return -EINVAL;
+	/* Files this process maps must not be evicted to make room for each other: pin those
+	 * known by their dev/inode before any table is loaded. */
+	u->track_seq++;
+	for (i = 0; i < pm->n; i++) {
+		uint64_t *kh, *fv;
+
+		if ((pm->v[i].perms & PROCMAPS_X) && pm->v[i].kind == PROCMAPS_FILE &&
+		    (kh = u64map_get(&u->inodes, inode_key(&pm->v[i]))) &&
+		    (fv = u64map_get(&u->files, *kh)))
+			((struct ufile *)(uintptr_t)*fv)->pin = u->track_seq;
+	}
+	if (u->vdso)
+		u->vdso->pin = u->track_seq;
 	for (i = 0; i < pm->n; i++) {
 		const struct procmaps_entry *e = &pm->v[i];
 		struct umap m;
@@ -564,12 +793,13 @@ int unwinder_set_maps(struct unwinder *u, int pid, const struct procmaps *pm,
 		m.end = e->end;
 		if (e->kind == PROCMAPS_FILE) {
 			m.f = file_of_mapping(u, pid, e);
-			if (!m.f || m.f->failed || (!m.f->fp && map_bias(m.f, e, &bias)))
+			if (!m.f || (m.f->known && m.f->tkind == TABLE_NONE) ||
+			    (!(m.f->known && m.f->tkind == TABLE_FP) && map_bias(m.f, e, &bias)))
 				m.flags = UNW_MAP_NO_TABLE;
 		} else if (e->kind == PROCMAPS_VDSO) {
 			m.f = file_of_vdso(u, pid, e);
 			m.flags = UNW_MAP_VDSO;
-			if (!m.f || m.f->failed || map_bias(m.f, e, &bias))
+			if (!m.f || (m.f->known && m.f->tkind == TABLE_NONE) || map_bias(m.f, e, &bias))
 				m.flags |= UNW_MAP_NO_TABLE;
 		} else if (e->kind == PROCMAPS_SPECIAL && !strcmp(e->path, "[vsyscall]")) {
 			continue; /* legacy page above user space */
@@ -577,6 +807,7 @@ int unwinder_set_maps(struct unwinder *u, int pid, const struct procmaps *pm,
 		/* anonymous executable memory (JIT code): frame-pointer rule, unless claimed */
 		m.offset = bias;
 		m.kind = m.f && m.f->interp ? m.f->kind : UNWINDER_NATIVE;
+		m.loaded = m.f ? m.f->loaded : 0;
 		if (nclaims) {
 			size_t before = n;
 
@@ -601,12 +832,13 @@ int unwinder_set_maps(struct unwinder *u, int pid, const struct procmaps *pm,
 		p->pid = pid;
 		u64map_put(&u->procs, (uint64_t)pid + 1, (uint64_t)(uintptr_t)p);
 	} else {
-		/* unchanged: keep the published slice */
+		/* unchanged: keep the published slice (not when a table was loaded since) */
 		if (p->published && p->n == n) {
 			for (i = 0; i < n; i++)
 				if (p->maps[i].start != maps[i].start || p->maps[i].end != maps[i].end ||
 				    p->maps[i].f != maps[i].f || p->maps[i].offset != maps[i].offset ||
-				    p->maps[i].kind != maps[i].kind || p->maps[i].flags != maps[i].flags)
+				    p->maps[i].kind != maps[i].kind || p->maps[i].flags != maps[i].flags ||
+				    p->maps[i].loaded != maps[i].loaded)
 					break;
 			if (i == n) {
 				proc_release_maps(u, maps, n);
@@ -656,10 +888,91 @@ int unwinder_lookup_mapping(struct unwinder *u, int pid, uint64_t addr,
 	return -ENOENT;
 }
 
+/* ---- executables (-a): read at their exec those whose processes get sampled */
+
+static void exec_set_hot(struct unwinder *u, struct ufile *f, int hot)
+{
+	uint8_t one = 1;
+
+	if (f->hot == hot)
+		return;
+	if (hot && u->hot_fd >= 0 && bpf_map_update_elem(u->hot_fd, &f->exec_key, &one, BPF_ANY))
+		return; /* the map is full: no early wakeup for this one */
+	if (!hot && u->hot_fd >= 0)
+		bpf_map_delete_elem(u->hot_fd, &f->exec_key);
+	f->hot = hot;
+	if (hot)
+		u->st.exec_hot++;
+	else
+		u->st.exec_hot--;
+}
+
+/* Whether the processes of an executable are sampled often enough (a quarter of them) for
+ * reading each at its exec to pay: /bin/true is not, cc1 is. */
+static int exec_worth_it(const struct ufile *f)
+{
+	return f->known && f->tkind == TABLE_ENTRIES && f->execs && 4 * f->sampled >= f->execs;
+}
+
+/* A sample of pid: if it was started by an exec we counted, its executable's processes get
+ * sampled (one hash lookup per sample). */
+static void exec_sampled(struct unwinder *u, int pid)
+{
+	uint64_t *v = u64map_get(&u->execd, (uint64_t)pid + 1), *fv;
+	struct ufile *f;
+
+	if (!v)
+		return;
+	fv = u64map_get(&u->files, *v);
+	u64map_remove(&u->execd, (uint64_t)pid + 1);
+	if (!fv)
+		return;
+	f = (struct ufile *)(uintptr_t)*fv;
+	f->sampled++;
+	exec_set_hot(u, f, exec_worth_it(f));
+}
+
+int unwinder_exec(struct unwinder *u, const struct event_hdr *hdr, size_t size)
+{
+	const struct exec_body *b = (const void *)(hdr + 1);
+	struct unwind_exec_key key;
+	uint64_t *kh, *fv;
+	struct ufile *f;
+	int pid = (int)hdr->pid;
+
+	u64map_remove(&u->execd, (uint64_t)pid + 1);
+	if (size < sizeof(*hdr) + sizeof(*b))
+		return 0;
+	memset(&key, 0, sizeof(key));
+	key.ino = b->ino;
+	key.dev_major = b->dev_major;
+	key.dev_minor = b->dev_minor;
+	kh = u64map_get(&u->inodes, inode_hint(key.dev_major, key.dev_minor, key.ino));
+	fv = kh ? u64map_get(&u->files, *kh) : NULL;
+	if (!fv)
+		return 0; /* an executable not seen yet: its first sample reads it */
+	f = (struct ufile *)(uintptr_t)*fv;
+	if (f->exec_key.ino != key.ino || f->exec_key.dev_major != key.dev_major ||
+	    f->exec_key.dev_minor != key.dev_minor) {
+		exec_set_hot(u, f, 0);
+		f->exec_key = key;
+	}
+	if (++f->execs > 64) { /* recent processes weigh most */
+		f->execs /= 2;
+		f->sampled /= 2;
+	}
+	u64map_put(&u->execd, (uint64_t)pid + 1, f->keyhash);
+	exec_set_hot(u, f, exec_worth_it(f));
+	if (f->hot)
+		u->st.exec_publishes++;
+	return f->hot;
+}
+
 void unwinder_forget_pid(struct unwinder *u, int pid)
 {
 	struct uproc *p = proc_get(u, pid);
 
+	u64map_remove(&u->execd, (uint64_t)pid + 1);
 	if (!p)
 		return;
 	if (u->pids_fd >= 0)
@@ -671,6 +984,57 @@ void unwinder_forget_pid(struct unwinder *u, int pid)
 	proc_release_maps(u, p->maps, p->n);
 	u64map_remove(&u->procs, (uint64_t)pid + 1);
 	xfree(p);
+}
+
+static void chunk_reset(struct chunk_buf *b)
+{
+	xfree(b->data);
+	b->data = NULL;
+	b->len = 0;
+	b->n = 0;
+}
+
+/* Keep a stack chunk for the snapshot that follows it from the same CPU (bpf/unwind.h). A
+ * chunk out of order or of another sample drops what was gathered. */
+static void chunk_note(struct unwinder *u, const struct event_hdr *hdr, size_t size)
+{
+	const struct stack_chunk *c = (const struct stack_chunk *)hdr;
+	size_t head = offsetof(struct stack_chunk, data);
+	struct chunk_buf *b;
+
+	if (size < head || hdr->cpu >= MAX_CHUNK_CPUS || c->len > STACK_CHUNK_BYTES ||
+	    head + c->len > size || c->index >= UNW_SNAPSHOT_CHUNKS)
+		return;
+	if (hdr->cpu >= u->nchunk_cpus) {
+		size_t n = (size_t)hdr->cpu + 1;
+
+		u->chunks = xrealloc(u->chunks, n * sizeof(*u->chunks));
+		memset(&u->chunks[u->nchunk_cpus], 0, (n - u->nchunk_cpus) * sizeof(*u->chunks));
+		u->nchunk_cpus = n;
+	}
+	b = &u->chunks[hdr->cpu];
+	if (c->index == 0) {
+		chunk_reset(b);
+		b->pid = hdr->pid;
+		b->tid = hdr->tid;
+		b->time_ns = hdr->time_ns;
+		b->addr0 = c->addr;
+	} else if (b->n != c->index || b->pid != hdr->pid || b->tid != hdr->tid ||
+		   b->time_ns != hdr->time_ns || c->addr != b->addr0 + b->len) {
+		chunk_reset(b);
+		return;
+	}
+	if (!b->data)
+		b->data = xmalloc((size_t)UNW_SNAPSHOT_CHUNKS * STACK_CHUNK_BYTES);
+	memcpy(b->data + b->len, c->data, c->len);
+	b->len += c->len;
+	b->n++;
+}
+
+void unwinder_note_chunk(struct unwinder *u, const struct event_hdr *hdr, size_t size)
+{
+	if (u && size >= sizeof(*hdr) && hdr->type == EVENT_STACK_CHUNK)
+		chunk_note(u, hdr, size);
 }
 
 /* ---- user-space unwinding */
@@ -821,8 +1185,10 @@ int unwinder_fix_sample(struct unwinder *u, const struct event_hdr *hdr, size_t 
 			const struct event_hdr **out, size_t *out_size)
 {
 	const struct sample_body *body;
-	const uint64_t *user;
-	uint64_t w0, pc, sp, bp, nbytes, ndeferred;
+	const uint64_t *user, *deferred;
+	const uint8_t *stack;
+	uint8_t *joined = NULL;
+	uint64_t w0, pc, sp, bp, nbytes, ndeferred, nchunks;
 	struct uproc *p;
 	size_t head, nwords, outsz;
 	uint32_t result;
@@ -831,6 +1197,8 @@ int unwinder_fix_sample(struct unwinder *u, const struct event_hdr *hdr, size_t 
 
 	if (hdr->type != EVENT_SAMPLE)
 		return 0;
+	if (hdr->pid && u->execd.count)
+		exec_sampled(u, (int)hdr->pid);
 	head = sizeof(*hdr) + sizeof(*body);
 	if (size < head)
 		return -EINVAL;
@@ -845,11 +1213,29 @@ int unwinder_fix_sample(struct unwinder *u, const struct event_hdr *hdr, size_t 
 		return 0;
 	nbytes = UNW_SNAPSHOT_BYTES(w0);
 	ndeferred = UNW_SNAPSHOT_DEFERRED(w0);
+	nchunks = UNW_SNAPSHOT_CHUNKS_OF(w0);
 	if ((nbytes & 7) || nbytes / 8 + ndeferred > (uint64_t)(body->nuser - UNW_SNAPSHOT_WORDS))
 		return -EINVAL;
 	pc = user[1];
 	sp = user[2];
 	bp = user[3];
+	stack = (const uint8_t *)&user[UNW_SNAPSHOT_WORDS];
+	deferred = &user[UNW_SNAPSHOT_WORDS + nbytes / 8];
+	/* A deep stack: the rest came in chunk records just before, from the same CPU. */
+	if (nchunks && hdr->cpu < u->nchunk_cpus) {
+		struct chunk_buf *b = &u->chunks[hdr->cpu];
+
+		if (b->n == nchunks && b->pid == hdr->pid && b->tid == hdr->tid &&
+		    b->time_ns == hdr->time_ns && b->addr0 == sp + nbytes) {
+			joined = xmalloc((size_t)nbytes + b->len);
+			memcpy(joined, stack, (size_t)nbytes);
+			memcpy(joined + nbytes, b->data, b->len);
+			stack = joined;
+			nbytes += b->len;
+			u->st.snapshots_chained++;
+		}
+		chunk_reset(b);
+	}
 	/* A snapshot means BPF had no tables for this pc: learn the process's mappings now if we
 	 * do not know them, and once more if the unwind runs into an unknown mapping. */
 	p = proc_get(u, (int)hdr->pid);
@@ -864,13 +1250,14 @@ int unwinder_fix_sample(struct unwinder *u, const struct event_hdr *hdr, size_t 
 	memcpy(u->fixbuf, hdr, head + (size_t)body->nkernel * 8);
 	for (;;) {
 		nwords = unwinder_unwind_deferred(
-			u, (int)hdr->pid, pc, sp, bp, &user[UNW_SNAPSHOT_WORDS], (size_t)nbytes,
-			&user[UNW_SNAPSHOT_WORDS + nbytes / 8], (size_t)ndeferred,
-			(uint64_t *)(u->fixbuf + head) + body->nkernel, MAX_USER_WORDS, &result);
+			u, (int)hdr->pid, pc, sp, bp, stack, (size_t)nbytes, deferred,
+			(size_t)ndeferred, (uint64_t *)(u->fixbuf + head) + body->nkernel,
+			MAX_USER_WORDS, &result);
 		if ((result != USTAT_ERR_NO_MAPPING && result != USTAT_ERR_NO_TABLE) || refreshed ||
 		    !maybe_refresh(u, (int)hdr->pid, &refreshed))
 			break;
 	}
+	xfree(joined);
 	u->st.snapshots++;
 	if (result == USTAT_COMPLETE)
 		u->st.snapshots_complete++;
@@ -905,15 +1292,18 @@ struct unwinder *unwinder_new(struct bpf_object *obj, const struct unwinder_opts
 
 	if (opts)
 		u->opts = *opts;
-	u->pids_fd = u->stats_fd = -1;
+	u->pids_fd = u->stats_fd = u->hot_fd = -1;
 	u64map_init(&u->files);
 	u64map_init(&u->devino);
+	u64map_init(&u->inodes);
 	u64map_init(&u->procs);
+	u64map_init(&u->execd);
 	if (obj) {
 		struct bpf_map *me = bpf_object__find_map_by_name(obj, "unw_entries");
 		struct bpf_map *mm = bpf_object__find_map_by_name(obj, "unw_maps");
 		struct bpf_map *mp = bpf_object__find_map_by_name(obj, "unw_pids");
 		struct bpf_map *ms = bpf_object__find_map_by_name(obj, "unw_stats");
+		struct bpf_map *mh = bpf_object__find_map_by_name(obj, "unw_exec_hot");
 
 		if (!me || !mm || !mp || !ms) {
 			errmsg_set(err, -ENOENT, "the BPF object has no unwind maps");
@@ -930,6 +1320,7 @@ struct unwinder *unwinder_new(struct bpf_object *obj, const struct unwinder_opts
 		u->nmaps = bpf_map__max_entries(mm);
 		u->pids_fd = bpf_map__fd(mp);
 		u->stats_fd = bpf_map__fd(ms);
+		u->hot_fd = mh ? bpf_map__fd(mh) : -1;
 		u->st.kernel_bytes = u->entries_bytes + u->maps_bytes +
 			(uint64_t)bpf_map__max_entries(mp) * (sizeof(struct unwind_pid) + 4 + 64);
 	} else {
@@ -940,6 +1331,24 @@ struct unwinder *unwinder_new(struct bpf_object *obj, const struct unwinder_opts
 	}
 	ralloc_init(&u->ea, u->nentries);
 	ralloc_init(&u->ma, u->nmaps);
+	{
+		struct table_cache_opts co;
+		struct errmsg cerr;
+
+		memset(&co, 0, sizeof(co));
+		co.max_bytes = u->opts.cache_bytes;
+		co.max_disk_bytes = u->opts.cache_disk_bytes;
+		co.dir = u->opts.cache_dir;
+		u->cache = table_cache_new(&co, &cerr);
+		if (!u->cache && co.dir) {
+			/* the disk is an extra: go on with memory only, and say why */
+			snprintf(u->cache_note, sizeof(u->cache_note), "%s (unwind tables are kept "
+				 "in memory only)", cerr.msg);
+			co.dir = NULL;
+			u->cache = table_cache_new(&co, &cerr);
+		}
+	}
+	u->opts.cache_dir = NULL; /* not kept: the caller's string */
 	return u;
 fail:
 	unwinder_free(u);
@@ -953,6 +1362,8 @@ void unwinder_stats(struct unwinder *u, struct unwinder_stats *out)
 	out->entries_cap = u->nentries;
 	out->mappings_used = u->ma.used;
 	out->mappings_cap = u->nmaps;
+	if (u->cache)
+		table_cache_stats(u->cache, &out->cache);
 	if (u->stats_fd >= 0) {
 		int ncpu = libbpf_num_possible_cpus();
 		uint32_t k;
@@ -971,6 +1382,14 @@ void unwinder_stats(struct unwinder *u, struct unwinder_stats *out)
 			xfree(vals);
 		}
 	}
+}
+
+const char *unwinder_cache_note(struct unwinder *u)
+{
+	if (!u->cache_note[0] || u->cache_note_said)
+		return NULL;
+	u->cache_note_said = 1;
+	return u->cache_note;
 }
 
 void unwinder_free(struct unwinder *u)
@@ -1001,11 +1420,21 @@ void unwinder_free(struct unwinder *u)
 		xfree(u->entries);
 		xfree(u->maps);
 	}
+	table_cache_free(u->cache);
 	u64map_release(&u->files);
 	u64map_release(&u->devino);
+	u64map_release(&u->inodes);
 	u64map_release(&u->procs);
+	u64map_release(&u->execd);
 	xfree(u->ea.free);
 	xfree(u->ma.free);
 	xfree(u->fixbuf);
+	{
+		size_t i;
+
+		for (i = 0; i < u->nchunk_cpus; i++)
+			chunk_reset(&u->chunks[i]);
+		xfree(u->chunks);
+	}
 	xfree(u);
 }

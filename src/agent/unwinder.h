@@ -2,7 +2,9 @@
  * sampler profiles, the list of its executable mappings, builds one unwind table per file
  * (unwind_table.h; keyed by GNU build id, else a content hash; shared by every process mapping
  * the file; reference counted; evicted least recently used when the table space is full) and
- * publishes both in the BPF maps the in-kernel unwinder reads (bpf/unwind.h).
+ * publishes both in the BPF maps the in-kernel unwinder reads (bpf/unwind.h). Every table built
+ * goes to a table cache (table_cache.h; memory, and disk with opts.cache_dir): a file is built
+ * once, and an evicted table comes back from the cache, not from its ELF file.
  *
  * Samples of a process whose tables are not published yet (or whose pc falls in a mapping not
  * yet known, e.g. right after dlopen) arrive as stack snapshots (bpf/unwind.h); the unwinder
@@ -14,6 +16,9 @@
  *   unwinder_set_maps(u, pid, maps, claims, n)   a process's executable mappings (new or
  *                                       changed), with the address ranges runtimes claimed
  *   unwinder_forget_pid(u, pid)         the process exited or its image is stale
+ *   unwinder_exec(u, hdr, size)         an EVENT_EXEC record with -a: 1 when the new image
+ *                                       should be read at once (see below)
+ *   unwinder_note_chunk(u, hdr, size)   every EVENT_STACK_CHUNK record
  *   unwinder_fix_sample(u, hdr, size, &hdr2, &size2)
  *                                       for every EVENT_SAMPLE, before using its frames: when
  *                                       the record carries a snapshot, returns 1 and a rewritten
@@ -40,6 +45,7 @@
 
 #include "bpf/sampler.h"
 #include "bpf/unwind.h"
+#include "agent/table_cache.h"
 #include "agent/unwind_table.h"
 
 struct bpf_object;
@@ -72,17 +78,27 @@ struct unwinder_opts {
 	unwinder_refresh_fn refresh; /* NULL: the unwinder reads /proc/PID/maps itself */
 	void *refresh_ctx;
 	const char *debug_dir;   /* overrides /usr/lib/debug (tests); NULL: default */
+	/* The table cache (table_cache.h): tables per file identity, so that a file is built
+	 * once, and a table evicted from the table space comes back without a rebuild. */
+	size_t cache_bytes;       /* memory for cached tables; 0: TABLE_CACHE_DEFAULT_BYTES */
+	const char *cache_dir;    /* also keep them on disk there; NULL: memory only */
+	uint64_t cache_disk_bytes; /* 0: TABLE_CACHE_DEFAULT_DISK_BYTES */
 };
 
 #define UNWINDER_DEFAULT_ENTRIES  (2u << 20)  /* 16 MiB of unwind entries */
 #define UNWINDER_DEFAULT_MAPPINGS (64u << 10) /* 2.5 MiB of process mappings */
 #define UNWINDER_DEFAULT_PIDS     16384u
+#define UNWINDER_MAX_FILES        8192u /* files known but neither mapped nor loaded */
 
 /* Create the unwinder. obj: the loaded sampler BPF object (its maps unw_entries, unw_maps,
  * unw_pids, unw_stats), or NULL for user space only. opts may be NULL. Returns NULL with a
  * message in err on failure (e.g. the maps are missing or cannot be mapped). */
 struct unwinder *unwinder_new(struct bpf_object *obj, const struct unwinder_opts *opts,
 			      struct errmsg *err);
+/* Something the user should know about the table cache (the directory cannot be used, writes
+ * failed), once; else NULL. The string is owned by u. A cache directory that cannot be used is
+ * not a failure of unwinder_new(): tables are kept in memory only. */
+const char *unwinder_cache_note(struct unwinder *u);
 void unwinder_free(struct unwinder *u); /* NULL ok */
 
 /* The executable mappings of pid (procmaps.h entries, sorted by start: non-executable ones are
@@ -95,6 +111,15 @@ int unwinder_set_maps(struct unwinder *u, int pid, const struct procmaps *maps,
 int unwinder_track_pid(struct unwinder *u, int pid);
 /* Drop a process: its mappings are unpublished and its files' references released. */
 void unwinder_forget_pid(struct unwinder *u, int pid);
+/* An EVENT_EXEC record when every process of the machine is profiled (-a). The unwinder keeps,
+ * per executable (named by the record's device and inode), how many of its recent processes
+ * were started and how many were sampled. Returns 1 when the executable's processes are mostly
+ * sampled (a quarter or more) and its table is at hand: the caller should read the new image
+ * now, so that its first samples unwind in BPF. Such executables are marked in the BPF map
+ * unw_exec_hot, so that their exec wakes user space; any other exec costs a hash lookup. */
+int unwinder_exec(struct unwinder *u, const struct event_hdr *hdr, size_t size);
+/* An EVENT_STACK_CHUNK record: kept for the stack snapshot that follows it (bpf/unwind.h). */
+void unwinder_note_chunk(struct unwinder *u, const struct event_hdr *hdr, size_t size);
 /* The published mapping of pid holding addr (a copy), for tests and tools: 0 or -ENOENT. */
 int unwinder_lookup_mapping(struct unwinder *u, int pid, uint64_t addr,
 			    struct unwind_mapping *out);
@@ -121,21 +146,27 @@ size_t unwinder_unwind_deferred(struct unwinder *u, int pid, uint64_t pc, uint64
 
 struct unwinder_stats {
 	uint64_t pids;             /* processes published */
-	uint64_t files;            /* files with a table cached */
+	uint64_t files;            /* files known (their table built or cached) */
 	uint64_t files_loaded;     /* ... of which loaded in the table space */
 	uint64_t entries_used;     /* entries of the table space in use */
 	uint64_t entries_cap;
 	uint64_t mappings_used, mappings_cap;
-	uint64_t table_builds;     /* tables built */
-	uint64_t table_build_ns;   /* time spent building them */
+	uint64_t table_builds;     /* tables built from ELF files */
+	uint64_t table_rebuilds;   /* ... of files built before (the caches lost them) */
+	uint64_t table_build_ns;   /* CPU time spent building (and caching) them */
+	uint64_t tables_from_cache; /* tables loaded into the table space from the table cache */
+	uint64_t exec_publishes;   /* execs read at once (-a), see unwinder_exec() */
+	uint64_t exec_hot;         /* executables marked so */
 	uint64_t table_errors;     /* files without a usable table */
 	uint64_t evictions;        /* files evicted (LRU) to make room */
 	uint64_t cap_hits;         /* a table or process did not fit even after eviction */
 	uint64_t map_reads;        /* /proc/PID/maps reads */
 	uint64_t snapshots;        /* snapshots unwound in user space */
 	uint64_t snapshots_complete;
+	uint64_t snapshots_chained; /* ... deeper than a record: joined with their stack chunks */
 	uint64_t deferred_segments; /* runtime segments put into unwound snapshots */
 	uint64_t kernel_bytes;     /* memory of the BPF maps for tables (bytes) */
+	struct table_cache_stats cache;
 	uint64_t bpf[USTAT__COUNT]; /* unw_stats summed over CPUs (0 without BPF) */
 };
 void unwinder_stats(struct unwinder *u, struct unwinder_stats *out);

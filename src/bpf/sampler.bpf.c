@@ -173,9 +173,9 @@ static __always_inline void emit_simple(__u8 type, __u32 pid, __u32 tid, __u32 p
 	ev.hdr.time_ns = bpf_ktime_get_ns();
 	ev.body.parent_pid = parent;
 	ev.body.child_pid = pid;
-	/* With -p or a command, user space reads a new image's tables at once; with -a these
-	 * events come for every process on the machine and nothing is urgent about them, so
-	 * they wait for the reader's next poll (at most SAMPLER_MAX_WAIT_MS) like samples. */
+	/* With -p or a command, user space reads a new process at once; with -a forks and exits
+	 * come for every process on the machine and nothing is urgent about them, so they wait
+	 * for the reader's next poll (at most SAMPLER_MAX_WAIT_MS) like samples. */
 	if (bpf_ringbuf_output(&events, &ev, sizeof(ev),
 			       filter_pids ? BPF_RB_FORCE_WAKEUP : sample_wakeup(sizeof(ev))))
 		stat_inc(STAT_EVENTS_LOST);
@@ -199,14 +199,43 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+/* An exec names its executable (device and inode), so that user space can tell at no cost
+ * whether it knows the binary's unwind table, and publish it before the first sample. */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 pid = BPF_CORE_READ(p, tgid);
+	struct inode *inode = BPF_CORE_READ(bprm, file, f_inode);
+	__u32 dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	struct unwind_exec_key key = {};
+	struct {
+		struct event_hdr hdr;
+		struct exec_body body;
+	} ev = {};
 
 	if (!wanted(pid))
 		return 0;
-	emit_simple(EVENT_EXEC, pid, BPF_CORE_READ(p, pid), 0);
+	ev.hdr.type = EVENT_EXEC;
+	ev.hdr.version = SCORCH_EVENT_VERSION;
+	ev.hdr.size = sizeof(ev);
+	ev.hdr.cpu = bpf_get_smp_processor_id();
+	ev.hdr.pid = pid;
+	ev.hdr.tid = BPF_CORE_READ(p, pid);
+	ev.hdr.time_ns = bpf_ktime_get_ns();
+	ev.body.dev_major = dev >> 20; /* the kernel's dev_t: MAJOR, MINOR (linux/kdev_t.h) */
+	ev.body.dev_minor = dev & ((1u << 20) - 1);
+	ev.body.ino = BPF_CORE_READ(inode, i_ino);
+	key.ino = ev.body.ino;
+	key.dev_major = ev.body.dev_major;
+	key.dev_minor = ev.body.dev_minor;
+	/* User space publishes a new image's tables at once (with -p or a command, always; with
+	 * -a, for the executables it marked hot: their processes are mostly sampled, and it has
+	 * their tables), so that their first samples unwind in BPF: such an exec wakes the
+	 * reader. The others wait for its next poll, like samples. */
+	if (bpf_ringbuf_output(&events, &ev, sizeof(ev),
+			       filter_pids || bpf_map_lookup_elem(&unw_exec_hot, &key) ?
+			       BPF_RB_FORCE_WAKEUP : sample_wakeup(sizeof(ev))))
+		stat_inc(STAT_EVENTS_LOST);
 	return 0;
 }
 

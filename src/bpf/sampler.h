@@ -43,6 +43,8 @@ enum event_type {
 	EVENT_FORK = 4, /* a new process (not thread) of a tracked parent */
 	EVENT_MMAP = 5, /* a profiled process mapped executable memory (reserved: no source yet;
 			 * it would be a process_refresh() of the process registry) */
+	EVENT_STACK_CHUNK = 6, /* more stack bytes for the stack snapshot of the sample that
+				* follows from the same CPU (unwind.h: STACK SNAPSHOTS) */
 };
 
 #define FW_TAG_SHIFT  56
@@ -87,6 +89,13 @@ struct sample_body {
 struct fork_body {
 	__u32 parent_pid;
 	__u32 child_pid;
+};
+
+/* EVENT_EXEC: the new executable's device and inode, as /proc/PID/maps shows them. */
+struct exec_body {
+	__u32 dev_major;
+	__u32 dev_minor;
+	__u64 ino;
 };
 
 /* The largest sample record: the per-CPU scratch buffer that builds it. */

@@ -11,6 +11,9 @@
  *   unw_stats    PERCPU_ARRAY enum unwind_stat -> u64
  *   rt_pids      HASH   u32 pid -> u32 mask of the unwinder kinds present in the process
  *                       (1 << kind; runtime/runtime.bpf.h, filled by src/runtime/runtime.c)
+ *   unw_exec_hot HASH   struct unwind_exec_key -> u8  executables whose processes are mostly
+ *                                                      sampled: their exec wakes user space,
+ *                                                      which reads them at once
  *
  * struct unwind_entry (8 bytes). A file's table is a slice of unw_entries sorted by pc; entry i
  * holds for link-time addresses [base + pc_i, base + pc_{i+1}); the last entry of a slice is
@@ -91,6 +94,15 @@ struct unwind_mapping {
 	__u32 file_id;      /* user space's id of the file */
 };
 
+/* An executable as /proc/PID/maps names it (key of unw_exec_hot). */
+struct unwind_exec_key {
+	__u64 ino;
+	__u32 dev_major;
+	__u32 dev_minor;
+};
+
+#define UNW_EXEC_HOT_MAX 4096
+
 struct unwind_pid {
 	__u32 first;  /* index in unw_maps */
 	__u32 count;  /* number of mappings, sorted by start, not overlapping */
@@ -115,6 +127,9 @@ enum unwind_stat {
 	USTAT_SNAPSHOTS,       /* stack snapshots sent for user-space unwinding */
 	USTAT_SNAPSHOT_ERRORS, /* snapshot copy failed */
 	USTAT_FROM_KERNEL,     /* samples in kernel mode (user registers from pt_regs) */
+	USTAT_SNAPSHOTS_CHAINED, /* snapshots that went on in EVENT_STACK_CHUNK records */
+	USTAT_SNAPSHOTS_UNCHAINED, /* ... that should have (all or some chunks), but the ring
+				    * buffer was too full */
 	USTAT__COUNT,
 };
 
@@ -150,9 +165,10 @@ struct unw_state {
 	__u32 last_entry;     /* index in unw_entries of last_lookup's entry, + 1 (0: none) */
 };
 
-/* A stack snapshot, sent when the process has no tables yet (or the pc is in a mapping user
+/* STACK SNAPSHOTS. Sent when the process has no tables yet (or the pc is in a mapping user
  * space has not published yet): the user frame words are
- *   word 0   (FW_TAG_SNAPSHOT << FW_TAG_SHIFT) | deferred words << 16 | stack bytes copied
+ *   word 0   (FW_TAG_SNAPSHOT << FW_TAG_SHIFT) | chunks << 32 | deferred words << 16 |
+ *            stack bytes copied
  *   word 1   pc, word 2 sp, word 3 rbp (user registers at the sample)
  *   word 4.. the stack bytes from sp upwards (a multiple of 8)
  *   then     the deferred words: the frames the runtime walkers of the process produced for
@@ -160,14 +176,31 @@ struct unw_state {
  *            marker word. Segment i is what the walker would have put in place of the i-th
  *            native frame the unwinder hands to a walker (an UNW_F_INTERP entry), so that the
  *            user-space unwinder (unwinder_fix_sample()) interleaves them exactly as BPF does.
- * User space unwinds it with the same step (unwind_step.h). */
+ * A stack deeper than the record holds goes on in `chunks` records EVENT_STACK_CHUNK (struct
+ * stack_chunk) sent just before the sample from the same CPU, with the sample's pid, tid and
+ * time, index 0, 1, ..., each holding the bytes that follow the previous one, up to the end of
+ * the stack mapping or UNW_SNAPSHOT_CHUNKS of them, as long as they leave an eighth of the ring
+ * buffer free: a 600-frame recursion is whole in its first sample. User space unwinds the
+ * snapshot with the same step (unwind_step.h). */
 #define FW_TAG_SNAPSHOT 0x0fULL
 #define UNW_SNAPSHOT_WORDS 4
 #define UNW_SNAPSHOT_MAX_BYTES (8u * (MAX_USER_WORDS - UNW_SNAPSHOT_WORDS))
 #define UNW_SNAPSHOT_BYTES(w0) ((__u32)((w0) & 0xffff))
 #define UNW_SNAPSHOT_DEFERRED(w0) ((__u32)(((w0) >> 16) & 0xffff))
+#define UNW_SNAPSHOT_CHUNKS_SHIFT 32
+#define UNW_SNAPSHOT_CHUNKS_OF(w0) ((__u32)(((w0) >> UNW_SNAPSHOT_CHUNKS_SHIFT) & 0xff))
 /* Words kept free for deferred runtime frames when the process has a runtime. */
 #define UNW_SNAPSHOT_DEFER_WORDS 640
+#define UNW_SNAPSHOT_CHUNKS 7          /* at most 16 KiB + 7 x 16 KiB = 128 KiB of stack */
+#define STACK_CHUNK_BYTES 16384
+
+struct stack_chunk {
+	struct event_hdr hdr;   /* EVENT_STACK_CHUNK; pid, tid, cpu, time_ns of the sample */
+	__u32 index;            /* 0, 1, ... */
+	__u32 len;              /* bytes of data used */
+	__u64 addr;             /* stack address of data[0] */
+	__u8 data[STACK_CHUNK_BYTES];
+};
 
 /* rt_sigframe on x86-64: after the handler returns, sp points just past the return address
  * (pretcode); the ucontext follows and its mcontext (struct sigcontext) starts 40 bytes in. */

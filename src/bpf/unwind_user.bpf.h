@@ -57,6 +57,13 @@ struct {
 	__type(value, __u64);
 } unw_stats SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UNW_EXEC_HOT_MAX);
+	__type(key, struct unwind_exec_key);
+	__type(value, __u8);
+} unw_exec_hot SEC(".maps");
+
 /* The unwind state lives in a per-CPU map, not on the stack: values read from a map are
  * unknown to the verifier, so the bpf_loop callback is verified in a couple of passes instead
  * of once per possible frame count. */
@@ -223,13 +230,79 @@ static long unwind_loop_cb(__u32 i, void *data)
 	return unwind_step(st);
 }
 
-/* Copy registers and the stack for user space to unwind (see unwind.h: stack snapshot), and
- * the deferred frames of the process's runtime walkers after the stack bytes. */
+/* The end of the stack mapping holding sp, from the VMA (any thread); 0 when the mmap lock is
+ * busy (the process is mapping memory right now). */
+struct unw_vma_end {
+	__u64 end;
+};
+
+static long unw_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct unw_vma_end *v = data;
+
+	v->end = vma->vm_end;
+	return 0;
+}
+
+struct unw_chunks {
+	struct sample_record *rec;
+	__u64 addr, end;  /* what is left to send: [addr, end) */
+	__u64 top;        /* the process's start_stack */
+	__u32 sent;
+	__u32 cut;        /* the ring buffer refused a chunk: the stack is cut short */
+};
+
+/* One EVENT_STACK_CHUNK record: the next STACK_CHUNK_BYTES of the stack (unwind.h). */
+static long unw_chunk_cb(__u32 i, void *data)
+{
+	struct unw_chunks *c = data;
+	struct stack_chunk *ch;
+	__u64 n = c->end - c->addr;
+
+	if (c->addr >= c->end)
+		return 1;
+	if (n > STACK_CHUNK_BYTES)
+		n = STACK_CHUNK_BYTES;
+	ch = bpf_ringbuf_reserve(&events, sizeof(*ch), 0);
+	if (!ch) {
+		c->cut = 1;
+		return 1;
+	}
+	if (bpf_probe_read_user(ch->data, n, (const void *)c->addr)) {
+		/* The end was a guess past the mapping (its VMA could not be looked up): the
+		 * frames end below start_stack, read up to there. */
+		n = c->top > c->addr ? (c->top - c->addr) & ~7ULL : 0;
+		if (n > STACK_CHUNK_BYTES)
+			n = STACK_CHUNK_BYTES;
+		if (n < 8 || bpf_probe_read_user(ch->data, n, (const void *)c->addr)) {
+			bpf_ringbuf_discard(ch, BPF_RB_NO_WAKEUP);
+			return 1;
+		}
+		c->end = c->addr + n;
+	}
+	ch->hdr = c->rec->hdr;
+	ch->hdr.type = EVENT_STACK_CHUNK;
+	ch->hdr.size = sizeof(*ch);
+	ch->index = c->sent;
+	ch->len = n;
+	ch->addr = c->addr;
+	/* no wakeup: the sample that follows wakes the reader */
+	bpf_ringbuf_submit(ch, BPF_RB_NO_WAKEUP);
+	c->addr += n;
+	c->sent++;
+	return c->addr < c->end && n == STACK_CHUNK_BYTES ? 0 : 1;
+}
+
+/* Copy registers and the stack for user space to unwind (see unwind.h: STACK SNAPSHOTS), the
+ * stack beyond what the record holds in chunk records, and the deferred frames of the
+ * process's runtime walkers after the stack bytes. */
 static __always_inline __u32 unwind_snapshot(struct sample_record *rec, struct unw_state *stp,
 					     __u32 start, __u64 pc, __u64 sp, __u64 bp)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	__u64 top = BPF_CORE_READ(task, mm, start_stack);
+	__u64 top = BPF_CORE_READ(task, mm, start_stack), end = 0;
+	struct unw_vma_end vma = { 0 };
+	struct unw_chunks chunks = { 0 };
 	__u32 len = UNW_SNAPSHOT_MAX_BYTES, tries, max = UNW_SNAPSHOT_MAX_BYTES, deferred = 0;
 	__u32 mask = UNW_RUNTIME_PRESENT(rec->hdr.pid), words;
 
@@ -237,9 +310,12 @@ static __always_inline __u32 unwind_snapshot(struct sample_record *rec, struct u
 		return 0;
 	if (mask)
 		max -= 8 * UNW_SNAPSHOT_DEFER_WORDS;
-	/* The main thread's stack ends a little above start_stack (argv, environment). */
-	if (top > sp && top - sp < max - 512)
-		len = ((__u32)(top - sp) + 512) & ~7u;
+	if (bpf_find_vma(bpf_get_current_task_btf(), sp, unw_vma_cb, &vma, 0) == 0 && vma.end > sp)
+		end = vma.end;
+	else if (top > sp)
+		end = top + 512; /* the main thread's stack ends a little above (argv, environment) */
+	if (end && end - sp < max)
+		len = (__u32)(end - sp) & ~7u;
 	for (tries = 0; tries < 5; tries++) {
 		if (len > max)
 			len = max;
@@ -255,6 +331,26 @@ static __always_inline __u32 unwind_snapshot(struct sample_record *rec, struct u
 	len = 0;
 copied:
 	ustat_inc(USTAT_SNAPSHOTS);
+	/* A deeper stack goes on in chunk records, sent before the sample, as long as they leave
+	 * an eighth of the ring buffer to the samples that follow. */
+	if (len == max && end > sp + len) {
+		chunks.rec = rec;
+		chunks.addr = sp + len;
+		chunks.end = end;
+		chunks.top = top;
+		if (end - chunks.addr > (__u64)UNW_SNAPSHOT_CHUNKS * STACK_CHUNK_BYTES)
+			chunks.end = chunks.addr + (__u64)UNW_SNAPSHOT_CHUNKS * STACK_CHUNK_BYTES;
+		if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + (chunks.end - chunks.addr) >
+		    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 8 * 7) {
+			chunks.end = chunks.addr;
+			ustat_inc(USTAT_SNAPSHOTS_UNCHAINED);
+		}
+		bpf_loop(UNW_SNAPSHOT_CHUNKS, unw_chunk_cb, &chunks, 0);
+		if (chunks.cut)
+			ustat_inc(USTAT_SNAPSHOTS_UNCHAINED);
+		if (chunks.sent)
+			ustat_inc(USTAT_SNAPSHOTS_CHAINED);
+	}
 	words = UNW_SNAPSHOT_WORDS + len / 8;
 	if (mask) {
 		/* The walkers start over: what they emitted during the unwind is dropped. */
@@ -266,7 +362,9 @@ copied:
 		if (stp->rt_pos > start + words && stp->rt_pos <= start + MAX_USER_WORDS)
 			deferred = stp->rt_pos - (start + words);
 	}
-	rec->frames[start] = (FW_TAG_SNAPSHOT << FW_TAG_SHIFT) | ((__u64)deferred << 16) | len;
+	rec->frames[start] = (FW_TAG_SNAPSHOT << FW_TAG_SHIFT) |
+			     ((__u64)chunks.sent << UNW_SNAPSHOT_CHUNKS_SHIFT) |
+			     ((__u64)deferred << 16) | len;
 	rec->frames[start + 1] = pc;
 	rec->frames[start + 2] = sp;
 	rec->frames[start + 3] = bp;

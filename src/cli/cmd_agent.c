@@ -6,6 +6,7 @@
 #include "agent/procinfo.h"
 #include "agent/push.h"
 #include "agent/session.h"
+#include "agent/table_cache.h"
 #include "cli/commands.h"
 #include "lib/alloc.h"
 #include "lib/buf.h"
@@ -44,6 +45,11 @@ static const char agent_usage[] =
 	"      --max-queue MB        data held while the server is unreachable (default 16, for\n"
 	"                            each destination); the oldest is dropped first, and counted\n"
 	"      --no-idle             do not report idle CPU\n"
+	"      --cache-dir DIR       keep the unwind tables built from binaries on disk in DIR,\n"
+	"                            so that each is built once, not at every start (default\n"
+	"                            " TABLE_CACHE_DEFAULT_DIR "; created 0700; at most\n"
+	"                            256 MB, least recently used tables deleted first)\n"
+	"      --no-cache-dir        keep unwind tables in memory only\n"
 	"  -d, --duration SECS       stop after SECS seconds (default: run until SIGTERM/Ctrl-C)\n"
 	"\n"
 	"Labels on each profile: service_name (Python script, else container, else executable),\n"
@@ -57,7 +63,8 @@ static const char agent_usage[] =
 	"  scorch agent --server http://profiles:4040 -F 49 --interval 15s --label env=prod\n"
 	"  scorch agent --otlp-endpoint http://otel-collector:4318\n"
 	"  scorch agent --server http://127.0.0.1:4040 --otlp-endpoint https://otlp.example/v1development/profiles \\\n"
-	"               --otlp-header 'Authorization: Bearer TOKEN'\n";
+	"               --otlp-header 'Authorization: Bearer TOKEN'\n"
+	"  scorch agent --server http://127.0.0.1:4040 --cache-dir /var/lib/scorch/tables\n";
 
 struct service_profile {
 	char service[PROCINFO_NAME_MAX];
@@ -279,6 +286,8 @@ int cmd_agent(int argc, char **argv)
 		{ "otlp-endpoint", required_argument, NULL, 'O' },
 		{ "otlp-header", required_argument, NULL, 'H' },
 		{ "otlp-compression", required_argument, NULL, 'C' },
+		{ "cache-dir", required_argument, NULL, 'D' },
+		{ "no-cache-dir", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -293,6 +302,7 @@ int cmd_agent(int argc, char **argv)
 	static char progname[] = "scorch agent";
 	struct errmsg err = { "" };
 	char *token = NULL;
+	const char *cache_dir = TABLE_CACHE_DEFAULT_DIR;
 	double interval = 10, duration = 0, next_push, start;
 	int c, ret = 2, r;
 	size_t cap = 0;
@@ -393,6 +403,16 @@ int cmd_agent(int argc, char **argv)
 			}
 			oo.gzip = !strcmp(optarg, "gzip");
 			break;
+		case 'D':
+			if (!*optarg) {
+				error("empty --cache-dir: give a directory, or --no-cache-dir");
+				goto out;
+			}
+			cache_dir = optarg;
+			break;
+		case 'N':
+			cache_dir = NULL;
+			break;
 		case 'h':
 			fputs(agent_usage, stdout);
 			ret = 0;
@@ -436,6 +456,7 @@ int cmd_agent(int argc, char **argv)
 	so.max_stacks = 256 * 1024;
 	so.stop_flag = session_signals_install();
 	so.duration_s = duration;
+	so.cache_dir = cache_dir;
 	if (session_start(&so, &a.session))
 		goto out;
 	log_info("agent: profiling %d CPUs at %d Hz, sending to %s%s%s every %.0f s", a.ncpus, a.hz,

@@ -37,7 +37,11 @@ static const char record_usage[] =
 	"                        (the default without -p or a command)\n"
 	"      --no-idle         with -a, leave idle CPU out\n"
 	"  -q, --quiet           no status line\n"
-	"      --stats           print counters at the end (samples, lost, BPF run time)\n"
+	"      --stats           print counters at the end (samples, lost, BPF run time,\n"
+	"                        unwind tables built and reused)\n"
+	"      --cache-dir DIR   keep the unwind tables built from binaries in DIR (created\n"
+	"                        0700), so that later runs do not build them again; e.g.\n"
+	"                        /var/cache/scorch/tables, the agent's (default: none)\n"
 	"  -- COMMAND [ARGS]     run COMMAND, profile it and every process it starts, stop when\n"
 	"                        COMMAND exits (children it leaves running, e.g. daemons, are\n"
 	"                        not waited for), and exit with its exit status (128+N when\n"
@@ -53,6 +57,7 @@ static const char record_usage[] =
 	"  scorch record -d 10 -o machine.pb.gz           # whole machine for 10 s, pprof\n"
 	"  scorch record -p 1234,5678 -d 30 -o app.folded\n"
 	"  scorch record -F 999 -o build.svg -- make -j4\n"
+	"  scorch record --cache-dir /var/cache/scorch/tables -o t.html -- make test\n"
 	"  go tool pprof -top machine.pb.gz\n";
 
 /* getopt's message said what was wrong with the option; point to the help. */
@@ -73,6 +78,7 @@ int cmd_record(int argc, char **argv)
 		{ "no-idle", no_argument, NULL, 'I' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "stats", no_argument, NULL, 'S' },
+		{ "cache-dir", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -131,6 +137,13 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'S':
 			stats = 1;
+			break;
+		case 'C':
+			if (!*optarg) {
+				error("empty --cache-dir: give a directory");
+				goto out;
+			}
+			so.cache_dir = optarg;
 			break;
 		case 'h':
 			fputs(record_usage, stdout);

@@ -12,6 +12,7 @@
 
 static uint64_t live_bytes;
 static uint64_t peak_bytes;
+static uint64_t calls;
 static uint64_t fail_countdown;
 
 static void account(void *p, int sign)
@@ -22,6 +23,7 @@ static void account(void *p, int sign)
 		return;
 	n = malloc_usable_size(p);
 	if (sign > 0) {
+		__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
 		now = __atomic_add_fetch(&live_bytes, n, __ATOMIC_RELAXED);
 		if (now > __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED))
 			__atomic_store_n(&peak_bytes, now, __ATOMIC_RELAXED);
@@ -165,6 +167,17 @@ uint64_t alloc_live_bytes(void)
 uint64_t alloc_peak_bytes(void)
 {
 	return __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
+}
+
+void alloc_peak_reset(void)
+{
+	__atomic_store_n(&peak_bytes, __atomic_load_n(&live_bytes, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+}
+
+uint64_t alloc_calls(void)
+{
+	return __atomic_load_n(&calls, __ATOMIC_RELAXED);
 }
 
 void alloc_fail_after(uint64_t n)

@@ -26,9 +26,13 @@ void xfree(void *p);
 void *xgrow(void *arr, size_t *cap, size_t need, size_t elem);
 #define ALLOC_GROW(arr, need, cap) ((arr) = xgrow((arr), &(cap), (need), sizeof(*(arr))))
 
-/* Bytes currently allocated through this module, and the peak since start. */
+/* Bytes currently allocated through this module, and the peak since start (or since the last
+ * alloc_peak_reset(), which sets the peak to the live bytes). */
 uint64_t alloc_live_bytes(void);
 uint64_t alloc_peak_bytes(void);
+void alloc_peak_reset(void);
+/* Allocations made so far (malloc, calloc and realloc calls), for benchmarks. */
+uint64_t alloc_calls(void);
 
 /* Tests: make the n-th next try_malloc/try_realloc fail (0 disables). */
 void alloc_fail_after(uint64_t n);

@@ -1,6 +1,7 @@
 /* fuzz_cfi.c: the DWARF CFI parser and the unwind table builder on arbitrary sections.
- * Byte 0 picks the section kind (bit 0: .debug_frame) and whether to build a whole table
- * (bit 1); the rest is the section, at a vaddr taken from bytes 1-4. */
+ * Byte 0 picks the section kind (bit 0: .debug_frame), whether to build a whole table (bit 1)
+ * and whether an .eh_frame_hdr index comes first (bit 2: bytes 5-6 give its length, it lies
+ * 64 KiB below the section); the rest is the section, at a vaddr taken from bytes 1-4. */
 #include "agent/cfi.h"
 #include "agent/unwind_table.h"
 #include "lib/log.h"
@@ -26,6 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct errmsg err;
 	uint32_t vaddr;
 	uint64_t rows = 0;
+	const uint8_t *hdr = NULL;
+	size_t hdr_size = 0;
 	uint8_t mode;
 
 	if (size < 5)
@@ -34,6 +37,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(&vaddr, data + 1, 4);
 	data += 5;
 	size -= 5;
+	if (mode & 4) {
+		if (size < 2)
+			return 0;
+		hdr_size = (size_t)data[0] | (size_t)data[1] << 8;
+		data += 2;
+		size -= 2;
+		if (hdr_size > size)
+			hdr_size = size;
+		hdr = data;
+		data += hdr_size;
+		size -= hdr_size;
+		memset(&st, 0, sizeof(st));
+		if (cfi_parse_sorted(data, size, vaddr, hdr, hdr_size, (uint64_t)vaddr - 0x10000,
+				     count_row, &rows, &st) == 0 && st.rows != rows)
+			__builtin_trap();
+		rows = 0;
+	}
 	memset(&st, 0, sizeof(st));
 	cfi_parse(data, size, vaddr, mode & 1 ? CFI_DEBUG_FRAME : CFI_EH_FRAME, count_row, &rows,
 		  &st, &err);
@@ -42,11 +62,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (mode & 2) {
 		struct unwind_table t;
 		struct unwind_range r = { vaddr, (uint64_t)vaddr + 64 };
+		struct unwind_cfi_sections sec;
 		size_t i;
 
-		if (unwind_table_from_cfi(mode & 1 ? NULL : data, mode & 1 ? 0 : size, vaddr,
-					  mode & 1 ? data : NULL, mode & 1 ? size : 0, &r, 1, &t,
-					  &err) == 0) {
+		memset(&sec, 0, sizeof(sec));
+		if (mode & 1) {
+			sec.df = data;
+			sec.df_size = size;
+		} else {
+			sec.eh = data;
+			sec.eh_size = size;
+			sec.eh_vaddr = vaddr;
+			sec.eh_hdr = hdr;
+			sec.eh_hdr_size = hdr_size;
+			sec.eh_hdr_vaddr = (uint64_t)vaddr - 0x10000;
+		}
+		if (unwind_table_from_sections(&sec, &r, 1, &t, &err) == 0) {
 			/* sorted, ends with an invalid entry */
 			for (i = 1; i < t.count; i++)
 				if (t.entries[i].pc <= t.entries[i - 1].pc)

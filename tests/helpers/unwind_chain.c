@@ -8,6 +8,10 @@
  *                             ptrace (PTRACE_TRACEME) so a test can read its registers
  *   unwind_chain deep N SECS  main > deep_start > recurse x N > leaf_spin
  *   unwind_chain stopdeep N   the same, stopping itself under ptrace in the leaf
+ *   unwind_chain wide N SECS  main > wide_start > recurse_wide x N > leaf_spin, with 128-byte
+ *                             frames (600 of them need 75 KiB of stack: more than one record's
+ *                             stack snapshot holds)
+ *   unwind_chain stopwide N   the same, stopping itself under ptrace in the leaf
  *   unwind_chain dlopen SECS  main > run_dlopen > sqlite3_exec (libsqlite3, dlopen()ed)
  *   unwind_chain short MS     main > short_a > short_b > leaf_spin for MS milliseconds
  *
@@ -108,6 +112,26 @@ NOINLINE void deep_start(int n)
 	sink += recurse(n - 1);
 }
 
+NOINLINE unsigned long recurse_wide(int n);
+NOINLINE unsigned long recurse_wide(int n)
+{
+	volatile unsigned char pad[112];
+
+	pad[0] = (unsigned char)n;
+	pad[sizeof(pad) - 1] = (unsigned char)(n >> 8);
+	if (n <= 0)
+		leaf_spin(spin_secs);
+	else
+		sink += recurse_wide(n - 1);
+	return sink + pad[0] + pad[sizeof(pad) - 1];
+}
+
+NOINLINE void wide_start(int n);
+NOINLINE void wide_start(int n)
+{
+	sink += recurse_wide(n - 1);
+}
+
 NOINLINE int run_dlopen(double secs);
 NOINLINE int run_dlopen(double secs)
 {
@@ -158,22 +182,27 @@ int main(int argc, char **argv)
 				return 2;
 		}
 		level1();
-	} else if (!strcmp(mode, "deep") || !strcmp(mode, "stopdeep")) {
+	} else if (!strcmp(mode, "deep") || !strcmp(mode, "stopdeep") || !strcmp(mode, "wide") ||
+		   !strcmp(mode, "stopwide")) {
 		int n = argc > 2 ? atoi(argv[2]) : 500;
 
-		if (!strcmp(mode, "stopdeep")) {
+		if (!strncmp(mode, "stop", 4)) {
 			stop_mode = 1;
 			if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
 				return 2;
 		}
 		spin_secs = argc > 3 ? atof(argv[3]) : 1;
-		deep_start(n);
+		if (strstr(mode, "wide"))
+			wide_start(n);
+		else
+			deep_start(n);
 	} else if (!strcmp(mode, "dlopen")) {
 		return run_dlopen(argc > 2 ? atof(argv[2]) : 1);
 	} else if (!strcmp(mode, "short")) {
 		short_a((argc > 2 ? atof(argv[2]) : 100) / 1000.0);
 	} else {
-		fprintf(stderr, "usage: unwind_chain chain|stop|deep|dlopen|short ...\n");
+		fprintf(stderr, "usage: unwind_chain chain|stop|deep|stopdeep|wide|stopwide|dlopen|"
+			"short ...\n");
 		return 2;
 	}
 	return 0;

@@ -225,6 +225,114 @@ static void test_malformed(void)
 	}
 }
 
+/* An .eh_frame_hdr at hdr_va for the FDEs at offsets fde[i] (of a section at eh_va) starting at
+ * pc[i], listed in the given order. */
+static void eh_hdr(struct sec *h, uint64_t hdr_va, uint64_t eh_va, const size_t *fde,
+		   const uint64_t *pc, size_t n)
+{
+	size_t i;
+
+	u8(h, 1);
+	u8(h, 0x1b); /* eh_frame_ptr: pcrel sdata4 */
+	u8(h, 0x03); /* fde_count: udata4 */
+	u8(h, 0x3b); /* table: datarel sdata4 */
+	u32(h, (uint32_t)(int32_t)(eh_va - (hdr_va + h->n)));
+	u32(h, (uint32_t)n);
+	for (i = 0; i < n; i++) {
+		u32(h, (uint32_t)(int32_t)(pc[i] - hdr_va));
+		u32(h, (uint32_t)(int32_t)(eh_va + fde[i] - hdr_va));
+	}
+}
+
+/* The index gives the FDEs in address order; an index that does not describe the section is
+ * refused before any row is reported. */
+static void test_sorted_by_index(void)
+{
+	struct sec s = { .n = 0 }, h = { .n = 0 };
+	struct rows rs = { .n = 0 };
+	struct cfi_stats st = { 0 };
+	uint64_t eh_va = 0x1000, hdr_va = 0x800;
+	uint64_t pc[3] = { 0x2000, 0x3000, 0x4000 };
+	size_t cie = eh_cie(&s, "zR"), fde[3];
+	int i;
+
+	/* in the section: 0x4000, 0x2000, 0x3000 (as a linker places cold code) */
+	fde[2] = s.n;
+	eh_fde(&s, cie, eh_va, 0x4000, 0x10, "\x41\x0e\x10", 3);
+	fde[0] = s.n;
+	eh_fde(&s, cie, eh_va, 0x2000, 0x10, "\x41\x0e\x10", 3);
+	fde[1] = s.n;
+	eh_fde(&s, cie, eh_va, 0x3000, 0x10, "", 0);
+	u32(&s, 0);
+	eh_hdr(&h, hdr_va, eh_va, fde, pc, 3);
+	CHECK_EQ_INT(cfi_parse_sorted(s.b, s.n, eh_va, h.b, h.n, hdr_va, collect, &rs, &st), 0);
+	CHECK_EQ_INT(st.fdes, 3);
+	CHECK_EQ_INT(rs.n, 5);
+	for (i = 1; i < rs.n; i++)
+		CHECK(rs.r[i].start >= rs.r[i - 1].end);
+	CHECK_EQ_INT(rs.r[0].start, 0x2000);
+	CHECK_EQ_INT(rs.r[2].start, 0x3000);
+	CHECK_EQ_INT(rs.r[4].end, 0x4010);
+
+	/* refused: not sorted */
+	{
+		struct sec bad = { .n = 0 };
+		size_t f2[3] = { fde[1], fde[0], fde[2] };
+		uint64_t p2[3] = { pc[1], pc[0], pc[2] };
+
+		eh_hdr(&bad, hdr_va, eh_va, f2, p2, 3);
+		rs.n = 0;
+		CHECK_EQ_INT(cfi_parse_sorted(s.b, s.n, eh_va, bad.b, bad.n, hdr_va, collect, &rs,
+					      NULL), -ENOENT);
+		CHECK_EQ_INT(rs.n, 0);
+	}
+	/* refused: an FDE missing from the index */
+	{
+		struct sec bad = { .n = 0 };
+
+		eh_hdr(&bad, hdr_va, eh_va, fde, pc, 2);
+		CHECK_EQ_INT(cfi_parse_sorted(s.b, s.n, eh_va, bad.b, bad.n, hdr_va, collect, &rs,
+					      NULL), -ENOENT);
+	}
+	/* refused: an entry outside the section, another section, a count past the end */
+	{
+		struct sec bad = { .n = 0 };
+		size_t f2[3] = { fde[0], fde[1], 4096 };
+
+		eh_hdr(&bad, hdr_va, eh_va, f2, pc, 3);
+		CHECK_EQ_INT(cfi_parse_sorted(s.b, s.n, eh_va, bad.b, bad.n, hdr_va, collect, &rs,
+					      NULL), -ENOENT);
+		CHECK_EQ_INT(cfi_parse_sorted(s.b, s.n, eh_va + 8, h.b, h.n, hdr_va, collect, &rs,
+					      NULL), -ENOENT);
+		bad.n = 0;
+		eh_hdr(&bad, hdr_va, eh_va, fde, pc, 3);
+		patch32(&bad, 8, 1000);
+		CHECK_EQ_INT(cfi_parse_sorted(s.b, s.n, eh_va, bad.b, bad.n, hdr_va, collect, &rs,
+					      NULL), -ENOENT);
+		CHECK_EQ_INT(rs.n, 0);
+	}
+	/* an entry that names a CIE is skipped as malformed, like a bad FDE in a walk */
+	{
+		struct sec odd = { .n = 0 };
+		size_t f2[3] = { fde[0], cie, fde[2] };
+
+		eh_hdr(&odd, hdr_va, eh_va, f2, pc, 3);
+		memset(&st, 0, sizeof(st));
+		CHECK_EQ_INT(cfi_parse_sorted(s.b, s.n, eh_va, odd.b, odd.n, hdr_va, collect, &rs,
+					      &st), 0);
+		CHECK_EQ_INT(st.bad_entries, 1);
+		CHECK_EQ_INT(rs.n, 4);
+	}
+	/* every truncation of the index is handled */
+	{
+		size_t cut;
+
+		for (cut = 0; cut < h.n; cut++)
+			cfi_parse_sorted(s.b, s.n, eh_va, h.b, cut, hdr_va, collect,
+					 &(struct rows){ .n = 0 }, NULL);
+	}
+}
+
 int main(void)
 {
 	RUN(test_prologue_rows);
@@ -232,5 +340,6 @@ int main(void)
 	RUN(test_plt_signal_deref);
 	RUN(test_debug_frame);
 	RUN(test_malformed);
+	RUN(test_sorted_by_index);
 	return test_summary();
 }

@@ -193,6 +193,118 @@ static void test_debug_frame_fills_gaps_only(void)
 	CHECK_EQ_INT(unwind_table_from_cfi(NULL, 0, 0, NULL, 0, NULL, 0, &t, &err), -ENOENT);
 }
 
+/* A .debug_frame CIE (CFA = rsp + 8, RA at CFA - 8) and an FDE with "def_cfa_offset off". */
+static size_t df_cie(struct sec *s)
+{
+	size_t start = s->n;
+
+	u32(s, 0);
+	u32(s, 0xffffffffu);
+	u8(s, 3);
+	u8(s, 0);
+	u8(s, 1);
+	u8(s, 0x78);
+	u8(s, 16);
+	put(s, "\x0c\x07\x08\x90\x01", 5);
+	patch32(s, start, (uint32_t)(s->n - start - 4));
+	return start;
+}
+
+static void df_fde(struct sec *s, size_t cie, uint64_t pc, uint64_t range, uint8_t cfa_off)
+{
+	size_t start = s->n;
+
+	u32(s, 0);
+	u32(s, (uint32_t)cie);
+	put(s, &pc, 8);
+	put(s, &range, 8);
+	u8(s, 0x0e);
+	u8(s, cfa_off);
+	patch32(s, start, (uint32_t)(s->n - start - 4));
+}
+
+static int same_table(const struct unwind_table *a, const struct unwind_table *b)
+{
+	return a->base == b->base && a->count == b->count &&
+	       !memcmp(a->entries, b->entries, a->count * sizeof(*a->entries));
+}
+
+/* FDEs out of address order (cold code placed apart), an overlapping FDE: the table is the same
+ * whether the rows come sorted through .eh_frame_hdr or are sorted afterwards, and the earlier
+ * FDE wins the overlap. */
+static void test_unsorted_rows(void)
+{
+	struct sec s = { .n = 0 }, h = { .n = 0 };
+	struct unwind_cfi_sections sec;
+	struct unwind_table a, b;
+	struct errmsg err;
+	char buf[64];
+	size_t cie = eh_cie(&s), fde[4], i;
+	uint64_t pc[4] = { 0x1000, 0x1008, 0x2000, 0x3000 }, hdr_va = 0x10000;
+
+	fde[3] = s.n;
+	eh_fde(&s, cie, 0x3000, 0x20, "\x44\x0e\x40", 3);
+	fde[0] = s.n;
+	eh_fde(&s, cie, 0x1000, 0x10, "\x41\x0e\x10", 3);
+	fde[2] = s.n;
+	eh_fde(&s, cie, 0x2000, 0x10, "", 0);
+	fde[1] = s.n; /* overlaps the one at 0x1000 */
+	eh_fde(&s, cie, 0x1008, 0x10, "\x0e\x20", 2);
+	u32(&s, 0);
+	u8(&h, 1);
+	u8(&h, 0x1b);
+	u8(&h, 0x03);
+	u8(&h, 0x3b);
+	u32(&h, (uint32_t)(int32_t)(0 - (hdr_va + 4)));
+	u32(&h, 4);
+	for (i = 0; i < 4; i++) {
+		u32(&h, (uint32_t)(int32_t)(pc[i] - hdr_va));
+		u32(&h, (uint32_t)(int32_t)(fde[i] - hdr_va));
+	}
+	CHECK_EQ_INT(unwind_table_from_cfi(s.b, s.n, 0, NULL, 0, NULL, 0, &a, &err), 0);
+	memset(&sec, 0, sizeof(sec));
+	sec.eh = s.b;
+	sec.eh_size = s.n;
+	sec.eh_hdr = h.b;
+	sec.eh_hdr_size = h.n;
+	sec.eh_hdr_vaddr = hdr_va;
+	CHECK_EQ_INT(unwind_table_from_sections(&sec, NULL, 0, &b, &err), 0);
+	CHECK(same_table(&a, &b));
+	CHECK_EQ_STR(rule_at(&b, 0x1000, buf, sizeof(buf)), "cfa=rsp+8");
+	CHECK_EQ_STR(rule_at(&b, 0x100f, buf, sizeof(buf)), "cfa=rsp+16");
+	CHECK_EQ_STR(rule_at(&b, 0x1010, buf, sizeof(buf)), "cfa=rsp+32"); /* the overlap's rest */
+	CHECK_EQ_STR(rule_at(&b, 0x2000, buf, sizeof(buf)), "cfa=rsp+8");
+	CHECK_EQ_STR(rule_at(&b, 0x3004, buf, sizeof(buf)), "cfa=rsp+64");
+	CHECK_EQ_STR(rule_at(&b, 0x3020, buf, sizeof(buf)), "invalid");
+	unwind_table_release(&a);
+	unwind_table_release(&b);
+}
+
+/* A lower-priority row that reaches past a higher-priority one must still yield to it for the
+ * rows after it: .debug_frame [0xf00, 0x1005) and [0x1008, 0x1020) around .eh_frame
+ * [0x1000, 0x1010). */
+static void test_lower_level_around_higher(void)
+{
+	struct sec eh = { .n = 0 }, df = { .n = 0 };
+	struct unwind_table t;
+	struct errmsg err;
+	char buf[64];
+	size_t cie = eh_cie(&eh), dcie = df_cie(&df);
+
+	eh_fde(&eh, cie, 0x1000, 0x10, "", 0);
+	df_fde(&df, dcie, 0xf00, 0x105, 24);
+	df_fde(&df, dcie, 0x1008, 0x18, 32);
+	CHECK_EQ_INT(unwind_table_from_cfi(eh.b, eh.n, 0, df.b, df.n, NULL, 0, &t, &err), 0);
+	CHECK_EQ_INT(t.base, 0xf00);
+	CHECK_EQ_STR(rule_at(&t, 0xf00, buf, sizeof(buf)), "cfa=rsp+24");
+	CHECK_EQ_STR(rule_at(&t, 0x1000, buf, sizeof(buf)), "cfa=rsp+8");
+	CHECK_EQ_STR(rule_at(&t, 0x100f, buf, sizeof(buf)), "cfa=rsp+8");
+	CHECK_EQ_STR(rule_at(&t, 0x1010, buf, sizeof(buf)), "cfa=rsp+32");
+	CHECK_EQ_STR(rule_at(&t, 0x101f, buf, sizeof(buf)), "cfa=rsp+32");
+	CHECK_EQ_STR(rule_at(&t, 0x1020, buf, sizeof(buf)), "invalid");
+	unwind_table_release(&t);
+}
+
 /* libc's table: the signal trampoline, the PLT and a plain function. */
 static void test_real_libc(void)
 {
@@ -506,14 +618,151 @@ static void test_deferred_segments(void)
 	recorded_release(&r);
 }
 
+/* A sample carrying a stack snapshot as BPF sends it: the first UNW_SNAPSHOT_MAX_BYTES in the
+ * record, the rest in EVENT_STACK_CHUNK records sent before it (bpf/unwind.h). Returns the
+ * record (xfree it) and its size. */
+static struct event_hdr *snapshot_sample(const struct recorded *r, uint32_t nchunks, size_t *size)
+{
+	size_t first = r->len < UNW_SNAPSHOT_MAX_BYTES ? r->len & ~(size_t)7 : UNW_SNAPSHOT_MAX_BYTES;
+	size_t words = UNW_SNAPSHOT_WORDS + first / 8;
+	struct event_hdr *h;
+	struct sample_body *b;
+	uint64_t *w;
+
+	*size = sizeof(*h) + sizeof(*b) + words * 8;
+	h = xcalloc(1, *size);
+	h->type = EVENT_SAMPLE;
+	h->version = SCORCH_EVENT_VERSION;
+	h->size = (uint16_t)*size;
+	h->cpu = 1;
+	h->pid = h->tid = (uint32_t)r->pid;
+	h->time_ns = 123456789;
+	b = (struct sample_body *)(h + 1);
+	b->nuser = (uint16_t)words;
+	w = (uint64_t *)(b + 1);
+	w[0] = (FW_TAG_SNAPSHOT << FW_TAG_SHIFT) | ((uint64_t)nchunks << UNW_SNAPSHOT_CHUNKS_SHIFT) |
+	       first;
+	w[1] = r->regs.rip;
+	w[2] = r->regs.rsp;
+	w[3] = r->regs.rbp;
+	memcpy(&w[4], r->stack, first);
+	return h;
+}
+
+/* Send the chunks of r's stack after the first part; time: the sample's time to claim. */
+static uint32_t send_chunks(struct unwinder *u, const struct recorded *r, uint64_t time,
+			    uint32_t max)
+{
+	struct stack_chunk *c = xcalloc(1, sizeof(*c));
+	size_t off = UNW_SNAPSHOT_MAX_BYTES;
+	uint32_t n = 0;
+
+	while (off < r->len && n < max) {
+		size_t len = r->len - off < STACK_CHUNK_BYTES ? r->len - off : STACK_CHUNK_BYTES;
+
+		memset(c, 0, sizeof(*c));
+		c->hdr.type = EVENT_STACK_CHUNK;
+		c->hdr.version = SCORCH_EVENT_VERSION;
+		c->hdr.size = sizeof(*c);
+		c->hdr.cpu = 1;
+		c->hdr.pid = c->hdr.tid = (uint32_t)r->pid;
+		c->hdr.time_ns = time;
+		c->index = n++;
+		c->len = (uint32_t)len;
+		c->addr = r->regs.rsp + off;
+		memcpy(c->data, r->stack + off, len);
+		unwinder_note_chunk(u, &c->hdr, sizeof(*c));
+		off += len;
+	}
+	xfree(c);
+	return n;
+}
+
+static size_t count_of(const char *names, const char *fn)
+{
+	size_t n = 0, len = strlen(fn);
+	const char *p;
+
+	for (p = names; (p = strstr(p, fn)); p += len)
+		if ((p == names || p[-1] == ';') && (p[len] == ';' || !p[len]))
+			n++;
+	return n;
+}
+
+/* A stack deeper than one record (600 frames of 128 bytes: 75 KiB) is whole when its snapshot
+ * goes on in stack chunks; without them (or with chunks of another sample) it ends in an error
+ * marker, never a crash. */
+static void test_snapshot_chunks(void)
+{
+	struct recorded r;
+	struct unwinder *u;
+	struct errmsg err;
+	const struct event_hdr *out;
+	struct event_hdr *h;
+	const struct sample_body *b;
+	char *names = xmalloc(65536);
+	size_t size, out_size, used;
+	uint32_t n;
+	const uint64_t *w;
+
+	if (find_helper() || record_helper("stopwide", "600", &r)) {
+		xfree(names);
+		SKIP("helper not built or not traceable");
+	}
+	CHECK(r.len > 4 * UNW_SNAPSHOT_MAX_BYTES);
+	u = unwinder_new(NULL, NULL, &err);
+	CHECK_EQ_INT(unwinder_track_pid(u, r.pid), 0);
+	/* chunks, then the sample */
+	n = send_chunks(u, &r, 123456789, UNW_SNAPSHOT_CHUNKS);
+	CHECK(n >= 4);
+	h = snapshot_sample(&r, n, &size);
+	CHECK_EQ_INT(unwinder_fix_sample(u, h, size, &out, &out_size), 1);
+	b = (const struct sample_body *)(out + 1);
+	w = (const uint64_t *)(b + 1);
+	helper_names(r.pid, w, b->nuser, names, 65536);
+	CHECK_EQ_INT(count_of(names, "recurse_wide"), 600);
+	CHECK(strstr(names, "recurse_wide;wide_start;main;_start") != NULL);
+	CHECK(w[b->nuser - 1] >> FW_TAG_SHIFT == 0); /* no marker: complete */
+	used = b->nuser;
+	xfree(h);
+	/* the same sample without its chunks: cut short, with an error marker */
+	h = snapshot_sample(&r, n, &size);
+	CHECK_EQ_INT(unwinder_fix_sample(u, h, size, &out, &out_size), 1);
+	b = (const struct sample_body *)(out + 1);
+	w = (const uint64_t *)(b + 1);
+	CHECK(b->nuser < used);
+	CHECK_EQ_INT(w[b->nuser - 1], (FW_TAG_MARKER << FW_TAG_SHIFT) | FW_MARKER_UNWIND_ERROR);
+	xfree(h);
+	/* chunks of another sample (another time) are not joined */
+	send_chunks(u, &r, 42, UNW_SNAPSHOT_CHUNKS);
+	h = snapshot_sample(&r, n, &size);
+	CHECK_EQ_INT(unwinder_fix_sample(u, h, size, &out, &out_size), 1);
+	b = (const struct sample_body *)(out + 1);
+	CHECK(b->nuser < used);
+	xfree(h);
+	/* a chunk missing in the middle: not joined */
+	send_chunks(u, &r, 123456789, 2);
+	h = snapshot_sample(&r, n, &size);
+	CHECK_EQ_INT(unwinder_fix_sample(u, h, size, &out, &out_size), 1);
+	b = (const struct sample_body *)(out + 1);
+	CHECK(b->nuser < used);
+	xfree(h);
+	unwinder_free(u);
+	recorded_release(&r);
+	xfree(names);
+}
+
 int main(void)
 {
 	RUN(test_table_rules_and_gaps);
 	RUN(test_rule_conversion);
 	RUN(test_debug_frame_fills_gaps_only);
+	RUN(test_unsorted_rows);
+	RUN(test_lower_level_around_higher);
 	RUN(test_real_libc);
 	RUN(test_recorded_chain);
 	RUN(test_recorded_deep);
 	RUN(test_deferred_segments);
+	RUN(test_snapshot_chunks);
 	return test_summary();
 }
