@@ -5,7 +5,7 @@
  * A record is what unwinder.c needs to publish a file without opening it again: the outcome of
  * the build (entries, the frame-pointer rule, or no table) and the entries in a compact form,
  * 2-3 bytes each instead of 8 (below). Keys are the unwinder's file identity ("b:<build id>" or
- * "h:<content hash>") plus whatever changed the build (the caller appends it: e.g. "+py" when
+ * "h:<content hash>") plus whatever changed the build (the caller appends it: e.g. "+rt" when
  * interpreter ranges were flagged).
  *
  * Memory: records are held up to opts.max_bytes, least recently used dropped first. Disk
