@@ -45,7 +45,8 @@ URL="http://127.0.0.1:$(cat "$TMP/port")"
 ) &
 spawner=$!
 
-"$SCORCH" -v agent --server "$URL" -F "$HZ" --interval "${INTERVAL}s" -d "$SECS" 2> "$TMP/agent.log" &
+"$SCORCH" -v agent --server "$URL" -F "$HZ" --interval "${INTERVAL}s" -d "$SECS" \
+	--cache-dir "$TMP/tables" 2> "$TMP/agent.log" &
 agent=$!
 tck=$(getconf CLK_TCK)
 cpu_of() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }

@@ -15,7 +15,8 @@ if [ -n "$PY" ]; then
 	"$PY" tests/helpers/python/accuracy.py 6 > /dev/null 2>&1 &
 	py=$!
 fi
-$SCORCH agent --server "$URL" -F 99 --interval 2s -d 5 --label env=test 2> "$TMP/agent.log" ||
+$SCORCH agent --server "$URL" -F 99 --interval 2s -d 5 --label env=test --cache-dir "$TMP/tables" \
+	2> "$TMP/agent.log" ||
 	fail "agent exited $?: $(tail -5 "$TMP/agent.log")"
 wait $hot
 [ -n "$PY" ] && wait $py
@@ -46,7 +47,8 @@ PORT_FILE=$TMP/port
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$B/helpers/fp_hot" 12 &
 hot=$!
-$SCORCH -v agent --server "http://127.0.0.1:$port" -F 99 --interval 1s -d 7 2> "$TMP/agent2.log" &
+$SCORCH -v agent --server "http://127.0.0.1:$port" -F 99 --interval 1s -d 7 --cache-dir "$TMP/tables" \
+	2> "$TMP/agent2.log" &
 agent=$!
 sleep 4.5
 "$SCORCH" server --listen "127.0.0.1:$port" --data "$DATA" 2>>"$TMP/server.log" &

@@ -28,7 +28,7 @@ SINK="http://127.0.0.1:$(cat $TMP/sink/port)"
 "$B/helpers/fp_hot" 5 &
 hot=$!
 $SCORCH -v agent --server "$URL" --otlp-endpoint "$SINK" -F 99 --interval 1s -d 4 --label env=test \
-	2> $TMP/agent.log || fail "agent exited $?: $(tail -5 $TMP/agent.log)"
+	--cache-dir "$TMP/tables" 2> $TMP/agent.log || fail "agent exited $?: $(tail -5 $TMP/agent.log)"
 wait $hot
 kill $SINK_PID 2>/dev/null; wait $SINK_PID 2>/dev/null
 
