@@ -18,7 +18,7 @@
 #include <time.h>
 
 static const char usage_text[] =
-	"usage: scorch server [--listen HOST:PORT] [--data DIR] [--retention DURATION]\n"
+	"usage: scorch server [--listen HOST:PORT] [--data DIR | --store URL] [--retention DURATION]\n"
 	"                     [--max-disk SIZE] [--auth-token-file FILE] [options]\n"
 	"\n"
 	"Run the profile server: Pyroscope-compatible ingest (POST /ingest), storage, and the\n"
@@ -27,12 +27,17 @@ static const char usage_text[] =
 	"\n"
 	"options:\n"
 	"  --listen HOST:PORT      address to listen on (default 127.0.0.1:4040; port 0 picks one)\n"
-	"  --data DIR              store directory (default ./scorch-data)\n"
+	"  --data DIR              store directory (default ./scorch-data): same as --store sqlite://DIR\n"
+	"  --store URL             where profiles are kept: sqlite://DIR (embedded, the default) or\n"
+	"                          clickhouse://HOST:PORT[,HOST:PORT...]/DB[?user=&password=&cluster=NAME]\n"
+	"                          (ClickHouse's HTTP port; tables created when missing; a cluster lists\n"
+	"                          the HTTP address of every shard; see docs/storage.md)\n"
 	"  --retention DURATION    drop data older than this, e.g. 30d, 12h (default 30d; 0 = keep)\n"
 	"  --max-disk SIZE         drop the oldest data beyond this size, e.g. 20GB (default 0 = no cap)\n"
 	"  --auth-token-file FILE  require 'Authorization: Bearer <token>' on every endpoint\n"
 	"  --max-body SIZE         largest request body accepted (default 64MiB; larger is 413)\n"
-	"  --threads N             request worker threads (default 4)\n"
+	"  --threads N             request worker threads (default 4; 32 with ClickHouse, where an\n"
+	"                          ingest waits for the next batched insert)\n"
 	"  --max-connections N     open connections at most (default 256)\n"
 	"  --sync-full             fsync every commit (survives power loss, slower ingest)\n"
 	"  --port-file FILE        write the bound port there once listening (for scripts)\n"
@@ -46,11 +51,14 @@ static const char usage_text[] =
 	"       http://127.0.0.1:4040/ingest\n"
 	"  curl -G --data-urlencode 'query=myapp.cpu{env=\"dev\"}' -d from=now-1h -d format=html \\\n"
 	"       http://127.0.0.1:4040/render > flamegraph.html\n"
-	"  scorch server --listen 0.0.0.0:4040 --auth-token-file /etc/scorch/token\n";
+	"  scorch server --listen 0.0.0.0:4040 --auth-token-file /etc/scorch/token\n"
+	"  scorch server --store clickhouse://127.0.0.1:8123/scorch --retention 30d\n"
+	"  scorch server --store 'clickhouse://ch1:8123,ch2:8123/scorch?cluster=profiles&user=scorch&password=secret'\n";
 
 enum {
 	OPT_LISTEN = 256,
 	OPT_DATA,
+	OPT_STORE,
 	OPT_RETENTION,
 	OPT_MAX_DISK,
 	OPT_TOKEN_FILE,
@@ -64,6 +72,7 @@ enum {
 static const struct option options[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "data", required_argument, NULL, OPT_DATA },
+	{ "store", required_argument, NULL, OPT_STORE },
 	{ "retention", required_argument, NULL, OPT_RETENTION },
 	{ "max-disk", required_argument, NULL, OPT_MAX_DISK },
 	{ "auth-token-file", required_argument, NULL, OPT_TOKEN_FILE },
@@ -107,6 +116,21 @@ static char *read_token(const char *path)
 	return tok;
 }
 
+/* The store URL for messages, without its password. */
+static const char *redact_url(const char *url, char *out, size_t size)
+{
+	const char *pw = strstr(url, "password=");
+	const char *end;
+
+	if (!pw) {
+		snprintf(out, size, "%s", url);
+		return out;
+	}
+	end = pw + strcspn(pw, "&");
+	snprintf(out, size, "%.*spassword=***%s", (int)(pw - url), url, end);
+	return out;
+}
+
 static int parse_count(const char *opt, const char *v, unsigned max, unsigned *out)
 {
 	char *end;
@@ -131,6 +155,7 @@ int cmd_server(int argc, char **argv)
 	uint64_t max_body = 0;
 	sigset_t sigs;
 	time_t last_maintain = 0;
+	char url_shown[512];
 	int c, rc = 1, sig = 0;
 
 	memset(&cfg, 0, sizeof(cfg));
@@ -144,6 +169,19 @@ int cmd_server(int argc, char **argv)
 			break;
 		case OPT_DATA:
 			cfg.data_dir = optarg;
+			cfg.store_kind = "sqlite";
+			break;
+		case OPT_STORE:
+			if (!strncmp(optarg, "sqlite://", 9) && optarg[9]) {
+				cfg.store_kind = "sqlite";
+				cfg.data_dir = optarg + 9;
+			} else if (!strncmp(optarg, "clickhouse://", 13)) {
+				cfg.store_kind = "clickhouse";
+				cfg.data_dir = optarg;
+			} else {
+				error("bad --store '%s': want sqlite://DIR or clickhouse://HOST:PORT/DB", optarg);
+				return 2;
+			}
 			break;
 		case OPT_RETENTION:
 			if (!strcmp(optarg, "0")) {
@@ -204,7 +242,10 @@ int cmd_server(int argc, char **argv)
 			return 1;
 		cfg.auth_token = token;
 	}
-	if (mkdir(cfg.data_dir, 0750) < 0 && errno != EEXIST) {
+	if (cfg.store_kind && !strcmp(cfg.store_kind, "clickhouse")) {
+		if (!cfg.threads)
+			cfg.threads = 32;
+	} else if (mkdir(cfg.data_dir, 0750) < 0 && errno != EEXIST) {
 		error("cannot create data directory '%s': %s", cfg.data_dir, strerror(errno));
 		goto cleanup;
 	}
@@ -222,8 +263,12 @@ int cmd_server(int argc, char **argv)
 		error("cannot start the server: %s", err.msg);
 		goto cleanup;
 	}
-	fprintf(stderr, "scorch server: listening on %s (port %u), data in '%s'\n", cfg.listen,
-		server_port(srv), cfg.data_dir);
+	if (cfg.store_kind && !strcmp(cfg.store_kind, "clickhouse"))
+		fprintf(stderr, "scorch server: listening on %s (port %u), store %s\n", cfg.listen,
+			server_port(srv), redact_url(cfg.data_dir, url_shown, sizeof(url_shown)));
+	else
+		fprintf(stderr, "scorch server: listening on %s (port %u), data in '%s'\n", cfg.listen,
+			server_port(srv), cfg.data_dir);
 	if (port_file) {
 		char num[16];
 		int n = snprintf(num, sizeof(num), "%u\n", server_port(srv));

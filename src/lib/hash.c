@@ -139,3 +139,22 @@ int u64map_next(const struct u64map *m, size_t *iter, uint64_t *key, uint64_t *v
 	}
 	return 0;
 }
+
+uint64_t hash_stable(const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	uint64_t h = 0x243f6a8885a308d3ULL ^ ((uint64_t)len * 0x9e3779b97f4a7c15ULL), v;
+
+	while (len >= 8) {
+		memcpy(&v, p, 8);
+		h = (h ^ v) * 0x9fb21c651e98df25ULL;
+		h ^= h >> 29;
+		p += 8;
+		len -= 8;
+	}
+	v = 0;
+	if (len)
+		memcpy(&v, p, len);
+	h = hash_u64(h ^ v ^ ((uint64_t)len << 56));
+	return (h == 0 || h == ~0ULL) ? 2 : h;
+}

@@ -9,6 +9,10 @@
 #include <stdint.h>
 
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed);
+/* A 64-bit hash that is part of stored formats (the stores key frames, stacks and series by
+ * it): it must never change. Little-endian 8-byte words, one multiply each, then a full
+ * avalanche. Never 0 or ~0, so it can key a u64map. */
+uint64_t hash_stable(const void *data, size_t len);
 static inline uint64_t hash_u64(uint64_t x)
 {
 	x ^= x >> 33;

@@ -795,7 +795,12 @@ write:
 	}
 	if (rc < 0) {
 		log_warn("ingest: store write failed: %s", err.msg);
-		http_error(resp, rc == -ENOSPC ? 507 : 500, "storage failure: %s", err.msg);
+		/* -EAGAIN: the store cannot take it now (ClickHouse down or slow): nothing of the
+		 * request is acknowledged, the client retries later. */
+		if (rc == -EAGAIN)
+			http_error(resp, 503, "store unavailable, retry later: %s", err.msg);
+		else
+			http_error(resp, rc == -ENOSPC ? 507 : 500, "storage failure: %s", err.msg);
 		goto cleanup;
 	}
 	/* A series without samples (an empty body) was not stored: not counted. */

@@ -202,6 +202,10 @@ int server_store_error(struct http_response *resp, int rc, const struct errmsg *
 		return http_error(resp, 400, "%s", m);
 	if (rc == -ENOENT)
 		return http_error(resp, 404, "%s", m);
+	if (rc == -EAGAIN) {
+		log_warn("store query failed: %s", m);
+		return http_error(resp, 503, "store unavailable, retry later: %s", m);
+	}
 	log_warn("store query failed: %s", m);
 	return http_error(resp, 500, "storage failure: %s", m);
 }

@@ -66,8 +66,8 @@ int server_parse_range(const struct http_request *req, struct http_response *res
 		       struct server_range *out);
 void server_range_release(struct server_range *r);
 
-/* Fill resp with the error of a failed store call rc (-EINVAL/-E2BIG 400, -ENOENT 404, else
- * 500) and return the status. */
+/* Fill resp with the error of a failed store call rc (-EINVAL/-E2BIG 400, -ENOENT 404,
+ * -EAGAIN 503 (store unavailable), else 500) and return the status. */
 int server_store_error(struct http_response *resp, int rc, const struct errmsg *err);
 
 /* Parse an optional unsigned integer parameter in [min, max]; absent gives def. On error

@@ -19,6 +19,7 @@ struct store {
 
 static const struct store_ops *const backends[] = {
 	&store_sqlite_ops,
+	&store_clickhouse_ops,
 };
 
 struct store *store_open(const char *kind, const char *path, const struct store_opts *opts,

@@ -9,7 +9,8 @@
  * other call dispatches through its struct store_ops vtable. Backends:
  *   "sqlite"      store_sqlite.c (embedded, default; schema documented in store_sqlite.h and
  *                 docs/storage.md)
- *   (clickhouse)  later, same vtable.
+ *   "clickhouse"  store_clickhouse.c (scale-out, over ClickHouse's HTTP interface; path is a
+ *                 clickhouse:// URL, tables documented in store_clickhouse.h)
  * Selectors are in selector.h, time/duration/size parsing in timerange.h, top table and
  * sandwich helpers computed from a merge result in query.h.
  *
@@ -19,8 +20,11 @@
  * Errors: int functions return 0 or a negative errno and fill *err (may be NULL):
  *   -EINVAL   bad argument (invalid label name, negative value, from > until, ...)
  *   -E2BIG    input over a documented limit (STORE_MAX_*)
- *   -EIO      storage failure (the message carries SQLite's text)
+ *   -EIO      storage failure (the message carries SQLite's or ClickHouse's text)
  *   -ENOSPC   the disk is full (a write stored nothing; retry after retention freed space)
+ *   -EAGAIN   the backend cannot be reached or is overloaded (ClickHouse down or slow): a
+ *             write stored nothing that was acknowledged, a query has no answer; retry later
+ *   -EACCES   the backend refused the credentials
  *   -ENOMEM   out of memory
  *
  * Ownership: the store copies everything it is given; results are owned by the caller and freed
@@ -285,6 +289,7 @@ struct store_ops {
 };
 
 extern const struct store_ops store_sqlite_ops;
+extern const struct store_ops store_clickhouse_ops;
 
 /* ---- Helper for writers: build a batch from stacks given as strings -------------------------- */
 

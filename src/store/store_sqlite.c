@@ -74,35 +74,10 @@ static int varint_get(const uint8_t **pp, const uint8_t *end, uint64_t *out)
 	return -1;
 }
 
-static uint64_t fmix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
-/* The stored hash of a frame name or stack blob (little-endian 8-byte words, one multiply
- * each, then a full avalanche). Never 0 or ~0, so it can key a u64map. */
+/* The stored hash of a frame name or stack blob: part of the on-disk format (hash.h). */
 static uint64_t sq_hash(const void *data, size_t len)
 {
-	const uint8_t *p = data;
-	uint64_t h = 0x243f6a8885a308d3ULL ^ ((uint64_t)len * 0x9e3779b97f4a7c15ULL), v;
-
-	while (len >= 8) {
-		memcpy(&v, p, 8);
-		h = (h ^ v) * 0x9fb21c651e98df25ULL;
-		h ^= h >> 29;
-		p += 8;
-		len -= 8;
-	}
-	v = 0;
-	if (len)
-		memcpy(&v, p, len);
-	h = fmix(h ^ v ^ ((uint64_t)len << 56));
-	return (h == 0 || h == ~0ULL) ? 2 : h;
+	return hash_stable(data, len);
 }
 
 static int64_t floor_to(int64_t t, int64_t size)
