@@ -47,6 +47,7 @@ SKELS     := $(patsubst src/bpf/%.bpf.c,$(B)/bpf/%.skel.h,$(BPF_SRCS))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 HELPER_SRCS := $(sort $(wildcard tests/helpers/*.c))
+STORE_TEST_SRCS := $(sort $(wildcard tests/store/*.c))
 
 # Objects for the shipped binary and, separately, a sanitized copy for the unit tests.
 OBJS      := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRCS))
@@ -56,6 +57,7 @@ UNITS     := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 REPLAYS   := $(patsubst tests/fuzz/%.c,$(B)/replay/%,$(FUZZ_SRCS))
 FUZZERS   := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRCS))
 HELPERS   := $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELPER_SRCS))
+STORE_TESTS := $(patsubst tests/store/%.c,$(B)/tests-store/%,$(STORE_TEST_SRCS))
 
 all: scorch
 
@@ -124,6 +126,13 @@ $(B)/tests/%: tests/unit/%.c tests/unit/test.h $(B)/libscorch-san.a
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) -I$(B) -Itests/unit -O1 -g $(SAN_FLAGS) $(WARN) -o $@ $< $(B)/libscorch-san.a $(SAN_FLAGS) $(LDLIBS)
 
+# Store tests that need a running backend (ClickHouse): run by the integration test that
+# starts it (tests/integration/store_clickhouse.sh), not as unit tests.
+$(B)/tests-store/%: tests/store/%.c tests/unit/test.h $(B)/libscorch-san.a
+	$(call say,TEST-CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) -I$(B) -Itests/unit -O1 -g $(SAN_FLAGS) $(WARN) -o $@ $< $(B)/libscorch-san.a $(SAN_FLAGS) $(LDLIBS)
+
 $(B)/replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(B)/libscorch-san.a
 	$(call say,REPLAY,$<)
 	$(Q)mkdir -p $(@D)
@@ -168,7 +177,7 @@ bench: $(BENCHES)
 deps:
 	$(Q)sh scripts/install-deps.sh
 
-test-build: scorch $(UNITS) $(REPLAYS) $(HELPERS)
+test-build: scorch $(UNITS) $(REPLAYS) $(HELPERS) $(STORE_TESTS)
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory test-build

@@ -42,6 +42,7 @@
 #define RESOLVE_CHUNK 8192            /* hashes per lookup statement */
 #define MAX_TS_VALUES (4u << 20)      /* groups x points of one time series */
 #define INIT_RETRY_NS 1000000000LL    /* schema set-up retried at most once a second */
+#define SERIES_TTL_NS 1000000000LL    /* series list reused this long unless we wrote since */
 #define SELECT_SETTINGS "max_query_size=104857600&wait_end_of_query=1"
 #define DDL_SETTINGS "allow_experimental_low_cardinality_type=1"
 
@@ -73,7 +74,8 @@ struct waiter {
 struct pending {
 	struct buf samples, series, stacks, frames; /* RowBinary rows */
 	size_t nsamples;
-	uint64_t *keys; /* cache keys of the dimension rows (added to the cache once inserted) */
+	struct dim_key { uint64_t key, val; } *keys; /* dimension rows: added to the cache of
+	                                             * rows written once inserted */
 	size_t nkeys, keys_cap;
 	struct waiter *waiters;
 };
@@ -97,11 +99,20 @@ struct ch {
 	pthread_t flusher;
 	int flusher_started;
 
-	/* Rows of dimension tables already written (kind, hash, day); bounded, cleared when full
-	 * and after retention. */
+	/* Rows of dimension tables already written: (kind, hash, day) -> 1, or for a series
+	 * (series, day) -> signature of the metadata written; bounded, cleared when full and
+	 * after retention. */
 	pthread_mutex_t clock;
 	struct u64map written;
 	size_t written_limit;
+
+	/* The last series list answer, reused by queries for SERIES_TTL_NS as long as this
+	 * server inserted nothing since (other servers' new series show up within that time). */
+	pthread_mutex_t slock;
+	struct buf series_ans;
+	int64_t series_ns;
+	uint64_t series_gen;
+	atomic_uint_fast64_t write_gen; /* bumped by every insert and every dropped day */
 
 	/* Readers' cache: stack hash -> offset in spool ([depth, frame hashes...]), frame hash ->
 	 * id in names. Bounded by rcache_limit bytes (dropped whole when full). */
@@ -390,12 +401,14 @@ static uint64_t cache_key(int kind, uint64_t hash, uint64_t day)
 	return (k == 0 || k == ~0ULL) ? 2 : k;
 }
 
-static int cache_has(struct ch *ch, uint64_t key)
+static int cache_has(struct ch *ch, uint64_t key, uint64_t val)
 {
+	uint64_t *slot;
 	int has;
 
 	pthread_mutex_lock(&ch->clock);
-	has = u64map_get(&ch->written, key) != NULL;
+	slot = u64map_get(&ch->written, key);
+	has = slot && *slot == val;
 	pthread_mutex_unlock(&ch->clock);
 	return has;
 }
@@ -420,14 +433,30 @@ struct encoder {
 };
 
 /* Add a dimension row unless this server wrote it already (or rows have it). */
-static int want_dim(struct ch *ch, struct encoder *e, uint64_t key)
+static int want_dim(struct ch *ch, struct encoder *e, uint64_t key, uint64_t val)
 {
-	if (u64map_get(&e->seen, key) || cache_has(ch, key))
+	uint64_t *slot = u64map_get(&e->seen, key);
+
+	if ((slot && *slot == val) || cache_has(ch, key, val))
 		return 0;
-	u64map_put(&e->seen, key, 1);
+	u64map_put(&e->seen, key, val);
 	ALLOC_GROW(e->rows.keys, e->rows.nkeys + 1, e->rows.keys_cap);
-	e->rows.keys[e->rows.nkeys++] = key;
+	e->rows.keys[e->rows.nkeys].key = key;
+	e->rows.keys[e->rows.nkeys++].val = val;
 	return 1;
+}
+
+/* The writer's clock for series rows: strictly increasing, so that the newest metadata wins
+ * even between rows written within one clock tick. */
+static uint64_t series_clock(void)
+{
+	static atomic_uint_fast64_t last;
+	uint64_t now = (uint64_t)now_ns(CLOCK_REALTIME), prev = atomic_load(&last), next;
+
+	do {
+		next = now > prev ? now : prev + 1;
+	} while (!atomic_compare_exchange_weak(&last, &prev, next));
+	return next;
 }
 
 static uint64_t meta_sig(const struct store_batch *b)
@@ -452,7 +481,7 @@ static void put_nrate(struct buf *b, uint32_t rate)
 static int encode_batch(struct ch *ch, struct encoder *e, const struct store_batch *b,
 			struct errmsg *err)
 {
-	uint64_t series, day = (uint64_t)b->from / DAY, key;
+	uint64_t series, day = (uint64_t)b->from / DAY, sday, key;
 	size_t i, j;
 
 	for (i = 0; i < b->nsamples && !b->samples[i].value; i++)
@@ -470,13 +499,20 @@ static int encode_batch(struct ch *ch, struct encoder *e, const struct store_bat
 		buf_append(&e->key, b->labels[i].value, strlen(b->labels[i].value) + 1);
 	}
 	series = hash_stable(e->key.data, e->key.len);
-	key = cache_key(K_SERIES, hash_combine(series, meta_sig(b)), day);
-	if (want_dim(ch, e, key)) {
+	/* A series row lives in the partition of the day it is written (or of its batch, when
+	 * that is later): the newest metadata stays as long as the series has data, whatever the
+	 * order of the batch times; a series whose samples are all dropped has no spans left and
+	 * is no longer listed. */
+	sday = (uint64_t)time(NULL) / DAY;
+	if (sday < day)
+		sday = day;
+	key = cache_key(K_SERIES, series, sday);
+	if (want_dim(ch, e, key, meta_sig(b))) {
 		struct buf *r = &e->rows.series;
 
 		rowbinary_put_u64(r, series);
-		rowbinary_put_u32(r, (uint32_t)day);
-		rowbinary_put_u64(r, (uint64_t)now_ns(CLOCK_REALTIME));
+		rowbinary_put_u32(r, (uint32_t)sday);
+		rowbinary_put_u64(r, series_clock());
 		rowbinary_put_str(r, b->type, strlen(b->type));
 		rowbinary_put_len(r, b->nlabels);
 		for (i = 0; i < b->nlabels; i++)
@@ -506,7 +542,7 @@ static int encode_batch(struct ch *ch, struct encoder *e, const struct store_bat
 				size_t len = strlen(name);
 
 				e->fhash[idx] = hash_stable(name, len);
-				if (want_dim(ch, e, cache_key(K_FRAME, e->fhash[idx], day))) {
+				if (want_dim(ch, e, cache_key(K_FRAME, e->fhash[idx], day), 1)) {
 					rowbinary_put_u64(&e->rows.frames, e->fhash[idx]);
 					rowbinary_put_u32(&e->rows.frames, (uint32_t)day);
 					rowbinary_put_str(&e->rows.frames, name, len);
@@ -515,7 +551,7 @@ static int encode_batch(struct ch *ch, struct encoder *e, const struct store_bat
 			e->sframes[j] = e->fhash[idx];
 		}
 		stack = hash_stable(e->sframes, sm->nframes * sizeof(uint64_t));
-		if (want_dim(ch, e, cache_key(K_STACK, stack, day))) {
+		if (want_dim(ch, e, cache_key(K_STACK, stack, day), 1)) {
 			rowbinary_put_u64(&e->rows.stacks, stack);
 			rowbinary_put_u32(&e->rows.stacks, (uint32_t)day);
 			rowbinary_put_len(&e->rows.stacks, sm->nframes);
@@ -602,6 +638,7 @@ static void *flusher_main(void *arg)
 
 		last = now_ns(CLOCK_MONOTONIC);
 		ret = flush_rows(ch, &take, &err);
+		atomic_fetch_add(&ch->write_gen, 1);
 		if (ret == 0) {
 			pthread_mutex_lock(&ch->clock);
 			for (i = 0; i < take.nkeys; i++) {
@@ -609,7 +646,7 @@ static void *flusher_main(void *arg)
 					u64map_release(&ch->written);
 					u64map_init(&ch->written);
 				}
-				u64map_put(&ch->written, take.keys[i], 1);
+				u64map_put(&ch->written, take.keys[i].key, take.keys[i].val);
 			}
 			pthread_mutex_unlock(&ch->clock);
 		}
@@ -666,7 +703,7 @@ static int ch_write(void *state, const struct store_batch *batches, size_t n, st
 	ch->cur.nsamples += e.rows.nsamples;
 	ALLOC_GROW(ch->cur.keys, ch->cur.nkeys + e.rows.nkeys + 1, ch->cur.keys_cap);
 	if (e.rows.nkeys)
-		memcpy(ch->cur.keys + ch->cur.nkeys, e.rows.keys, e.rows.nkeys * sizeof(uint64_t));
+		memcpy(ch->cur.keys + ch->cur.nkeys, e.rows.keys, e.rows.nkeys * sizeof(*e.rows.keys));
 	ch->cur.nkeys += e.rows.nkeys;
 	w.next = ch->cur.waiters;
 	ch->cur.waiters = &w;
@@ -803,8 +840,22 @@ bad:
 
 static int series_query(struct ch *ch, struct buf *out, struct errmsg *err)
 {
-	char *spans = tname(ch, "spans", 0);
-	char *sql = xasprintf(
+	uint64_t gen = atomic_load(&ch->write_gen);
+	int64_t now = now_ns(CLOCK_MONOTONIC);
+	char *spans, *sql;
+	int ret;
+
+	pthread_mutex_lock(&ch->slock);
+	if (ch->series_ns && now - ch->series_ns < SERIES_TTL_NS && ch->series_gen == gen) {
+		ret = buf_append(out, ch->series_ans.data ? ch->series_ans.data : "", ch->series_ans.len);
+		pthread_mutex_unlock(&ch->slock);
+		if (ret < 0)
+			return errmsg_set(err, ret, "series list too large");
+		return 0;
+	}
+	pthread_mutex_unlock(&ch->slock);
+	spans = tname(ch, "spans", 0);
+	sql = xasprintf(
 		"SELECT id, type, names, vals, rate, units, spy, agg, first, last FROM"
 		" (SELECT id, any(type) AS type, any(names) AS names, any(vals) AS vals,"
 		"  ifNull(argMaxIf(sample_rate, updated, isNotNull(sample_rate)), 100) AS rate,"
@@ -815,10 +866,20 @@ static int series_query(struct ch *ch, struct buf *out, struct errmsg *err)
 		" ANY INNER JOIN"
 		" (SELECT series AS id, minMerge(first) AS first, maxMerge(last) AS last FROM %s GROUP BY series)"
 		" USING id FORMAT RowBinary", ch->db, spans);
-	int ret = clickhouse_exec(ch->cli, CLICKHOUSE_ANY, sql, SELECT_SETTINGS, NULL, 0, out, err);
-
+	ret = clickhouse_exec(ch->cli, CLICKHOUSE_ANY, sql, SELECT_SETTINGS, NULL, 0, out, err);
 	xfree(sql);
 	xfree(spans);
+	if (ret == 0) {
+		pthread_mutex_lock(&ch->slock);
+		buf_reset(&ch->series_ans);
+		if (buf_append(&ch->series_ans, out->data ? out->data : "", out->len) == 0) {
+			ch->series_ns = now;
+			ch->series_gen = gen;
+		} else {
+			ch->series_ns = 0;
+		}
+		pthread_mutex_unlock(&ch->slock);
+	}
 	return ret;
 }
 
@@ -1486,6 +1547,7 @@ static int drop_day(struct ch *ch, uint64_t day, struct errmsg *err)
 		}
 	}
 	cache_clear(ch);
+	atomic_fetch_add(&ch->write_gen, 1);
 	pthread_mutex_lock(&ch->rlock);
 	rcache_clear_locked(ch);
 	pthread_mutex_unlock(&ch->rlock);
@@ -1646,6 +1708,8 @@ static void ch_close(void *state)
 	pthread_mutex_destroy(&ch->wlock);
 	pthread_mutex_destroy(&ch->clock);
 	pthread_mutex_destroy(&ch->rlock);
+	pthread_mutex_destroy(&ch->slock);
+	buf_release(&ch->series_ans);
 	pthread_cond_destroy(&ch->wake);
 	pthread_cond_destroy(&ch->done);
 	xfree(ch);
@@ -1662,6 +1726,8 @@ static int ch_open(const char *path, const struct store_opts *opts, void **state
 	pthread_mutex_init(&ch->wlock, NULL);
 	pthread_mutex_init(&ch->clock, NULL);
 	pthread_mutex_init(&ch->rlock, NULL);
+	pthread_mutex_init(&ch->slock, NULL);
+	buf_init(&ch->series_ans, ANSWER_MAX);
 	pthread_cond_init(&ch->wake, NULL);
 	pthread_cond_init(&ch->done, NULL);
 	pending_init(&ch->cur);

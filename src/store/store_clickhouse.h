@@ -31,7 +31,8 @@
  *   series(id UInt64, day UInt32, updated UInt64, type String, names Array(String),
  *          vals Array(String), sample_rate Nullable(UInt32), units Nullable(String),
  *          spy_name Nullable(String), aggregation Nullable(String)) MergeTree ORDER BY id
- *       A row per series and day it has data in (and per change of its metadata): id = the
+ *       A row per series and day it is written in (the day of its batch when that is later),
+ *       and per change of its metadata, so that the newest metadata outlives retention: id = the
  *       stable hash (lib/hash.h) of the series key (type NUL (name NUL value NUL)*, labels
  *       sorted by name, as in store_sqlite.h); updated = writer's clock in ns. A NULL metadata
  *       field was not given by that write: readers take the newest non-NULL value.
