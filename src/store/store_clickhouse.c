@@ -45,6 +45,9 @@
 #define SERIES_TTL_NS 1000000000LL    /* series list reused this long unless we wrote since */
 #define SELECT_SETTINGS "max_query_size=104857600&wait_end_of_query=1"
 #define DDL_SETTINGS "allow_experimental_low_cardinality_type=1"
+/* Sums are kept as Decimal128 (rollups merge without wrapping) and answered saturated at
+ * INT64_MAX, as the other backend does. */
+#define SAT_SUM(col) "toUInt64(least(sum(" col "), toDecimal128(9223372036854775807, 0)))"
 
 /* Cache keys of the rows a writer already wrote (kind, hash, day). */
 enum { K_SERIES = 1, K_STACK, K_FRAME };
@@ -167,15 +170,17 @@ struct table_def {
 static const struct table_def facts[] = {
 	{ "samples", "series UInt64, t UInt32, stack LowCardinality(UInt64), value UInt64",
 	  "MergeTree PARTITION BY intDiv(t, 86400) ORDER BY (series, t, stack)", NULL, NULL },
-	{ "samples_1h", "series UInt64, t UInt32, stack LowCardinality(UInt64), value UInt64",
+	{ "samples_1h", "series UInt64, t UInt32, stack LowCardinality(UInt64), value Decimal128(0)",
 	  "SummingMergeTree(value) PARTITION BY intDiv(t, 86400) ORDER BY (series, t, stack)",
-	  "series, toUInt32(intDiv(t, 3600) * 3600) AS t, stack, sum(value) AS value", "series, t, stack" },
-	{ "totals", "series UInt64, t UInt32, total UInt64",
+	  "series, toUInt32(intDiv(t, 3600) * 3600) AS t, stack, sum(toDecimal128(value, 0)) AS value",
+	  "series, t, stack" },
+	{ "totals", "series UInt64, t UInt32, total Decimal128(0)",
 	  "SummingMergeTree(total) PARTITION BY intDiv(t, 86400) ORDER BY (series, t)",
-	  "series, t, sum(value) AS total", "series, t" },
-	{ "totals_10m", "series UInt64, t UInt32, total UInt64",
+	  "series, t, sum(toDecimal128(value, 0)) AS total", "series, t" },
+	{ "totals_10m", "series UInt64, t UInt32, total Decimal128(0)",
 	  "SummingMergeTree(total) PARTITION BY intDiv(t, 86400) ORDER BY (series, t)",
-	  "series, toUInt32(intDiv(t, 600) * 600) AS t, sum(value) AS total", "series, t" },
+	  "series, toUInt32(intDiv(t, 600) * 600) AS t, sum(toDecimal128(value, 0)) AS total",
+	  "series, t" },
 	{ "spans", "series UInt64, day UInt32, first AggregateFunction(min, UInt32),"
 	  " last AggregateFunction(max, UInt32)",
 	  "AggregatingMergeTree PARTITION BY day ORDER BY series",
@@ -1283,11 +1288,12 @@ static int ch_merge(void *state, const struct store_query *q, size_t max_stacks,
 	if (ret < 0 || !sel.n || from >= until)
 		goto done;
 	split_range(from, until, HOUR, &a, &b);
-	buf_puts(&sql, "SELECT stack, sum(value) AS v FROM (");
+	buf_puts(&sql, "SELECT stack, " SAT_SUM("value") " AS v FROM (");
 	if (a < b)
 		buf_printf(&sql, "SELECT stack, value FROM %s WHERE %st >= %lld AND t < %lld UNION ALL ",
 			   hourly, filter.data ? filter.data : "", (long long)a, (long long)b);
-	buf_printf(&sql, "SELECT stack, value FROM %s WHERE %s", raw, filter.data ? filter.data : "");
+	buf_printf(&sql, "SELECT stack, toDecimal128(value, 0) AS value FROM %s WHERE %s", raw,
+		   filter.data ? filter.data : "");
 	fine_condition(&sql, from, until, a, b);
 	buf_printf(&sql, ") GROUP BY stack HAVING v > 0 ORDER BY v DESC, stack LIMIT %d FORMAT RowBinary",
 		   STORE_MAX_MERGE_STACKS);
@@ -1305,8 +1311,8 @@ static int ch_merge(void *state, const struct store_query *q, size_t max_stacks,
 		*cut = '\0';
 		buf_reset(&ans);
 		{
-			char *q2 = xasprintf("SELECT sum(value), uniqExact(stack) FROM (%s) FORMAT TSV",
-					     sql.data + strlen("SELECT stack, sum(value) AS v FROM ("));
+			char *q2 = xasprintf("SELECT " SAT_SUM("value") ", uniqExact(stack) FROM (%s) FORMAT TSV",
+					     strstr(sql.data, "FROM (") + 6);
 
 			ret = clickhouse_exec(ch->cli, CLICKHOUSE_ANY, q2, SELECT_SETTINGS, NULL, 0, &ans, err);
 			xfree(q2);
@@ -1454,12 +1460,13 @@ static int ch_timeseries(void *state, const struct store_query *q, int64_t step,
 		/* 10-minute totals serve buckets made of whole 10 minutes. */
 		if (step % TEN_MIN == 0)
 			split_range(from, until, TEN_MIN, &a, &b);
-		buf_printf(&sql, "SELECT series, toUInt32(intDiv(t - %lld, %lld)) AS k, sum(total) FROM (",
+		buf_printf(&sql, "SELECT series, toUInt32(intDiv(t - %lld, %lld)) AS k, " SAT_SUM("total") " FROM (",
 			   (long long)ts->start, (long long)step);
 		if (a < b)
 			buf_printf(&sql, "SELECT series, t, total FROM %s WHERE %st >= %lld AND t < %lld UNION ALL ",
 				   coarse, filter.data ? filter.data : "", (long long)a, (long long)b);
-		buf_printf(&sql, "SELECT series, t, total FROM %s WHERE %s", fine, filter.data ? filter.data : "");
+		buf_printf(&sql, "SELECT series, t, total FROM %s WHERE %s", fine,
+			   filter.data ? filter.data : "");
 		fine_condition(&sql, from, until, a, b);
 		buf_puts(&sql, ") GROUP BY series, k FORMAT RowBinary");
 		ret = clickhouse_exec(ch->cli, CLICKHOUSE_ANY, sql.data, SELECT_SETTINGS, NULL, 0, &ans, err);
@@ -1495,37 +1502,56 @@ cleanup:
 
 /* ---- maintenance: retention by age and size --------------------------------------------------- */
 
-/* Days with data on node, ascending; and the bytes of the database there. */
-static int node_days(struct ch *ch, int node, uint64_t **days, size_t *n, uint64_t *bytes,
-		     struct errmsg *err)
+/* Days (partitions) of `table` on every node, ascending and unique, and the bytes of the
+ * database on all nodes together. */
+static int list_days(struct ch *ch, const char *table, uint64_t **days, size_t *n,
+		     uint64_t *bytes, struct errmsg *err)
 {
 	struct buf out = BUF_INIT(1 << 24);
-	char *sql = xasprintf("SELECT partition, sum(bytes_on_disk) FROM system.parts WHERE database = '%s'"
-			      " AND active AND table IN ('samples%s', 'series') GROUP BY partition"
-			      " ORDER BY toUInt64(partition) FORMAT TSV", ch->db, ch->cluster ? "_local" : "");
-	char *line, *save = NULL;
-	size_t cap = 0;
-	int ret = clickhouse_exec(ch->cli, node, sql, NULL, NULL, 0, &out, err);
+	size_t nodes = clickhouse_nodes(ch->cli), i, j, cap = 0;
+	int ret = 0;
 
-	xfree(sql);
 	*n = 0;
-	if (ret == 0) {
+	*bytes = 0;
+	for (i = 0; i < nodes && ret == 0; i++) {
+		char *sql = xasprintf("SELECT partition FROM system.parts WHERE database = '%s' AND active"
+				      " AND table = '%s' GROUP BY partition FORMAT TSV", ch->db, table);
+		char *line, *save = NULL;
+
+		buf_reset(&out);
+		ret = clickhouse_exec(ch->cli, (int)i, sql, NULL, NULL, 0, &out, err);
+		xfree(sql);
+		if (ret < 0)
+			break;
 		for (line = strtok_r(out.data ? out.data : (char *)"", "\n", &save); line;
 		     line = strtok_r(NULL, "\n", &save)) {
-			unsigned long long d, b;
+			char *end;
+			unsigned long long d = strtoull(line, &end, 10);
 
-			if (sscanf(line, "%llu\t%llu", &d, &b) != 2)
+			if (end == line || *end)
 				continue;
-			ALLOC_GROW(*days, *n + 1, cap);
-			(*days)[(*n)++] = d;
+			for (j = 0; j < *n && (*days)[j] != d; j++)
+				;
+			if (j == *n) {
+				ALLOC_GROW(*days, *n + 1, cap);
+				(*days)[(*n)++] = d;
+			}
 		}
 		buf_reset(&out);
 		sql = xasprintf("SELECT sum(bytes_on_disk) FROM system.parts WHERE database = '%s' AND active"
 				" FORMAT TSV", ch->db);
-		ret = clickhouse_exec(ch->cli, node, sql, NULL, NULL, 0, &out, err);
+		ret = clickhouse_exec(ch->cli, (int)i, sql, NULL, NULL, 0, &out, err);
 		xfree(sql);
-		*bytes = out.data ? strtoull(out.data, NULL, 10) : 0;
+		if (ret == 0 && out.data)
+			*bytes += strtoull(out.data, NULL, 10);
 	}
+	for (i = 1; i < *n; i++) /* ascending (a few hundred days at most) */
+		for (j = i; j > 0 && (*days)[j - 1] > (*days)[j]; j--) {
+			uint64_t x = (*days)[j];
+
+			(*days)[j] = (*days)[j - 1];
+			(*days)[j - 1] = x;
+		}
 	buf_release(&out);
 	return ret;
 }
@@ -1554,70 +1580,44 @@ static int drop_day(struct ch *ch, uint64_t day, struct errmsg *err)
 	return ret;
 }
 
-/* Whole days are dropped (a partition is a day): by age once a day lies entirely before
- * now - retention; by size the oldest days while the database is larger than max_disk_bytes,
- * never the newest day. */
+/* Whole days are dropped (a partition is a day), in every table on every node: by age once a
+ * day lies entirely before now - retention; by size the days of the oldest samples while the
+ * database is larger than max_disk_bytes, never the day of the newest samples. */
 static int ch_maintain(void *state, int64_t now, struct errmsg *err)
 {
 	struct ch *ch = state;
-	size_t n = clickhouse_nodes(ch->cli), i, k;
-	uint64_t *days = NULL, *all = NULL, bytes = 0, b;
-	size_t ndays = 0, nall = 0, all_cap = 0;
+	uint64_t *days = NULL, bytes = 0;
+	size_t ndays = 0, i;
+	char *samples = xasprintf("samples%s", ch->cluster ? "_local" : "");
 	int ret = ensure_ready(ch, err);
 
 	if (ret < 0 || (!ch->opts.retention_sec && !ch->opts.max_disk_bytes))
-		return ret;
-	for (i = 0; i < n && ret == 0; i++) {
-		ret = node_days(ch, (int)i, &days, &ndays, &b, err);
-		bytes += b;
-		for (k = 0; k < ndays && ret == 0; k++) {
-			size_t j;
+		goto cleanup;
+	if (ch->opts.retention_sec > 0) {
+		/* Series rows are partitioned by the day they were written: theirs count too. */
+		const char *tables[2] = { samples, "series" };
+		size_t t;
 
-			for (j = 0; j < nall && all[j] != days[k]; j++)
-				;
-			if (j == nall) {
-				ALLOC_GROW(all, nall + 1, all_cap);
-				all[nall++] = days[k];
-			}
+		for (t = 0; t < 2 && ret == 0; t++) {
+			ret = list_days(ch, tables[t], &days, &ndays, &bytes, err);
+			for (i = 0; i < ndays && ret == 0; i++)
+				if ((int64_t)((days[i] + 1) * DAY) <= now - ch->opts.retention_sec)
+					ret = drop_day(ch, days[i], err);
+			xfree(days);
+			days = NULL;
 		}
+	}
+	while (ret == 0 && ch->opts.max_disk_bytes) {
+		ret = list_days(ch, samples, &days, &ndays, &bytes, err);
+		if (ret < 0 || bytes <= ch->opts.max_disk_bytes || ndays < 2)
+			break;
+		ret = drop_day(ch, days[0], err);
 		xfree(days);
 		days = NULL;
 	}
-	if (ret < 0)
-		goto cleanup;
-	for (i = 1; i < nall; i++) /* ascending */
-		for (k = i; k > 0 && all[k - 1] > all[k]; k--) {
-			uint64_t x = all[k];
-
-			all[k] = all[k - 1];
-			all[k - 1] = x;
-		}
-	for (i = 0; i < nall && ret == 0; i++) {
-		int old = ch->opts.retention_sec > 0 &&
-			  (int64_t)((all[i] + 1) * DAY) <= now - ch->opts.retention_sec;
-		int big = ch->opts.max_disk_bytes && bytes > ch->opts.max_disk_bytes && i + 1 < nall;
-
-		if (!old && !big)
-			break;
-		ret = drop_day(ch, all[i], err);
-		if (ret == 0 && big && !old) {
-			/* measure again: the days are of different sizes */
-			uint64_t *d2 = NULL;
-			size_t nd2 = 0;
-			size_t j;
-
-			bytes = 0;
-			for (j = 0; j < n && ret == 0; j++) {
-				ret = node_days(ch, (int)j, &d2, &nd2, &b, err);
-				bytes += b;
-				xfree(d2);
-				d2 = NULL;
-			}
-		}
-	}
 cleanup:
-	xfree(all);
 	xfree(days);
+	xfree(samples);
 	return ret;
 }
 

@@ -19,9 +19,11 @@
  *       MergeTree ORDER BY (series, t, stack): one row per (batch, distinct stack). The stack
  *       column is dictionary-encoded per part by ClickHouse (LowCardinality): dense ids for
  *       the column without an id authority that several stateless writers would need.
- *   samples_1h(same columns) SummingMergeTree(value) ORDER BY (series, t, stack), t = hour
- *       start; filled by the materialized view samples_1h_mv from every insert into samples.
- *   totals(series UInt64, t UInt32, total UInt64) SummingMergeTree(total) ORDER BY (series, t):
+ *   samples_1h(series, t, stack, value Decimal128(0)) SummingMergeTree(value) ORDER BY (series,
+ *       t, stack), t = hour start; filled by the materialized view samples_1h_mv from every
+ *       insert into samples. Sums are Decimal128 so that merged rollups never wrap; queries
+ *       answer sums saturated at INT64_MAX.
+ *   totals(series UInt64, t UInt32, total Decimal128(0)) SummingMergeTree(total) ORDER BY (series, t):
  *       the sum of each batch (time series); view totals_mv.
  *   totals_10m(same) t = start of its 10 minutes; view totals_10m_mv.
  *   spans(series UInt64, day UInt32, first AggregateFunction(min, UInt32),
