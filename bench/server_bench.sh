@@ -4,6 +4,10 @@
 # (medians of RUNS runs); docs/benchmarks.md ("Server") has the latest figures.
 #
 #   sh bench/server_bench.sh              (env: B=build dir, RUNS=3, SECS=5, HOURS=24)
+#   STORE='clickhouse://127.0.0.1:8123/DB' sh bench/server_bench.sh
+#       the same on ClickHouse (DB is replaced by a database per phase, dropped beforehand;
+#       a cluster URL works too); adds agent-like runs with many clients and 10k series, and
+#       query latency once 100k series exist.
 #
 # Load comes from bench/server_load.c (plain sockets, keep-alive, one connection per client).
 # Ingest bodies: 1000 distinct folded stacks of 12..40 frames (~500 KB); "stacks/s" counts
@@ -24,9 +28,19 @@ mkdir -p $B/bench
 ${CC:-cc} -O2 -g -Wall -Wextra -D_GNU_SOURCE -o $B/bench/server_load bench/server_load.c -lpthread
 LOAD=$B/bench/server_load
 
-start() { # DATA-DIR
+STORE=${STORE:-}
+start() { # DATA-DIR (its name names the ClickHouse database with STORE)
 	rm -f $TMP/port
-	"$SCORCH" server --listen 127.0.0.1:0 --port-file $TMP/port --data "$1" 2>>$TMP/server.log &
+	if [ -n "$STORE" ]; then
+		db=bench_$(basename "$1")
+		url=$(echo "$STORE" | sed "s|/DB|/$db|")
+		ch=$(echo "$STORE" | sed 's|^clickhouse://||; s|/.*||' | tr ',' ' ')
+		for h in $ch; do curl -s --data-binary "DROP DATABASE IF EXISTS $db" "http://$h/" >/dev/null; done
+		set -- --store "$url" --threads 128 --max-connections 1024
+	else
+		set -- --data "$1"
+	fi
+	"$SCORCH" server --listen 127.0.0.1:0 --port-file $TMP/port "$@" 2>>$TMP/server.log &
 	PID=$!
 	i=0
 	while [ ! -s $TMP/port ]; do
@@ -43,14 +57,17 @@ hz=$(getconf CLK_TCK)
 
 printf '%-44s %12s %12s %10s %10s %12s\n' "ingest (POST /ingest, folded)" "stacks/s" "samples/s" "p50 ms" "p99 ms" "stacks/cpu-s"
 start $TMP/ingest
-for spec in "1 1" "4 1" "8 1" "4 16"; do
+specs='"1 1" "4 1" "8 1" "4 16"'
+[ -n "$STORE" ] && specs="$specs \"64 16\" \"64 16 10000\""
+eval "set -- $specs"
+for spec in "$@"; do
 	set -- $spec
-	clients=$1 maxc=$2
+	clients=$1 maxc=$2 nser=${3:-0}
 	: > $TMP/runs
 	r=0
 	while [ $r -lt $RUNS ]; do
 		c0=$(cpu_ticks)
-		$LOAD ingest $PORT $clients $SECS 1000 $maxc > $TMP/out
+		$LOAD ingest $PORT $clients $SECS 1000 $maxc $nser > $TMP/out
 		c1=$(cpu_ticks)
 		st=$(field stacks_per_s < $TMP/out)
 		secs=$(field seconds < $TMP/out)
@@ -58,7 +75,7 @@ for spec in "1 1" "4 1" "8 1" "4 16"; do
 		echo "$st $(field samples_per_s < $TMP/out) $(field p50_ms < $TMP/out) $(field p99_ms < $TMP/out) $per_cpu" >> $TMP/runs
 		r=$((r + 1))
 	done
-	label="$clients client(s), counts $( [ $maxc = 1 ] && echo 1 || echo 1..$maxc )"
+	label="$clients client(s), counts $( [ $maxc = 1 ] && echo 1 || echo 1..$maxc )$( [ $nser = 0 ] || echo ", $nser series")"
 	printf '%-44s %12s %12s %10s %10s %12s\n' "$label" \
 		"$(cut -d' ' -f1 $TMP/runs | median)" "$(cut -d' ' -f2 $TMP/runs | median)" \
 		"$(cut -d' ' -f3 $TMP/runs | median)" "$(cut -d' ' -f4 $TMP/runs | median)" \
@@ -71,7 +88,7 @@ echo
 
 start $TMP/query
 t0=$(date +%s)
-$LOAD fill $PORT $HOURS 300 0 > $TMP/fill || { echo "fill failed: $(cat $TMP/fill)"; exit 1; }
+$LOAD fill $PORT $HOURS 300 ${FILL_CLIENTS:-$([ -n "$STORE" ] && echo 64 || echo 4)} > $TMP/fill || { echo "fill failed: $(cat $TMP/fill)"; exit 1; }
 echo "pre-filled $HOURS h (4 hosts, one 300-stack push per 10 s each): $(field requests < $TMP/fill) pushes in $(( $(date +%s) - t0 )) s"
 printf '%-44s %10s %10s %10s\n' "query (GET, 1 client unless noted)" "p50 ms" "p90 ms" "p99 ms"
 q() { # LABEL CLIENTS REQUESTS PATH
@@ -89,4 +106,24 @@ q "/api/v1/top last ${HOURS}h" 1 10 "/api/v1/top?query=fill.cpu&from=now-${HOURS
 q "/labels" 1 50 "/labels"
 query_rss=$(awk '/VmHWM/ { print $2 }' /proc/$PID/status)
 echo "server peak RSS (fill + queries): $((query_rss / 1024)) MB"
+stop
+
+# Many series: agents pushing 20-stack profiles, each push another agent's series, until
+# SERIES_TARGET (default 100000) series exist; then query one series among them, all of them,
+# and the label listings.
+SERIES_TARGET=${SERIES_TARGET:-100000}
+start $TMP/series
+t0=$(date +%s)
+$LOAD ingest $PORT 64 ${SERIES_SECS:-90} 20 4 $SERIES_TARGET > $TMP/out
+nser=$(curl -s "http://127.0.0.1:$PORT/label-values?label=agent&from=now-1h" | tr ',' '\n' | grep -c .)
+echo
+echo "$nser series from $(field requests < $TMP/out) pushes of 20 stacks in $(( $(date +%s) - t0 )) s ($(field stacks_per_s < $TMP/out) stacks/s, 64 clients)"
+printf '%-44s %10s %10s %10s\n' "query at $nser series (GET, 1 client)" "p50 ms" "p90 ms" "p99 ms"
+q "/render one series of them, last 1h" 1 10 "/render?query=bench.cpu%7Bagent%3D%227%22%7D&from=now-1h"
+q "/render all of them, last 1h" 1 5 "/render?query=bench.cpu&from=now-1h"
+q "/api/v1/series one series, last 1h" 1 10 "/api/v1/series?query=bench.cpu%7Bagent%3D%227%22%7D&from=now-1h"
+q "/labels" 1 10 "/labels"
+q "/label-values?label=agent" 1 5 "/label-values?label=agent"
+series_rss=$(awk '/VmHWM/ { print $2 }' /proc/$PID/status)
+echo "server peak RSS with $nser series: $((series_rss / 1024)) MB"
 stop

@@ -1,10 +1,10 @@
 /* server_load.c: HTTP load generator for `scorch server` (bench/server_bench.sh drives it).
  * Plain sockets, HTTP/1.1 keep-alive, one connection per client thread.
  *
- *   server_load ingest PORT CLIENTS SECONDS STACKS [MAXCOUNT]   concurrent POST /ingest of
+ *   server_load ingest PORT CLIENTS SECONDS STACKS [MAXCOUNT [NSERIES]]   concurrent POST /ingest of
  *       folded bodies with STACKS distinct lines drawn from a pool of 3000 stacks of 12..40
  *       frames over 2000 function names; counts 1..MAXCOUNT (default 1: samples == stacks)
- *   server_load fill PORT HOURS STACKS              one push every 10 s of simulated time over
+ *   server_load fill PORT HOURS STACKS [CLIENTS]    one push every 10 s of simulated time over
  *       the last HOURS hours (STACKS lines, counts 1..8), 4 clients
  *   server_load query PORT CLIENTS REQUESTS PATH    GET PATH repeatedly, latency percentiles
  *
@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,8 @@ static char *pool[POOL_STACKS];
 static volatile int stop;
 static double deadline;
 static int fill_next, fill_total;
+static unsigned nseries;            /* ingest: distinct series (0: one per client, up to 8) */
+static atomic_uint series_next;
 static int64_t fill_start;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -214,9 +217,13 @@ static void *ingest_worker(void *arg)
 		bodies[i] = folded_body(&seed, w->nstacks, w->count_max, &blens[i], &bsamples[i]);
 	while (!stop && now_s() < deadline) {
 		size_t blen = blens[k % BODIES];
+		/* With nseries, every request is another agent's series (round robin over all). */
+		unsigned sid = nseries ? (unsigned)(atomic_fetch_add(&series_next, 1) % nseries) :
+					 (unsigned)(w->id % 8);
 		int hlen = snprintf(head, sizeof(head),
-				    "POST /ingest?name=bench.cpu%%7Bclient%%3D%d%%7D HTTP/1.1\r\n"
-				    "Host: 127.0.0.1\r\nContent-Length: %zu\r\n\r\n", w->id % 8, blen);
+				    "POST /ingest?name=bench.cpu%%7B%s%%3D%u%%7D HTTP/1.1\r\n"
+				    "Host: 127.0.0.1\r\nContent-Length: %zu\r\n\r\n",
+				    nseries ? "agent" : "client", sid, blen);
 		double t0 = now_s();
 		int st = request(&c, head, (size_t)hlen, bodies[k % BODIES], blen);
 
@@ -357,14 +364,15 @@ int main(int argc, char **argv)
 
 	if (argc < 6) {
 		fprintf(stderr, "usage: server_load ingest PORT CLIENTS SECONDS STACKS [MAXCOUNT]\n"
-				"       server_load fill PORT HOURS STACKS 0\n"
+				"       server_load ingest PORT CLIENTS SECS STACKS MAXCOUNT NSERIES\n"
+				"       server_load fill PORT HOURS STACKS [CLIENTS]\n"
 				"       server_load query PORT CLIENTS REQUESTS PATH\n");
 		return 2;
 	}
 	port = atoi(argv[2]);
 	make_pool();
 	if (!strcmp(argv[1], "fill")) {
-		n = 4;
+		n = argc > 5 && atoi(argv[5]) > 0 ? atoi(argv[5]) : 4;
 		fill_total = atoi(argv[3]) * 360 * 4;
 		fill_start = (int64_t)time(NULL) - (int64_t)atoi(argv[3]) * 3600;
 	} else {
@@ -378,6 +386,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], "ingest")) {
 			w[k].nstacks = atoi(argv[5]);
 			w[k].count_max = argc > 6 ? atoi(argv[6]) : 1;
+			nseries = argc > 7 ? (unsigned)atoi(argv[7]) : 0;
 			w[k].lat = malloc(MAX_LAT * sizeof(double));
 			pthread_create(&w[k].t, NULL, ingest_worker, &w[k]);
 		} else if (!strcmp(argv[1], "fill")) {

@@ -596,11 +596,11 @@ static int flush_rows(struct ch *ch, struct pending *p, struct errmsg *err)
 	int ret = ensure_ready(ch, err);
 
 	for (i = 0; i < n && ret == 0; i++) {
-		ret = insert_rows(ch, (int)i, "frames", 1, &p->frames, NULL, err);
+		ret = insert_rows(ch, (int)i, "frames", 0, &p->frames, NULL, err);
 		if (ret == 0)
-			ret = insert_rows(ch, (int)i, "stacks", 1, &p->stacks, NULL, err);
+			ret = insert_rows(ch, (int)i, "stacks", 0, &p->stacks, NULL, err);
 		if (ret == 0)
-			ret = insert_rows(ch, (int)i, "series", 1, &p->series, NULL, err);
+			ret = insert_rows(ch, (int)i, "series", 0, &p->series, NULL, err);
 	}
 	if (ret == 0)
 		ret = insert_rows(ch, CLICKHOUSE_ANY, "samples", 0, &p->samples,
