@@ -759,11 +759,6 @@ static void sel_list_release(struct sel_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static char *dup_len(const char *s, size_t n)
-{
-	return xstrndup(s, n);
-}
-
 /* Walk the rows of the series query: id, type, names, vals, rate, units, spy, agg, first, last.
  * Calls visit for those matching q (NULL q: all). */
 static int decode_series(const void *data, size_t len, const struct store_query *q,
@@ -787,26 +782,26 @@ static int decode_series(const void *data, size_t len, const struct store_query 
 		rowbinary_get_u64(&r, &id);
 		if (rowbinary_get_str(&r, STORE_MAX_TYPE, &s, &slen) < 0)
 			break;
-		strs[k++] = dup_len(s, slen);
+		strs[k++] = xstrndup(s, slen);
 		if (rowbinary_get_len(&r, STORE_MAX_LABELS, &nn) < 0)
 			goto bad;
 		for (i = 0; i < nn; i++) {
 			if (rowbinary_get_str(&r, STORE_MAX_LABEL_NAME, &s, &slen) < 0)
 				goto bad;
-			strs[k++] = dup_len(s, slen);
+			strs[k++] = xstrndup(s, slen);
 		}
 		if (rowbinary_get_len(&r, STORE_MAX_LABELS, &nv) < 0 || nv != nn)
 			goto bad;
 		for (i = 0; i < nv; i++) {
 			if (rowbinary_get_str(&r, STORE_MAX_LABEL_VALUE, &s, &slen) < 0)
 				goto bad;
-			strs[k++] = dup_len(s, slen);
+			strs[k++] = xstrndup(s, slen);
 		}
 		rowbinary_get_u32(&r, &rate);
 		for (i = 0; i < 3; i++) {
 			if (rowbinary_get_str(&r, STORE_MAX_META, &s, &slen) < 0)
 				goto bad;
-			strs[k++] = dup_len(s, slen);
+			strs[k++] = xstrndup(s, slen);
 		}
 		rowbinary_get_u32(&r, &first);
 		if (rowbinary_get_u32(&r, &last) < 0)
