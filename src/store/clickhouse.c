@@ -415,9 +415,9 @@ int clickhouse_error_class(const char *body, size_t len)
 	return -EIO;
 }
 
-/* One attempt on one node. */
+/* One attempt on one node; *unsent = 1 when the request never reached it (no connection). */
 static int exec_on(struct clickhouse *c, size_t node, const char *sql, const char *settings,
-		   const void *data, size_t len, struct buf *out, struct errmsg *err)
+		   const void *data, size_t len, struct buf *out, int *unsent, struct errmsg *err)
 {
 	CURL *h = handle_get(c);
 	struct sink sink = { out, BUF_INIT(ERROR_BODY_MAX + 1), 0, 0 };
@@ -459,6 +459,7 @@ static int exec_on(struct clickhouse *c, size_t node, const char *sql, const cha
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "scorch-server");
 	rc = curl_easy_perform(h);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	*unsent = rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST;
 	if (sink.too_big) {
 		ret = errmsg_set(err, -E2BIG, "answer of clickhouse at %s is larger than %zu bytes",
 				 c->u.nodes[node], out->max);
@@ -491,20 +492,22 @@ int clickhouse_exec(struct clickhouse *c, int node, const char *sql, const char 
 		    const void *data, size_t len, struct buf *out, struct errmsg *err)
 {
 	size_t n = c->u.nnodes, i, first;
-	int ret = -EAGAIN;
+	int ret = -EAGAIN, unsent = 0;
 
 	if (node >= 0)
-		return exec_on(c, (size_t)node % n, sql, settings, data, len, out, err);
+		return exec_on(c, (size_t)node % n, sql, settings, data, len, out, &unsent, err);
 	first = (size_t)atomic_load(&c->preferred) % n;
 	for (i = 0; i < n; i++) {
 		size_t k = (first + i) % n;
 
-		ret = exec_on(c, k, sql, settings, data, len, out, err);
+		ret = exec_on(c, k, sql, settings, data, len, out, &unsent, err);
 		if (ret == 0 && k != first)
 			atomic_store(&c->preferred, (int)k);
 		/* Another node may answer when this one is unreachable or busy; an error that
-		 * ClickHouse reported for the statement itself would be the same everywhere. */
-		if (ret != -EAGAIN)
+		 * ClickHouse reported for the statement itself would be the same everywhere. An
+		 * insert is tried elsewhere only if it never left: one that timed out may have
+		 * been stored, and the caller's retry must decide (it answers 503). */
+		if (ret != -EAGAIN || (data && !unsent))
 			return ret;
 	}
 	return ret;

@@ -9,7 +9,8 @@
  *
  * Statements go to one node, or to "any" node: the one that answered last, then the others
  * in turn when a node cannot be reached (a stateless server survives the loss of the node it
- * was talking to, as long as the cluster can still answer).
+ * was talking to, as long as the cluster can still answer). An insert moves to another node
+ * only when it could not connect: one that may have been stored is not sent twice.
  *
  * Errors: 0 or a negative errno, with a message in *err:
  *   -EAGAIN   ClickHouse cannot be reached, timed out, or refused for a reason that passes
