@@ -28,6 +28,10 @@ mkdir -p $B/bench
 ${CC:-cc} -O2 -g -Wall -Wextra -D_GNU_SOURCE -o $B/bench/server_load bench/server_load.c -lpthread
 LOAD=$B/bench/server_load
 
+q() { # LABEL CLIENTS REQUESTS PATH
+	$LOAD query $PORT $2 $3 "$4" > $TMP/out || { echo "query $4 failed: $(cat $TMP/out)"; exit 1; }
+	printf '%-44s %10s %10s %10s\n' "$1" "$(field p50_ms < $TMP/out)" "$(field p90_ms < $TMP/out)" "$(field p99_ms < $TMP/out)"
+}
 STORE=${STORE:-}
 start() { # DATA-DIR (its name names the ClickHouse database with STORE)
 	rm -f $TMP/port
@@ -36,7 +40,7 @@ start() { # DATA-DIR (its name names the ClickHouse database with STORE)
 		url=$(echo "$STORE" | sed "s|/DB|/$db|")
 		ch=$(echo "$STORE" | sed 's|^clickhouse://||; s|/.*||' | tr ',' ' ')
 		for h in $ch; do curl -s --data-binary "DROP DATABASE IF EXISTS $db" "http://$h/" >/dev/null; done
-		set -- --store "$url" --threads 128 --max-connections 1024
+		set -- --store "$url" --threads 256 --max-connections 1024
 	else
 		set -- --data "$1"
 	fi
@@ -55,6 +59,7 @@ field() { tr ' ' '\n' | sed -n "s/^$1=//p"; }
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 hz=$(getconf CLK_TCK)
 
+if [ -z "${ONLY_SERIES:-}" ]; then
 printf '%-44s %12s %12s %10s %10s %12s\n' "ingest (POST /ingest, folded)" "stacks/s" "samples/s" "p50 ms" "p99 ms" "stacks/cpu-s"
 start $TMP/ingest
 specs='"1 1" "4 1" "8 1" "4 16"'
@@ -91,10 +96,6 @@ t0=$(date +%s)
 $LOAD fill $PORT $HOURS 300 ${FILL_CLIENTS:-$([ -n "$STORE" ] && echo 64 || echo 4)} > $TMP/fill || { echo "fill failed: $(cat $TMP/fill)"; exit 1; }
 echo "pre-filled $HOURS h (4 hosts, one 300-stack push per 10 s each): $(field requests < $TMP/fill) pushes in $(( $(date +%s) - t0 )) s"
 printf '%-44s %10s %10s %10s\n' "query (GET, 1 client unless noted)" "p50 ms" "p90 ms" "p99 ms"
-q() { # LABEL CLIENTS REQUESTS PATH
-	$LOAD query $PORT $2 $3 "$4" > $TMP/out || { echo "query $4 failed: $(cat $TMP/out)"; exit 1; }
-	printf '%-44s %10s %10s %10s\n' "$1" "$(field p50_ms < $TMP/out)" "$(field p90_ms < $TMP/out)" "$(field p99_ms < $TMP/out)"
-}
 q "/render last 1h" 1 20 "/render?query=fill.cpu&from=now-1h"
 q "/render last 6h" 1 10 "/render?query=fill.cpu&from=now-6h"
 q "/render last ${HOURS}h" 1 10 "/render?query=fill.cpu&from=now-${HOURS}h"
@@ -107,17 +108,20 @@ q "/labels" 1 50 "/labels"
 query_rss=$(awk '/VmHWM/ { print $2 }' /proc/$PID/status)
 echo "server peak RSS (fill + queries): $((query_rss / 1024)) MB"
 stop
+fi
 
 # Many series: agents pushing 20-stack profiles, each push another agent's series, until
 # SERIES_TARGET (default 100000) series exist; then query one series among them, all of them,
-# and the label listings.
+# and the label listings. SERIES_CLIENTS concurrent agents (64; 256 on ClickHouse, whose
+# inserts take what all waiting agents pushed). ONLY_SERIES=1 runs only this part.
 SERIES_TARGET=${SERIES_TARGET:-100000}
 start $TMP/series
 t0=$(date +%s)
-$LOAD ingest $PORT 64 ${SERIES_SECS:-90} 20 4 $SERIES_TARGET > $TMP/out
+sclients=${SERIES_CLIENTS:-$([ -n "$STORE" ] && echo 256 || echo 64)}
+$LOAD ingest $PORT $sclients ${SERIES_SECS:-90} 20 4 $SERIES_TARGET > $TMP/out
 nser=$(curl -s "http://127.0.0.1:$PORT/label-values?label=agent&from=now-1h" | tr ',' '\n' | grep -c .)
 echo
-echo "$nser series from $(field requests < $TMP/out) pushes of 20 stacks in $(( $(date +%s) - t0 )) s ($(field stacks_per_s < $TMP/out) stacks/s, 64 clients)"
+echo "$nser series from $(field requests < $TMP/out) pushes of 20 stacks in $(( $(date +%s) - t0 )) s ($(field stacks_per_s < $TMP/out) stacks/s, $sclients clients)"
 printf '%-44s %10s %10s %10s\n' "query at $nser series (GET, 1 client)" "p50 ms" "p90 ms" "p99 ms"
 q "/render one series of them, last 1h" 1 10 "/render?query=bench.cpu%7Bagent%3D%227%22%7D&from=now-1h"
 q "/render all of them, last 1h" 1 5 "/render?query=bench.cpu&from=now-1h"
