@@ -346,6 +346,23 @@ void store_strings_release(struct store_strings *l)
 	l->n = 0;
 }
 
+char *store_series_group(const struct store_series_info *info, const char *group_by)
+{
+	const char *v = "", *app = "";
+	size_t i;
+
+	if (!strcmp(group_by, "__type__"))
+		v = info->type;
+	for (i = 0; i < info->nlabels; i++) {
+		if (!strcmp(info->labels[i].name, group_by))
+			v = info->labels[i].value;
+		if (!strcmp(info->labels[i].name, "service_name"))
+			app = info->labels[i].value;
+	}
+	/* __name__: the legacy application name APP.TYPE, as in store_label_values(). */
+	return !strcmp(group_by, "__name__") ? xasprintf("%s.%s", app, info->type) : xstrdup(v);
+}
+
 struct label_walk {
 	struct strtab *set;
 	const char *name; /* NULL: collect names */

@@ -171,6 +171,11 @@ struct store_strings {
 };
 void store_strings_release(struct store_strings *l);
 
+/* The value a series has for group_by (time series grouping): a label's value ("" without
+ * it), the profile type for "__type__", "<service_name>.<type>" for "__name__". Owned by the
+ * caller (xfree). */
+char *store_series_group(const struct store_series_info *info, const char *group_by);
+
 /* Label names of the series selected by q (q may be NULL = everything), sorted. */
 int store_label_names(struct store *s, const struct store_query *q, struct store_strings *out,
 		      struct errmsg *err);

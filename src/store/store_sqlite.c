@@ -1162,7 +1162,6 @@ static int collect_series(const struct store_series_info *info, void *arg)
 {
 	struct sel_list *l = arg;
 	struct sel_series *s;
-	size_t i;
 
 	ALLOC_GROW(l->v, l->n + 1, l->cap);
 	s = &l->v[l->n++];
@@ -1175,21 +1174,8 @@ static int collect_series(const struct store_series_info *info, void *arg)
 	s->units = xstrdup(info->units);
 	s->spy = xstrdup(info->spy_name);
 	s->agg = xstrdup(info->aggregation);
-	if (l->group_by) {
-		const char *v = "", *app = "";
-
-		if (!strcmp(l->group_by, "__type__"))
-			v = info->type;
-		for (i = 0; i < info->nlabels; i++) {
-			if (!strcmp(info->labels[i].name, l->group_by))
-				v = info->labels[i].value;
-			if (!strcmp(info->labels[i].name, "service_name"))
-				app = info->labels[i].value;
-		}
-		/* __name__: the legacy application name APP.TYPE, as in store_label_values(). */
-		s->group = !strcmp(l->group_by, "__name__") ? xasprintf("%s.%s", app, info->type) :
-							      xstrdup(v);
-	}
+	if (l->group_by)
+		s->group = store_series_group(info, l->group_by);
 	return 0;
 }
 
