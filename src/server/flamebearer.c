@@ -1,9 +1,9 @@
 /* flamebearer.c: call tree building, truncation and level encoding (see flamebearer.h).
  *
- * The tree is built from the stacks sorted by frames (see tree_build()). Truncation keeps the heaviest nodes: a node never weighs
- * more than its parent and is created after it, so sorting by (weight desc, index asc) puts
- * every parent before its children and any prefix of that order is a connected tree. The top
- * nodes are found by selection (quickselect on the weights), not by sorting all nodes. */
+ * The tree is built from the stacks sorted by frames (see tree_build()). Truncation computes
+ * one keep order (keep_order(): the qualifying nodes level by level, then best first by
+ * weight); any prefix of it is a connected tree, so the nodes kept are the longest prefix
+ * whose "other" nodes still fit in the budget, found in one pass over the order. */
 #include "server/flamebearer.h"
 #include "lib/alloc.h"
 #include "lib/json.h"
@@ -186,110 +186,134 @@ static int64_t weight(const struct fb_node *n)
 	return store_sat_add(n->total[0], n->total[1]);
 }
 
-/* The k-th largest (1-based) of a[0..n), reordering a: quickselect with a three-way partition,
- * so that the many equal weights of real trees cost nothing extra. */
-static int64_t kth_largest(int64_t *a, size_t n, size_t k)
+/* Heavier first; equal weights by index (a parent before its children, as it was created
+ * first). */
+static int heavier(const struct fb_tree *t, uint32_t a, uint32_t b)
 {
-	size_t lo = 0, hi = n; /* the answer is in a[lo..hi) at position k - 1 */
+	int64_t wa = weight(&t->nodes[a]), wb = weight(&t->nodes[b]);
 
-	k--;
-	while (hi - lo > 1) {
-		int64_t x = a[lo], y = a[lo + (hi - lo) / 2], z = a[hi - 1], pivot;
-		size_t lt = lo, i = lo, gt = hi;
-
-		/* median of three */
-		pivot = x > y ? (y > z ? y : (x > z ? z : x)) : (x > z ? x : (y > z ? z : y));
-		/* [lo, lt) > pivot, [lt, i) == pivot, [gt, hi) < pivot (descending order) */
-		while (i < gt) {
-			int64_t v = a[i];
-
-			if (v > pivot) {
-				a[i] = a[lt];
-				a[lt++] = v;
-				i++;
-			} else if (v < pivot) {
-				a[i] = a[--gt];
-				a[gt] = v;
-			} else {
-				i++;
-			}
-		}
-		if (k < lt)
-			hi = lt;
-		else if (k >= gt)
-			lo = gt;
-		else
-			return pivot;
-	}
-	return a[lo];
+	return wa != wb ? wa > wb : a < b;
 }
 
-/* Keep the k heaviest nodes, ties broken by index (a parent before its children). */
-static void mark_top(struct fb_tree *t, int64_t *scratch, size_t n, size_t k)
+static int cmp_heavier(const void *a, const void *b, void *arg)
 {
-	int64_t thr;
-	size_t i, above = 0, ties;
-
-	for (i = 0; i < n; i++)
-		scratch[i] = weight(&t->nodes[i]);
-	thr = kth_largest(scratch, n, k);
-	for (i = 0; i < n; i++)
-		above += weight(&t->nodes[i]) > thr;
-	ties = k - above;
-	for (i = 0; i < n; i++) {
-		int64_t w = weight(&t->nodes[i]);
-
-		if (w > thr)
-			t->nodes[i].kept = 1;
-		else if (w == thr && ties) {
-			t->nodes[i].kept = 1;
-			ties--;
-		} else
-			t->nodes[i].kept = 0;
-	}
-	t->nodes[0].kept = 1;
-}
-
-static int cmp_kids(const void *a, const void *b, void *arg)
-{
-	const struct fb_tree *t = arg;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	const struct fb_node *nx = &t->nodes[x], *ny = &t->nodes[y];
-	int c;
 
-	if (nx->is_other != ny->is_other)
-		return nx->is_other ? 1 : -1;
-	c = strcmp(strtab_get(t->names, nx->name), strtab_get(t->names, ny->name));
-	if (c)
-		return c;
-	return x < y ? -1 : x > y;
+	return x == y ? 0 : heavier(arg, x, y) ? -1 : 1;
 }
 
-/* Mark the kept nodes and append the "other" nodes. */
-/* Keep the k heaviest nodes; returns how many "other" nodes they need (one per kept node with
- * a dropped child), marked in needs[]. */
-static size_t try_keep(struct fb_tree *t, int64_t *scratch, uint8_t *needs, size_t n, size_t k)
+/* A binary max-heap of node indexes ordered by heavier(). */
+struct fb_heap {
+	uint32_t *v;
+	size_t n;
+};
+
+static void heap_push(const struct fb_tree *t, struct fb_heap *h, uint32_t x)
 {
-	size_t i, others = 0;
+	size_t i = h->n++;
 
-	mark_top(t, scratch, n, k);
-	memset(needs, 0, n);
-	for (i = 1; i < n; i++) {
-		const struct fb_node *nd = &t->nodes[i];
-
-		if (!nd->kept && t->nodes[nd->parent].kept && !needs[nd->parent]) {
-			needs[nd->parent] = 1;
-			others++;
-		}
+	while (i && heavier(t, x, h->v[(i - 1) / 2])) {
+		h->v[i] = h->v[(i - 1) / 2];
+		i = (i - 1) / 2;
 	}
-	return others;
+	h->v[i] = x;
 }
 
-/* Mark the kept nodes and append the "other" nodes. */
+static uint32_t heap_pop(const struct fb_tree *t, struct fb_heap *h)
+{
+	uint32_t top = h->v[0], x = h->v[--h->n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && heavier(t, h->v[c + 1], h->v[c]))
+			c++;
+		if (!heavier(t, h->v[c], x))
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = x;
+	return top;
+}
+
+/* The order in which nodes are kept (the first k of it are the k nodes kept), at most cap
+ * long. Two passes, both of which only ever add a node whose parent is already in:
+ *   1. level by level from the root, every node holding at least FLAMEBEARER_MIN_SHARE of the
+ *      root, heaviest first within a level: a wide level cannot starve the levels below it,
+ *      and when the budget runs out inside a level, all levels above it are whole;
+ *   2. then the heaviest of the nodes left whose parent is in (best first, with a heap), so
+ *      the rest of the budget goes where the weight is, at any depth.
+ * kids/kid_start give every node's children (all of them, kept or not). */
+static size_t keep_order(const struct fb_tree *t, const uint32_t *kids, const uint32_t *kid_start,
+			 uint32_t *order, size_t cap)
+{
+	size_t len = 0, lvl_begin, lvl_end, i;
+	uint8_t *in = xcalloc(t->n, 1);
+	struct fb_heap h = { NULL, 0 };
+	uint32_t *lvl = NULL;
+	size_t lvl_cap = 0;
+	int64_t thr = (int64_t)((double)weight(&t->nodes[0]) * FLAMEBEARER_MIN_SHARE);
+	uint32_t c;
+
+	if (thr < 1)
+		thr = 1;
+	order[len++] = 0;
+	in[0] = 1;
+	lvl_begin = 0;
+	lvl_end = 1;
+	while (len < cap && lvl_begin < lvl_end) {
+		size_t nlvl = 0, take;
+
+		/* every qualifying child of the last level, heaviest first, as many as fit */
+		for (i = lvl_begin; i < lvl_end; i++)
+			for (c = kid_start[order[i]]; c < kid_start[order[i] + 1]; c++)
+				if (weight(&t->nodes[kids[c]]) >= thr) {
+					ALLOC_GROW(lvl, nlvl + 1, lvl_cap);
+					lvl[nlvl++] = kids[c];
+				}
+		if (nlvl > 1)
+			qsort_r(lvl, nlvl, sizeof(*lvl), cmp_heavier, (void *)t);
+		take = nlvl < cap - len ? nlvl : cap - len;
+		if (take)
+			memcpy(order + len, lvl, take * sizeof(*lvl));
+		for (i = 0; i < take; i++)
+			in[lvl[i]] = 1;
+		lvl_begin = len;
+		len += take;
+		lvl_end = len;
+	}
+	xfree(lvl);
+	if (len < cap) {
+		h.v = xmalloc(t->n * sizeof(*h.v));
+		for (i = 0; i < len; i++)
+			for (c = kid_start[order[i]]; c < kid_start[order[i] + 1]; c++)
+				if (!in[kids[c]])
+					heap_push(t, &h, kids[c]);
+		while (len < cap && h.n) {
+			uint32_t x = heap_pop(t, &h);
+
+			order[len++] = x;
+			for (c = kid_start[x]; c < kid_start[x + 1]; c++)
+				heap_push(t, &h, kids[c]);
+		}
+		xfree(h.v);
+	}
+	xfree(in);
+	return len;
+}
+
+/* Mark the kept nodes and append the "other" nodes: one per kept node with dropped children,
+ * counted against max_nodes (except the root's, so that one node still shows everything). */
 static void tree_truncate(struct fb_tree *t, size_t max_nodes)
 {
-	size_t n = t->n, i, k, lo, hi;
-	int64_t *scratch;
+	size_t n = t->n, i, len, k, best = 1;
+	uint32_t *kids, *kid_start, *order, *unkept;
+	size_t others = 0;
 	uint8_t *needs;
 
 	if (max_nodes < 1)
@@ -299,25 +323,48 @@ static void tree_truncate(struct fb_tree *t, size_t max_nodes)
 			t->nodes[i].kept = 1;
 		return;
 	}
-	scratch = xmalloc(n * sizeof(*scratch));
-	needs = xcalloc(n, 1);
-	/* The largest k whose nodes and "other" nodes fit in max_nodes. Every kept node needs at
-	 * most one "other", so k = max_nodes / 2 always fits: binary search above it (a wide,
-	 * flat tree, where every kept node has dropped children, still gets half the nodes). */
-	lo = max_nodes / 2 > 1 ? max_nodes / 2 : 1;
-	hi = max_nodes;
-	if (hi + try_keep(t, scratch, needs, n, hi) > max_nodes) {
-		while (hi - lo > 1) {
-			size_t mid = lo + (hi - lo) / 2;
+	/* children of every node, in index order (CSR) */
+	kid_start = xcalloc(n + 1, sizeof(*kid_start));
+	for (i = 1; i < n; i++)
+		kid_start[t->nodes[i].parent + 1]++;
+	for (i = 0; i < n; i++)
+		kid_start[i + 1] += kid_start[i];
+	kids = xmalloc((n ? n : 1) * sizeof(*kids));
+	unkept = xcalloc(n, sizeof(*unkept)); /* used as a fill cursor first */
+	for (i = 1; i < n; i++) {
+		uint32_t p = t->nodes[i].parent;
 
-			if (mid + try_keep(t, scratch, needs, n, mid) <= max_nodes)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		k = lo;
-		try_keep(t, scratch, needs, n, k);
+		kids[kid_start[p] + unkept[p]++] = (uint32_t)i;
 	}
+	order = xmalloc(max_nodes * sizeof(*order));
+	len = keep_order(t, kids, kid_start, order, max_nodes);
+	/* The largest k whose nodes and "other" nodes fit: others(k) is the number of the
+	 * first k nodes that still have a child outside them, followed as k grows. */
+	for (k = 0; k < len; k++) {
+		uint32_t x = order[k];
+
+		if (unkept[x])
+			others++;
+		if (k && --unkept[t->nodes[x].parent] == 0)
+			others--;
+		if (k + 1 + others <= max_nodes || k == 0)
+			best = k + 1;
+	}
+	for (i = 0; i < n; i++)
+		t->nodes[i].kept = 0;
+	for (k = 0; k < best; k++)
+		t->nodes[order[k]].kept = 1;
+	needs = xcalloc(n, 1);
+	for (i = 1; i < n; i++) {
+		const struct fb_node *nd = &t->nodes[i];
+
+		if (!nd->kept && t->nodes[nd->parent].kept)
+			needs[nd->parent] = 1;
+	}
+	xfree(order);
+	xfree(kids);
+	xfree(kid_start);
+	xfree(unkept);
 	for (i = 0; i < n; i++) {
 		uint32_t o;
 
@@ -353,8 +400,22 @@ static void tree_truncate(struct fb_tree *t, size_t max_nodes)
 		}
 		xfree(kept_sum);
 	}
-	xfree(scratch);
 	xfree(needs);
+}
+
+static int cmp_kids(const void *a, const void *b, void *arg)
+{
+	const struct fb_tree *t = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct fb_node *nx = &t->nodes[x], *ny = &t->nodes[y];
+	int c;
+
+	if (nx->is_other != ny->is_other)
+		return nx->is_other ? 1 : -1;
+	c = strcmp(strtab_get(t->names, nx->name), strtab_get(t->names, ny->name));
+	if (c)
+		return c;
+	return x < y ? -1 : x > y;
 }
 
 /* Children lists of kept nodes, sorted; fills kids/nkids and the x offsets. Returns the nodes

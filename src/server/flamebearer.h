@@ -10,11 +10,21 @@
  * for the first). Children start at their parent's x, ordered by name; the parent's self is
  * the uncovered rest on the right.
  *
- * Truncation: at most max_nodes real nodes are kept, those with the largest totals (left +
- * right in a diff); the dropped children of a kept node are summed into one child named
- * "other" (placed last). The "other" nodes count against max_nodes, except that the root and
- * one "other" under it are always present. A profile's own `other` (stacks the store left
- * out) becomes an "other" child of the root too, so numTicks always equals the profile total.
+ * Truncation (pruning): at most max_nodes nodes are kept, chosen in two passes that only add
+ * a node whose parent is kept:
+ *   1. level by level from the root, every node whose total holds at least
+ *      FLAMEBEARER_MIN_SHARE of the root's (heaviest first within a level), while the budget
+ *      lasts: a wide level cannot starve the levels below it, and if the budget runs out
+ *      inside a level, every level above it is whole;
+ *   2. the rest of the budget to the heaviest remaining nodes (left + right in a diff) at any
+ *      depth.
+ * The dropped children of a kept node are summed into one child named "other" (placed last;
+ * its self is its total, the parent's own self stays exact). The "other" nodes count against
+ * max_nodes, except that the root and one "other" under it are always present. A profile's
+ * own `other` (stacks the store left out) becomes an "other" child of the root too, so
+ * numTicks always equals the profile total. A frame cut off this way is reached by rendering
+ * the subtree of a kept ancestor on its own (/render's focus): each such render keeps at least
+ * the next level of nodes above FLAMEBEARER_MIN_SHARE of its root.
  *
  * Output objects (appended to out):
  *   single: {"names":[...],"levels":[[...],...],"numTicks":N,"maxSelf":M}
@@ -33,6 +43,8 @@ struct store_profile;
 
 #define FLAMEBEARER_DEFAULT_MAX_NODES 8192
 #define FLAMEBEARER_MAX_MAX_NODES (1u << 20)
+/* Share of the root above which pass 1 of the truncation keeps a node, level by level. */
+#define FLAMEBEARER_MIN_SHARE 0.001
 
 /* Append the single-format flamebearer object of p. Returns 0 or a negative errno
  * (-E2BIG when out's maximum is reached). */

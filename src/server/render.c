@@ -98,6 +98,134 @@ int render_folded(const struct store_profile *sp, struct buf *out)
 	return err;
 }
 
+/* ---- focus: the subtree of one node ------------------------------------------------------ */
+
+void render_focus_release(struct render_focus *f)
+{
+	xfree(f->path);
+	xfree(f->copy);
+	memset(f, 0, sizeof(*f));
+}
+
+int render_focus_parse(const char *s, struct render_focus *f, struct errmsg *err)
+{
+	size_t n = 1, i;
+	char *p;
+
+	memset(f, 0, sizeof(*f));
+	if (!s || !*s)
+		return 0;
+	for (i = 0; s[i]; i++)
+		n += s[i] == ';';
+	if (n > STORE_MAX_DEPTH)
+		return errmsg_set(err, -E2BIG, "the path has %zu frames, more than %d", n,
+				  STORE_MAX_DEPTH);
+	f->copy = xstrdup(s);
+	f->path = xmalloc(n * sizeof(*f->path));
+	for (p = f->copy; p;) {
+		char *semi = strchr(p, ';');
+
+		if (semi)
+			*semi++ = '\0';
+		if (!*p) {
+			render_focus_release(f);
+			return errmsg_set(err, -EINVAL, "empty frame name in the path (frames are separated by ';')");
+		}
+		f->path[f->n++] = p;
+		p = semi;
+	}
+	return 0;
+}
+
+struct store_profile *render_focus_filter(const struct store_profile *sp, const struct render_focus *f)
+{
+	struct store_profile *out = store_profile_new();
+	uint32_t nnames = strtab_count(sp->names);
+	uint32_t *want = xmalloc((f->n ? f->n : 1) * sizeof(*want));
+	uint32_t *map = xmalloc((nnames ? nnames : 1) * sizeof(*map));
+	uint32_t *ids = NULL;
+	size_t i, j, ids_cap = 0;
+
+	out->nseries = sp->nseries;
+	out->sample_rate = sp->sample_rate;
+	memcpy(out->type, sp->type, sizeof(out->type));
+	memcpy(out->units, sp->units, sizeof(out->units));
+	memcpy(out->spy_name, sp->spy_name, sizeof(out->spy_name));
+	memcpy(out->aggregation, sp->aggregation, sizeof(out->aggregation));
+	memset(map, 0xff, (nnames ? nnames : 1) * sizeof(*map));
+	for (i = 0; i < f->n; i++) {
+		want[i] = strtab_find(sp->names, f->path[i], strlen(f->path[i]));
+		if (want[i] == UINT32_MAX)
+			goto done; /* a frame nobody has: nothing is under the path */
+	}
+	for (i = 0; i < sp->nstacks; i++) {
+		const struct store_stack *st = &sp->stacks[i];
+		const uint32_t *fr = sp->frames + st->first;
+
+		if (st->depth < f->n || st->value <= 0)
+			continue;
+		for (j = 0; j < f->n && fr[j] == want[j]; j++)
+			;
+		if (j < f->n)
+			continue;
+		ALLOC_GROW(ids, st->depth, ids_cap);
+		for (j = 0; j < st->depth; j++) {
+			uint32_t id = fr[j] < nnames ? fr[j] : 0;
+
+			if (map[id] == UINT32_MAX)
+				map[id] = strtab_intern(out->names, strtab_get(sp->names, id));
+			ids[j] = map[id];
+		}
+		store_profile_add_ids(out, ids, st->depth, st->value);
+	}
+done:
+	xfree(ids);
+	xfree(map);
+	xfree(want);
+	return out;
+}
+
+/* Parse the optional `focus` parameter (400 on error). */
+static int arg_focus(const struct http_request *req, struct http_response *resp,
+		     struct render_focus *f)
+{
+	struct errmsg err = { "" };
+
+	if (render_focus_parse(http_arg(req, "focus"), f, &err) < 0)
+		return http_error(resp, 400, "bad parameter 'focus': %s", err.msg), -EINVAL;
+	return 0;
+}
+
+/* Replace *p by its stacks under the focus path (when there is one). */
+static void apply_focus(struct store_profile **p, const struct render_focus *f)
+{
+	struct store_profile *sub;
+
+	if (!f->n)
+		return;
+	sub = render_focus_filter(*p, f);
+	store_profile_free(*p);
+	*p = sub;
+}
+
+/* ,"focus":{"path":[...],"total":T,"selectionTotal":S} */
+static int write_focus(struct buf *b, const struct render_focus *f, int64_t total, int64_t selection)
+{
+	size_t i;
+	int err = buf_puts(b, ",\"focus\":{\"path\":[");
+
+	for (i = 0; i < f->n && !err; i++) {
+		if (i)
+			err = buf_putc(b, ',');
+		if (!err)
+			err = json_str(b, f->path[i]);
+	}
+	if (!err)
+		err = buf_printf(b, "],\"total\":%" PRId64 ",\"selectionTotal\":%" PRId64 "}", total,
+				 selection);
+	return err;
+}
+
 /* The legacy "name" of a selection: APP.TYPE when the selector names both. */
 static void selection_name(const struct server_range *r, const struct store_profile *p,
 			   char *out, size_t outlen)
@@ -157,30 +285,38 @@ void render_handle(void *ctx, const struct http_request *req, struct http_respon
 {
 	struct server *s = ctx;
 	struct server_range r;
+	struct render_focus focus;
 	struct store_profile *p = NULL;
 	struct profile *prof = NULL;
 	struct errmsg err = { "" };
 	const char *format = http_arg(req, "format");
 	char name[512];
 	uint64_t max_nodes;
+	int64_t selection_total;
 	int rc;
 
 	if (!format || !*format)
 		format = "json";
 	if (strcmp(format, "json") && strcmp(format, "pprof") && strcmp(format, "folded") &&
-	    strcmp(format, "collapsed") && strcmp(format, "html")) {
-		http_error(resp, 400, "bad parameter 'format': want json, pprof, folded or html");
+	    strcmp(format, "collapsed") && strcmp(format, "html") && strcmp(format, "svg")) {
+		http_error(resp, 400, "bad parameter 'format': want json, pprof, folded, html or svg");
 		return;
 	}
 	if (server_arg_max_nodes(req, resp, &max_nodes) < 0)
 		return;
-	if (server_parse_range(req, resp, "query", "from", "until", &r) < 0)
+	if (arg_focus(req, resp, &focus) < 0)
 		return;
-	rc = store_merge(s->store, &r.q, 0, &p, &err);
+	if (server_parse_range(req, resp, "query", "from", "until", &r) < 0)
+		goto cleanup_focus;
+	/* A subtree is rendered from every stack the store returns (not only the heaviest
+	 * 64 Ki), so that zooming in finds the light stacks that make up a deep frame. */
+	rc = store_merge(s->store, &r.q, focus.n ? STORE_MAX_MERGE_STACKS : 0, &p, &err);
 	if (rc < 0) {
 		server_store_error(resp, rc, &err);
 		goto cleanup;
 	}
+	selection_total = p->total;
+	apply_focus(&p, &focus);
 	if (!strcmp(format, "json")) {
 		struct buf *b = &resp->body;
 
@@ -192,6 +328,8 @@ void render_handle(void *ctx, const struct http_request *req, struct http_respon
 			rc = buf_putc(b, ',');
 		if (!rc)
 			rc = write_metadata(b, "single", p, name);
+		if (!rc && focus.n)
+			rc = write_focus(b, &focus, p->total, selection_total);
 		if (!rc)
 			rc = buf_putc(b, ',');
 		if (!rc && (rc = write_timeline(s, b, "timeline", &r.q, &err)) < 0 && rc != -E2BIG) {
@@ -211,8 +349,13 @@ void render_handle(void *ctx, const struct http_request *req, struct http_respon
 	} else {
 		selection_name(&r, p, name, sizeof(name));
 		prof = render_to_profile(p);
-		set_body_type(resp, "text/html; charset=utf-8", NULL);
-		rc = flamegraph_html_write(prof, name[0] ? name : "scorch", &resp->body);
+		if (!strcmp(format, "svg")) {
+			set_body_type(resp, "image/svg+xml", NULL);
+			rc = flamegraph_svg_write(prof, name[0] ? name : "scorch", &resp->body);
+		} else {
+			set_body_type(resp, "text/html; charset=utf-8", NULL);
+			rc = flamegraph_html_write(prof, name[0] ? name : "scorch", &resp->body);
+		}
 	}
 	if (rc < 0)
 		http_error(resp, 500, "cannot render the profile (%s)", strerror(-rc));
@@ -220,31 +363,42 @@ cleanup:
 	profile_free(prof);
 	store_profile_free(p);
 	server_range_release(&r);
+cleanup_focus:
+	render_focus_release(&focus);
 }
 
 void render_diff_handle(void *ctx, const struct http_request *req, struct http_response *resp)
 {
 	struct server *s = ctx;
 	struct server_range lr, rr;
+	struct render_focus focus;
 	struct store_profile *lp = NULL, *rp = NULL;
 	struct errmsg err = { "" };
 	struct buf *b = &resp->body;
 	uint64_t max_nodes;
+	int64_t lsel, rsel;
 	char name[512];
 	int rc;
 
 	memset(&rr, 0, sizeof(rr));
+	memset(&lr, 0, sizeof(lr));
 	if (server_arg_max_nodes(req, resp, &max_nodes) < 0)
 		return;
-	if (server_parse_range(req, resp, "leftQuery", "leftFrom", "leftUntil", &lr) < 0)
+	if (arg_focus(req, resp, &focus) < 0)
 		return;
+	if (server_parse_range(req, resp, "leftQuery", "leftFrom", "leftUntil", &lr) < 0)
+		goto cleanup;
 	if (server_parse_range(req, resp, "rightQuery", "rightFrom", "rightUntil", &rr) < 0)
 		goto cleanup;
-	if ((rc = store_merge(s->store, &lr.q, 0, &lp, &err)) < 0 ||
-	    (rc = store_merge(s->store, &rr.q, 0, &rp, &err)) < 0) {
+	if ((rc = store_merge(s->store, &lr.q, focus.n ? STORE_MAX_MERGE_STACKS : 0, &lp, &err)) < 0 ||
+	    (rc = store_merge(s->store, &rr.q, focus.n ? STORE_MAX_MERGE_STACKS : 0, &rp, &err)) < 0) {
 		server_store_error(resp, rc, &err);
 		goto cleanup;
 	}
+	lsel = lp->total;
+	rsel = rp->total;
+	apply_focus(&lp, &focus);
+	apply_focus(&rp, &focus);
 	selection_name(&rr, rp, name, sizeof(name));
 	rc = buf_puts(b, "{\"flamebearer\":");
 	if (!rc)
@@ -254,8 +408,15 @@ void render_diff_handle(void *ctx, const struct http_request *req, struct http_r
 	if (!rc)
 		rc = write_metadata(b, "double", rp->nstacks ? rp : lp, name);
 	if (!rc)
-		rc = buf_printf(b, ",\"leftTicks\":%" PRId64 ",\"rightTicks\":%" PRId64 ",",
+		rc = buf_printf(b, ",\"leftTicks\":%" PRId64 ",\"rightTicks\":%" PRId64,
 				lp->total, rp->total);
+	if (!rc && focus.n)
+		rc = write_focus(b, &focus, lp->total + rp->total, lsel + rsel);
+	if (!rc && focus.n)
+		rc = buf_printf(b, ",\"leftSelectionTicks\":%" PRId64 ",\"rightSelectionTicks\":%" PRId64,
+				lsel, rsel);
+	if (!rc)
+		rc = buf_putc(b, ',');
 	if (!rc && (rc = write_timeline(s, b, "leftTimeline", &lr.q, &err)) < 0 && rc != -E2BIG) {
 		server_store_error(resp, rc, &err);
 		goto cleanup;
@@ -275,4 +436,5 @@ cleanup:
 	store_profile_free(rp);
 	server_range_release(&lr);
 	server_range_release(&rr);
+	render_focus_release(&focus);
 }

@@ -1,17 +1,40 @@
 /* render.h: GET /render and GET /render-diff, the flame graph queries of the legacy API.
  *
- *   /render?query=APP.TYPE{selectors}&from=&until=&format=json|pprof|folded|html&maxNodes=
+ *   /render?query=APP.TYPE{selectors}&from=&until=&format=json|pprof|folded|html|svg
+ *          &maxNodes=&focus=FRAME;FRAME;...
  *   /render-diff?leftQuery=&leftFrom=&leftUntil=&rightQuery=&rightFrom=&rightUntil=&maxNodes=
+ *          &focus=
  *
  * json is the flamebearer document (flamebearer.h) with metadata and timeline; pprof is a gzip
- * pprof file, folded the collapsed text, html one self-contained flame graph page. */
+ * pprof file, folded the collapsed text, html one self-contained flame graph page, svg a static
+ * flame graph. With focus (frame names from the root, separated by ';'), only the stacks that
+ * pass through that path are rendered, in every format: the subtree of one node, with the
+ * whole node budget (flamebearer.h's truncation) spent below it. json then carries
+ * "focus":{"path":[...],"total":T,"selectionTotal":S}. */
 #ifndef SCORCH_RENDER_H
 #define SCORCH_RENDER_H
 
 #include "server/http.h"
 
+struct errmsg;
 struct profile;
 struct store_profile;
+
+/* A focus path: n frame names from the root (pointing into copy). */
+struct render_focus {
+	char **path;
+	size_t n;
+	char *copy;
+};
+
+/* Parse "a;b;c" into f (an empty or NULL string gives n = 0). -EINVAL for an empty frame,
+ * -E2BIG beyond STORE_MAX_DEPTH frames; f needs render_focus_release() on success. */
+int render_focus_parse(const char *s, struct render_focus *f, struct errmsg *err);
+void render_focus_release(struct render_focus *f);
+/* A new profile with the stacks of sp whose first f->n frames are f->path (whole, root
+ * first), and sp's metadata; its total is the focused node's total (0 when nothing matches).
+ * The caller frees it. */
+struct store_profile *render_focus_filter(const struct store_profile *sp, const struct render_focus *f);
 
 void render_handle(void *ctx, const struct http_request *req, struct http_response *resp);
 void render_diff_handle(void *ctx, const struct http_request *req, struct http_response *resp);
