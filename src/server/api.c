@@ -349,3 +349,214 @@ cleanup:
 	store_profile_free(p);
 	server_range_release(&r);
 }
+
+/* ---- /api/v1/runs ------------------------------------------------------------------------- */
+
+#define RUNS_MAX_GROUPS 5000   /* distinct values of the `by` label listed at most */
+#define RUNS_MAX_LABELS 8      /* labels whose values are reported per group */
+#define RUNS_MAX_VALUES 16     /* values reported per label and group */
+
+struct run_group {
+	char *value;
+	int64_t first, last, total;
+	uint64_t nseries;
+	uint32_t sample_rate;
+	char units[STORE_MAX_META + 1];
+	struct store_strings vals[RUNS_MAX_LABELS]; /* unsorted, unique, at most RUNS_MAX_VALUES */
+};
+
+struct runs {
+	const char *by;
+	const char *labels[RUNS_MAX_LABELS];
+	size_t nlabels;
+	struct run_group *g;
+	size_t n, cap;
+	int truncated;
+};
+
+static const char *label_of(const struct store_series_info *info, const char *name)
+{
+	size_t i;
+
+	if (!strcmp(name, "__type__"))
+		return info->type;
+	for (i = 0; i < info->nlabels; i++)
+		if (!strcmp(info->labels[i].name, name))
+			return info->labels[i].value;
+	return NULL;
+}
+
+static void add_value(struct store_strings *l, const char *v)
+{
+	size_t i;
+
+	if (!v || !*v || l->n >= RUNS_MAX_VALUES)
+		return;
+	for (i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i], v))
+			return;
+	l->v = xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
+	l->v[l->n++] = xstrdup(v);
+}
+
+static int runs_cb(const struct store_series_info *info, void *arg)
+{
+	struct runs *r = arg;
+	const char *v = label_of(info, r->by);
+	struct run_group *g = NULL;
+	size_t i;
+
+	if (!v || !*v)
+		return 0;
+	for (i = 0; i < r->n; i++)
+		if (!strcmp(r->g[i].value, v)) {
+			g = &r->g[i];
+			break;
+		}
+	if (!g) {
+		if (r->n >= RUNS_MAX_GROUPS) {
+			r->truncated = 1;
+			return 0;
+		}
+		ALLOC_GROW(r->g, r->n + 1, r->cap);
+		g = &r->g[r->n++];
+		memset(g, 0, sizeof(*g));
+		g->value = xstrdup(v);
+		g->first = info->first_time;
+		g->last = info->last_time;
+		g->sample_rate = info->sample_rate;
+		snprintf(g->units, sizeof(g->units), "%s", info->units ? info->units : "");
+	}
+	if (info->first_time < g->first)
+		g->first = info->first_time;
+	if (info->last_time > g->last)
+		g->last = info->last_time;
+	g->nseries++;
+	for (i = 0; i < r->nlabels; i++)
+		add_value(&g->vals[i], label_of(info, r->labels[i]));
+	return 0;
+}
+
+static int cmp_run_last(const void *a, const void *b)
+{
+	const struct run_group *x = a, *y = b;
+
+	if (x->last != y->last)
+		return x->last > y->last ? -1 : 1;
+	return strcmp(x->value, y->value);
+}
+
+void api_runs(void *ctx, const struct http_request *req, struct http_response *resp)
+{
+	struct server *s = ctx;
+	struct server_range r;
+	struct runs runs;
+	struct store_timeseries *ts = NULL;
+	struct errmsg err = { "" };
+	const char *by = http_arg(req, "by"), *labels = http_arg(req, "labels");
+	struct buf *b = &resp->body;
+	char *lcopy = NULL, *p, *comma;
+	uint64_t limit;
+	size_t i, j, k;
+	int rc;
+
+	memset(&runs, 0, sizeof(runs));
+	if (!by || !*by)
+		by = "commit";
+	if (strlen(by) > STORE_MAX_LABEL_NAME) {
+		http_error(resp, 400, "bad parameter 'by': too long");
+		return;
+	}
+	if (!labels)
+		labels = "branch,job,pipeline,runner,service_name";
+	if (server_arg_uint(req, resp, "limit", 200, 1, RUNS_MAX_GROUPS, &limit) < 0)
+		return;
+	lcopy = xstrdup(labels);
+	for (p = lcopy; p && *p; p = comma) {
+		comma = strchr(p, ',');
+		if (comma)
+			*comma++ = '\0';
+		if (!*p)
+			continue;
+		if (runs.nlabels == RUNS_MAX_LABELS || strlen(p) > STORE_MAX_LABEL_NAME) {
+			http_error(resp, 400, "bad parameter 'labels': at most %d label names", RUNS_MAX_LABELS);
+			xfree(lcopy);
+			return;
+		}
+		runs.labels[runs.nlabels++] = p;
+	}
+	runs.by = by;
+	if (server_parse_range(req, resp, "query", "from", "until", &r) < 0) {
+		xfree(lcopy);
+		return;
+	}
+	rc = store_series(s->store, &r.q, runs_cb, &runs, &err);
+	if (rc == 0)
+		rc = store_timeseries(s->store, &r.q, r.q.until - r.q.from > 0 ? r.q.until - r.q.from : 1,
+				      by, &ts, &err);
+	if (rc < 0) {
+		server_store_error(resp, rc, &err);
+		goto cleanup;
+	}
+	for (i = 0; i < ts->ngroups; i++) {
+		for (j = 0; j < runs.n; j++)
+			if (ts->groups[i].group && !strcmp(ts->groups[i].group, runs.g[j].value))
+				runs.g[j].total = ts->groups[i].total;
+	}
+	if (runs.n > 1)
+		qsort(runs.g, runs.n, sizeof(*runs.g), cmp_run_last);
+	rc = buf_puts(b, "{\"by\":");
+	if (!rc)
+		rc = json_str(b, by);
+	if (!rc)
+		rc = buf_printf(b, ",\"count\":%zu,\"truncated\":%s,\"runs\":[", runs.n,
+				runs.truncated ? "true" : "false");
+	for (i = 0; i < runs.n && i < limit && !rc; i++) {
+		const struct run_group *g = &runs.g[i];
+
+		rc = buf_puts(b, i ? ",{\"value\":" : "{\"value\":");
+		if (!rc)
+			rc = json_str(b, g->value);
+		if (!rc)
+			rc = buf_printf(b, ",\"total\":%" PRId64 ",\"first\":%" PRId64 ",\"last\":%" PRId64
+					",\"series\":%" PRIu64 ",\"sampleRate\":%" PRIu32 ",\"units\":",
+					g->total, g->first, g->last, g->nseries,
+					g->sample_rate ? g->sample_rate : 100);
+		if (!rc)
+			rc = json_str(b, g->units[0] ? g->units : "samples");
+		if (!rc)
+			rc = buf_puts(b, ",\"labels\":{");
+		for (j = 0; j < runs.nlabels && !rc; j++) {
+			if (j)
+				rc = buf_putc(b, ',');
+			if (!rc)
+				rc = json_str(b, runs.labels[j]);
+			if (!rc)
+				rc = buf_puts(b, ":[");
+			for (k = 0; k < g->vals[j].n && !rc; k++) {
+				if (k)
+					rc = buf_putc(b, ',');
+				if (!rc)
+					rc = json_str(b, g->vals[j].v[k]);
+			}
+			if (!rc)
+				rc = buf_putc(b, ']');
+		}
+		if (!rc)
+			rc = buf_puts(b, "}}");
+	}
+	if (!rc)
+		rc = buf_puts(b, "]}\n");
+	if (rc < 0)
+		http_error(resp, 500, "response too large");
+cleanup:
+	for (i = 0; i < runs.n; i++) {
+		xfree(runs.g[i].value);
+		for (j = 0; j < RUNS_MAX_LABELS; j++)
+			store_strings_release(&runs.g[i].vals[j]);
+	}
+	xfree(runs.g);
+	xfree(lcopy);
+	store_timeseries_free(ts);
+	server_range_release(&r);
+}

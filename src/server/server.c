@@ -58,6 +58,7 @@ static const struct http_route routes[] = {
 	{ "GET", "/api/v1/series", api_series },
 	{ "GET", "/api/v1/top", api_top },
 	{ "GET", "/api/v1/sandwich", api_sandwich },
+	{ "GET", "/api/v1/runs", api_runs },
 	{ "GET", "/metrics", metrics_route },
 	{ "GET", "/healthz", healthz },
 	{ "GET", "/", ui_handle },
