@@ -192,6 +192,12 @@ static int load(struct process_registry *r, struct process *p, const char *comm)
 			notify(r, p, PROCESS_EV_EXIT);
 		}
 		p->state = PROCESS_EXITED;
+		if (r->opts.labels && !p->have_info) {
+			/* gone already: what can be known without /proc (the comm, the lineage
+			 * process_note_lineage() adds) still names its samples */
+			procinfo_read(p->pid, p->comm, &p->info);
+			p->have_info = 1;
+		}
 		return rc;
 	}
 	procmaps_release(&p->maps);
@@ -386,16 +392,60 @@ const struct procinfo *process_labels(struct process_registry *r, int pid)
 
 	if (!p || !p->have_info)
 		return NULL;
-	if (!p->info.script[0]) {
+	if (!p->info.script[0] && p->state != PROCESS_STALE) {
 		ask_label(r, p);
-		if (p->label_value[0]) {
-			const char *base = strrchr(p->label_value, '/');
-
-			snprintf(p->info.script, sizeof(p->info.script), "%s",
-				 base && base[1] ? base + 1 : p->label_value);
-		}
+		/* the whole label (a path, a module): service_name.c makes the name */
+		if (p->label_value[0])
+			snprintf(p->info.script, sizeof(p->info.script), "%s", p->label_value);
 	}
 	return &p->info;
+}
+
+const struct procinfo *process_note_labels(struct process_registry *r, int pid)
+{
+	struct process *p = process_get(r, pid);
+
+	if (pid <= 0 || !r->opts.labels)
+		return NULL;
+	if (p)
+		return p->have_info ? &p->info : NULL;
+	p = process_create(r, pid);
+	p->state = PROCESS_STALE; /* labels only: its maps are read at a sample of its own */
+	if (procinfo_read(pid, NULL, &p->info) < 0 || procinfo_read_stat(pid, &p->info) < 0) {
+		p->state = PROCESS_EXITED; /* forgotten at the next collect */
+		return NULL;
+	}
+	p->have_info = 1;
+	return &p->info;
+}
+
+void process_note_lineage(struct process_registry *r, int pid, const struct process_lineage *l,
+			  uint64_t young_ns)
+{
+	struct process *p = process_get(r, pid);
+	size_t i;
+
+	if (!p || !r->opts.labels || !p->have_info)
+		return;
+	if (p->info.start_ns != l->start_ns || !p->info.last_ns) {
+		memcpy(p->info.ancestors, l->ancestors, sizeof(p->info.ancestors));
+		p->info.ppid = (int)l->ancestors[0];
+		p->info.start_ns = l->start_ns;
+		p->info.kernel_thread = l->kernel_thread;
+		if (l->start_ns && l->time_ns - l->start_ns < young_ns)
+			for (i = 0; i < PROCINFO_ANCESTORS && l->ancestors[i] > 1; i++)
+				process_note_labels(r, (int)l->ancestors[i]);
+	}
+	if (l->time_ns > p->info.last_ns)
+		p->info.last_ns = l->time_ns;
+}
+
+void process_set_exit_time(struct process_registry *r, int pid, uint64_t when_ns)
+{
+	struct process *p = process_get(r, pid);
+
+	if (p && p->have_info && !p->info.exit_ns)
+		p->info.exit_ns = when_ns;
 }
 
 void process_registry_collect(struct process_registry *r)

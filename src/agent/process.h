@@ -150,6 +150,27 @@ const struct procinfo *process_labels(struct process_registry *r, int pid);
 int process_runtime_label(struct process_registry *r, int pid, const char **key,
 			  const char **value);
 
+/* What a sample tells of its process (sampler.h's sample_body), for the agent's service names
+ * (service_name.h): recorded on the record of pid (with process_registry_opts.labels). */
+struct process_lineage {
+	uint64_t time_ns;          /* the sample's time (CLOCK_MONOTONIC) */
+	uint64_t start_ns;         /* the process's start (CLOCK_MONOTONIC) */
+	const uint32_t *ancestors; /* PROCINFO_ANCESTORS pids, parent first, 0 past init */
+	int kernel_thread;
+};
+/* Record l on pid's labels (procinfo: ancestors, start, kernel thread, latest sample). A pid
+ * whose record could not be read (gone already) keeps the labels known without /proc (its
+ * comm, the lineage). When the process is younger than young_ns at the sample, its ancestors'
+ * labels are read now, while they most likely still run: a short-lived child is named after
+ * the nearest of them that lasts (process_note_labels()). */
+void process_note_lineage(struct process_registry *r, int pid, const struct process_lineage *l,
+			  uint64_t young_ns);
+/* The labels of pid read now, without its maps: the record is created stale, so a sample of
+ * its own reads it in full (NEW) later. NULL when pid cannot be read. */
+const struct procinfo *process_note_labels(struct process_registry *r, int pid);
+/* The time of pid's exit record (before process_exit()): its lifetime for the labels. */
+void process_set_exit_time(struct process_registry *r, int pid, uint64_t when_ns);
+
 /* End of an interval, after its samples are symbolized: processes that exited (or are found
  * dead: their exit record may have been lost) are forgotten (PROCESS_EV_FORGET). */
 void process_registry_collect(struct process_registry *r);

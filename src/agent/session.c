@@ -50,6 +50,7 @@ struct session {
 	double start, last_status, period_start_wall;
 	uint64_t period_start_ns;
 	int filtering;        /* -p or command: only chosen processes are sampled */
+	uint64_t short_lived_ns; /* labels: a process younger has its ancestors' labels read */
 	int *pidfds;          /* -p: one pidfd per target (-1: none), to see them exit */
 	pid_t child;          /* command mode */
 	int child_status;     /* waitpid status once reaped */
@@ -155,6 +156,8 @@ static int spawn_command(struct session *s, int *go_fd, int *err_fd)
 	return 0;
 }
 
+_Static_assert(PROCINFO_ANCESTORS == SAMPLE_ANCESTORS, "procinfo.h and sampler.h disagree");
+
 /* ---- the registry's subscribers (process.h) */
 
 static void unwinder_listener(void *ctx, struct process *p, enum process_event ev)
@@ -245,8 +248,17 @@ static int on_record(void *ctx, const struct event_hdr *hdr, size_t size)
 		/* A process seen for the first time (or since its exec/fork) is read now: its
 		 * cost follows the sample rate, not the rate at which the machine starts
 		 * processes. With -p or a command it was read at its fork or exec already. */
-		if (hdr->pid)
+		if (hdr->pid) {
 			process_seen(s->reg, (int)hdr->pid, b->comm);
+			if (s->opts.procinfo) {
+				/* who started it and when: a short-lived child takes its parent's
+				 * service (service_name.h) */
+				struct process_lineage l = { hdr->time_ns, b->start_ns, b->ancestors,
+							     (b->flags & SAMPLE_F_KTHREAD) != 0 };
+
+				process_note_lineage(s->reg, (int)hdr->pid, &l, s->short_lived_ns);
+			}
+		}
 		if (s->unw) {
 			const struct event_hdr *fhdr;
 			size_t fsize;
@@ -280,6 +292,7 @@ static int on_record(void *ctx, const struct event_hdr *hdr, size_t size)
 		break;
 	case EVENT_EXIT:
 		/* forgotten once this interval's stacks are symbolized (session_collect()) */
+		process_set_exit_time(s->reg, (int)hdr->pid, hdr->time_ns);
 		process_exit(s->reg, (int)hdr->pid);
 		break;
 	case EVENT_STACK_CHUNK:
@@ -318,6 +331,8 @@ int session_start(const struct session_opts *opts, struct session **out)
 
 	s->opts = *opts;
 	s->child = -1;
+	s->short_lived_ns = opts->short_lived_s > 0 ? (uint64_t)(opts->short_lived_s * 1e9) :
+						      1000000000ULL;
 	s->agg = agg_new(opts->max_stacks);
 	{
 		struct process_registry_opts po = { .labels = opts->procinfo };

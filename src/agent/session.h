@@ -32,6 +32,8 @@ struct session_opts {
 	char *const *command;     /* ... or run and profile this command (argv, NULL-terminated) */
 	size_t max_stacks;        /* cap on distinct raw stacks held (default 1M) */
 	const char *cache_dir;    /* keep unwind tables on disk there too (NULL: memory only) */
+	double short_lived_s;     /* with procinfo: the ancestors of a process younger than
+				     this are read at once, for naming it (0: 1 s) */
 };
 
 /* Install the handlers every profiling command wants, and return the stop flag for

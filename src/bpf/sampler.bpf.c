@@ -11,6 +11,9 @@
 
 #include "sampler.h"
 
+/* include/linux/sched.h: not in BTF (a macro) */
+#define PF_KTHREAD 0x00200000
+
 char LICENSE[] SEC("license") = "GPL";
 
 /* Set by user space before load. */
@@ -120,12 +123,36 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	rec->hdr.tid = tid;
 	rec->hdr.time_ns = bpf_ktime_get_ns();
 	rec->body.flags = 0;
+	__builtin_memset(rec->body.ancestors, 0, sizeof(rec->body.ancestors));
+	rec->body.reserved = 0;
+	rec->body.start_ns = 0;
 	bpf_get_current_comm(rec->body.comm, sizeof(rec->body.comm));
 
 	if (pid == 0) {
 		/* The idle task: its kernel stack is the idle loop, which says nothing. */
 		rec->body.flags |= SAMPLE_F_IDLE;
 	} else {
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+		/* Who started the process and when: the agent names a short-lived child after
+		 * its parent, which it can only do if it learns both before the child is gone. */
+		struct task_struct *anc = BPF_CORE_READ(task, real_parent);
+		int i;
+
+		rec->body.start_ns = BPF_CORE_READ(task, group_leader, start_time);
+		if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
+			rec->body.flags |= SAMPLE_F_KTHREAD;
+		/* Who started the process: the agent names a short-lived child after the nearest
+		 * ancestor that lasts, which it can only do if it learns the chain before the
+		 * child (and a shell in between) are gone. */
+		for (i = 0; i < SAMPLE_ANCESTORS && anc; i++) {
+			__u32 apid = BPF_CORE_READ(anc, tgid);
+
+			if (apid <= 1)
+				break;
+			rec->body.ancestors[i] = apid;
+			anc = BPF_CORE_READ(anc, real_parent);
+		}
 		n = bpf_get_stack(ctx, rec->frames, MAX_KERNEL_FRAMES * sizeof(__u64), 0);
 		if (n < 0) {
 			stat_inc(STAT_KSTACK_ERRORS);

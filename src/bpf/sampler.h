@@ -7,7 +7,8 @@
  * A sample record (EVENT_SAMPLE):
  *   offset  size              field
  *   0       sizeof(hdr)       struct event_hdr  (type, version, pid, tid, cpu, time)
- *   ..      sizeof(sample)    struct sample_body (comm, nkernel, nuser, flags)
+ *   ..      sizeof(sample)    struct sample_body (comm, nkernel, nuser, flags, ancestors,
+ *                             start_ns)
  *   ..      8 * nkernel       kernel return addresses, leaf first
  *   ..      8 * nuser         user frame words, leaf first (see FRAME WORDS)
  *
@@ -35,6 +36,7 @@
 #define MAX_KERNEL_FRAMES 127
 #define MAX_USER_WORDS    2048
 #define TASK_COMM_SIZE    16
+#define SAMPLE_ANCESTORS  5
 
 enum event_type {
 	EVENT_SAMPLE = 1,
@@ -68,6 +70,7 @@ enum fw_marker {
 /* sample_body.flags */
 #define SAMPLE_F_KERNEL_ERROR (1u << 0) /* bpf_get_stack failed for the kernel stack */
 #define SAMPLE_F_IDLE         (1u << 1) /* the CPU was idle (pid 0) */
+#define SAMPLE_F_KTHREAD      (1u << 2) /* a kernel thread (PF_KTHREAD) */
 
 struct event_hdr {
 	__u8 type;    /* enum event_type */
@@ -84,6 +87,12 @@ struct sample_body {
 	__u16 nkernel;
 	__u16 nuser;
 	__u32 flags;
+	__u32 ancestors[SAMPLE_ANCESTORS]; /* thread group ids of the parent, grandparent, ...
+	                 * below init (0 past it); the agent names a short-lived child after the
+	                 * nearest one that lasted, even when those in between are gone */
+	__u32 reserved;
+	__u64 start_ns; /* when the process started (group leader's start_time, CLOCK_MONOTONIC),
+	                 * so that user space knows its age even after it is gone */
 };
 
 struct fork_body {

@@ -5,11 +5,13 @@
 #include "agent/otlp_export.h"
 #include "agent/procinfo.h"
 #include "agent/push.h"
+#include "agent/service_name.h"
 #include "agent/session.h"
 #include "agent/table_cache.h"
 #include "cli/commands.h"
 #include "lib/alloc.h"
 #include "lib/buf.h"
+#include "lib/hash.h"
 #include "lib/log.h"
 #include "profile/pprof.h"
 #include "profile/profile.h"
@@ -50,11 +52,16 @@ static const char agent_usage[] =
 	"                            " TABLE_CACHE_DEFAULT_DIR "; created 0700; at most\n"
 	"                            256 MB, least recently used tables deleted first)\n"
 	"      --no-cache-dir        keep unwind tables in memory only\n"
+	"      --short-lived SECS    a child that lives less than this is counted under its\n"
+	"                            parent's service (default 1; 0 turns it off)\n"
 	"  -d, --duration SECS       stop after SECS seconds (default: run until SIGTERM/Ctrl-C)\n"
 	"\n"
-	"Labels on each profile: service_name (Python script, else container, else executable),\n"
-	"process (executable), host, cpus (CPU count), container_id when there is one. Idle CPU\n"
-	"is sent as service_name=idle so servers can show absolute CPU usage. OTLP resources\n"
+	"Labels on each profile: service_name, process (executable), host, cpus (CPU count),\n"
+	"container_id when there is one. Idle CPU is sent as service_name=idle so servers can\n"
+	"show absolute CPU usage. The service is, in order: \"kernel\" for kernel threads; the\n"
+	"parent's service for a child that lived less than --short-lived; the script or module\n"
+	"of an interpreter (python app.py -> app.py, python -m pkg -> pkg, python -c ->\n"
+	"python3.11[-c]); the container; the executable's name (docs/agent.md). OTLP resources\n"
 	"carry the same as service.name, process.executable.name, host.name and container.id,\n"
 	"--label pairs under their own names; samples carry thread.name and process.pid.\n"
 	"\n"
@@ -86,31 +93,118 @@ struct agent {
 	char **label_keys; /* "k" of each */
 	size_t nlabels;
 	int include_idle;
+	struct service_rules rules;
+	struct u64map others; /* pid + 1 -> struct procinfo * (or 0): parents read this interval */
+	uint64_t now_ns;      /* CLOCK_MONOTONIC at the start of the interval's collection */
 };
+
+/* The lineage of a process the session never sampled (the parent of one it did): read from
+ * /proc once per interval. */
+static const struct procinfo *other_procinfo(struct agent *a, int pid)
+{
+	uint64_t *v = u64map_get(&a->others, (uint64_t)pid + 1);
+	struct procinfo *pi;
+
+	if (v)
+		return *v ? (const struct procinfo *)(uintptr_t)*v : NULL;
+	pi = xmalloc(sizeof(*pi));
+	if (procinfo_read(pid, NULL, pi) < 0 || procinfo_read_stat(pid, pi) < 0) {
+		xfree(pi);
+		pi = NULL;
+	}
+	u64map_put(&a->others, (uint64_t)pid + 1, (uintptr_t)pi);
+	return pi;
+}
+
+static void forget_others(struct agent *a)
+{
+	size_t it = 0;
+	uint64_t k, v;
+
+	while (u64map_next(&a->others, &it, &k, &v))
+		xfree((void *)(uintptr_t)v);
+	u64map_release(&a->others);
+	u64map_init(&a->others);
+}
+
+/* How long a process lived (it exited) or has lived so far; < 0 when unknown. */
+static double age_of(const struct procinfo *pi, uint64_t now_ns)
+{
+	uint64_t end;
+
+	if (!pi->start_ns)
+		return -1;
+	end = pi->exit_ns ? pi->exit_ns : now_ns;
+	return end > pi->start_ns ? (double)(end - pi->start_ns) / 1e9 : 0;
+}
+
+static const struct procinfo *any_procinfo(struct agent *a, uint32_t pid)
+{
+	const struct procinfo *pi = session_procinfo(a->session, pid);
+
+	return pi ? pi : other_procinfo(a, (int)pid);
+}
+
+/* The service of a process (service_name.h). The facts come from the session's procinfo; the
+ * parent's service is that of the nearest ancestor that is not short-lived itself (a shell
+ * between a service and its `cat` usually is), judged now, at the end of the interval, when
+ * their lifetimes are known. */
+static void service_of(struct agent *a, const struct procinfo *pi, uint64_t now_ns, int depth,
+		       char *out, size_t outlen)
+{
+	struct service_facts f;
+	const char *argv[PROCINFO_ARGS_MAX];
+	char parent[SERVICE_NAME_MAX] = "";
+	size_t i;
+
+	memset(&f, 0, sizeof(f));
+	f.exe = pi->exe_known ? pi->exe : NULL;
+	f.comm = pi->exe_known ? NULL : pi->exe; /* procinfo falls back to comm */
+	f.argc = procinfo_split_cmdline(pi->cmdline, pi->cmdline_len, argv, PROCINFO_ARGS_MAX);
+	f.argv = argv;
+	f.script = pi->script;
+	f.container_id = pi->container_id;
+	f.kernel_thread = pi->kernel_thread;
+	f.age_s = age_of(pi, now_ns);
+	if (a->rules.short_lived_s > 0 && f.age_s >= 0 && f.age_s < a->rules.short_lived_s &&
+	    !depth) {
+		for (i = 0; i < PROCINFO_ANCESTORS && pi->ancestors[i] > 1; i++) {
+			const struct procinfo *pp = any_procinfo(a, pi->ancestors[i]);
+			double age;
+
+			if (!pp)
+				continue; /* gone before we could read it: it named nothing */
+			age = age_of(pp, now_ns);
+			if (age >= 0 && age < a->rules.short_lived_s)
+				continue; /* short-lived too */
+			service_of(a, pp, now_ns, depth + 1, parent, sizeof(parent));
+			f.parent_service = parent;
+			break;
+		}
+	}
+	service_name(&f, &a->rules, out, outlen);
+}
 
 static struct profile *pick_profile(void *ctx, uint32_t pid, const char *comm)
 {
 	struct agent *a = ctx;
 	const struct procinfo *pi = pid ? session_procinfo(a->session, pid) : NULL;
-	const char *service, *process, *container = "";
-	char short_id[13];
+	const char *process, *container = "";
+	char service[SERVICE_NAME_MAX];
 	size_t i;
 
 	if (pid == 0) {
-		service = process = "idle";
+		snprintf(service, sizeof(service), "idle");
+		process = "idle";
 	} else if (pi) {
-		process = pi->exe;
+		/* kernel threads have no executable: one process value for all of them (their
+		 * name is the root frame of each stack) */
+		process = pi->kernel_thread ? "kernel" : pi->exe;
 		container = pi->container_id;
-		if (pi->script[0]) {
-			service = pi->script;
-		} else if (pi->container_id[0]) {
-			snprintf(short_id, sizeof(short_id), "%.12s", pi->container_id);
-			service = short_id;
-		} else {
-			service = pi->exe;
-		}
+		service_of(a, pi, a->now_ns, 0, service, sizeof(service));
 	} else {
-		service = process = comm && *comm ? comm : "[unknown]";
+		process = comm && *comm ? comm : "[unknown]";
+		snprintf(service, sizeof(service), "%s", process);
 	}
 	for (i = 0; i < a->nsvc; i++) {
 		if (!strcmp(a->svc[i].service, service) && !strcmp(a->svc[i].process, process) &&
@@ -132,7 +226,7 @@ static void put_label_value(struct buf *b, const char *v)
 	for (; *v; v++) {
 		unsigned char c = (unsigned char)*v;
 
-		buf_putc(b, isalnum(c) || strchr("._-/:@+", c) ? (char)c : '_');
+		buf_putc(b, isalnum(c) || strchr("._-/:@+[]", c) ? (char)c : '_');
 	}
 }
 
@@ -186,7 +280,14 @@ static void push_interval(struct agent *a)
 {
 	size_t i, j;
 
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		a->now_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	}
 	session_collect(a->session, pick_profile, a);
+	forget_others(a);
 	if (a->otlp)
 		export_otlp(a);
 	for (i = 0; i < a->nsvc && a->pusher; i++) {
@@ -288,6 +389,7 @@ int cmd_agent(int argc, char **argv)
 		{ "otlp-compression", required_argument, NULL, 'C' },
 		{ "cache-dir", required_argument, NULL, 'D' },
 		{ "no-cache-dir", no_argument, NULL, 'N' },
+		{ "short-lived", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -316,6 +418,8 @@ int cmd_agent(int argc, char **argv)
 	oo.gzip = 1;
 	a.hz = 19;
 	a.include_idle = 1;
+	a.rules.short_lived_s = SERVICE_SHORT_LIVED_DEFAULT;
+	u64map_init(&a.others);
 	optind = 1;
 	argv[0] = progname; /* getopt's messages name it */
 	while ((c = getopt_long(argc, argv, "s:F:i:l:d:h", longopts, NULL)) != -1) {
@@ -413,6 +517,14 @@ int cmd_agent(int argc, char **argv)
 		case 'N':
 			cache_dir = NULL;
 			break;
+		case 'S':
+			a.rules.short_lived_s = strtod(optarg, &end);
+			if (end == optarg || (*end && strcmp(end, "s")) || !(a.rules.short_lived_s >= 0) ||
+			    a.rules.short_lived_s > 3600) {
+				error("invalid --short-lived '%s': expected seconds (0 turns it off)", optarg);
+				goto out;
+			}
+			break;
 		case 'h':
 			fputs(agent_usage, stdout);
 			ret = 0;
@@ -457,6 +569,7 @@ int cmd_agent(int argc, char **argv)
 	so.stop_flag = session_signals_install();
 	so.duration_s = duration;
 	so.cache_dir = cache_dir;
+	so.short_lived_s = a.rules.short_lived_s;
 	if (session_start(&so, &a.session))
 		goto out;
 	log_info("agent: profiling %d CPUs at %d Hz, sending to %s%s%s every %.0f s", a.ncpus, a.hz,
@@ -539,6 +652,8 @@ out:
 				 (unsigned long long)os.rejected_profiles, os.last_error[0] ? ": " : "",
 				 os.last_error);
 	}
+	forget_others(&a);
+	u64map_release(&a.others);
 	session_free(a.session);
 	xfree(a.svc);
 	xfree(a.labels);

@@ -279,7 +279,7 @@ static void test_labels(void)
 	CHECK(pi && !strcmp(pi->exe, "sleep"));
 	CHECK(pi && pi->script[0] == '\0');
 	pi = process_labels(reg, child);
-	CHECK(pi && !strcmp(pi->script, "main.py"));
+	CHECK(pi && !strcmp(pi->script, "/srv/app/main.py")); /* whole: service_name.c names */
 	CHECK_EQ_INT(process_runtime_label(reg, child, &key, &value), 1);
 	CHECK_EQ_STR(key, "script");
 	CHECK_EQ_STR(value, "/srv/app/main.py");
@@ -290,9 +290,61 @@ static void test_labels(void)
 	process_registry_free(reg);
 }
 
+/* The lineage samples carry (service names): recorded on the labels, ancestors of a young
+ * process read at once (labels only, stale), exit times, and a process gone before it could
+ * be read still labelled with its comm and lineage. */
+static void test_lineage(void)
+{
+	struct process_registry_opts o = { .labels = 1 };
+	struct process_registry *reg = process_registry_new(&o);
+	uint32_t anc[PROCINFO_ANCESTORS] = { (uint32_t)getpid(), 0 };
+	struct process_lineage l = { 0 };
+	const struct procinfo *pi;
+	struct process *self;
+	pid_t child = start_sleeper(), gone;
+
+	CHECK(process_seen(reg, child, "sleep") != NULL);
+	l.time_ns = 5000000000ULL;
+	l.start_ns = 4900000000ULL; /* 0.1 s old: young */
+	l.ancestors = anc;
+	process_note_lineage(reg, child, &l, 1000000000ULL);
+	pi = process_labels(reg, child);
+	CHECK(pi && pi->start_ns == l.start_ns && pi->ancestors[0] == (uint32_t)getpid());
+	CHECK(pi && pi->last_ns == l.time_ns && !pi->kernel_thread);
+	/* the young child's parent (this test) was read, labels only */
+	self = process_get(reg, getpid());
+	CHECK(self && self->state == PROCESS_STALE && self->have_info);
+	CHECK(self && self->info.start_ns > 0 && self->info.ppid == getppid());
+	CHECK(process_labels(reg, getpid()) != NULL);
+	/* a later sample moves the latest time only */
+	l.time_ns = 7000000000ULL;
+	process_note_lineage(reg, child, &l, 1000000000ULL);
+	CHECK(pi->last_ns == 7000000000ULL);
+	process_set_exit_time(reg, child, 7500000000ULL);
+	process_exit(reg, child);
+	CHECK_EQ_INT(pi->exit_ns, 7500000000LL);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+
+	/* gone before its first sample was handled */
+	gone = fork();
+	if (gone == 0)
+		_exit(0);
+	waitpid(gone, NULL, 0);
+	CHECK(process_seen(reg, gone, "gonecomm") == NULL);
+	process_note_lineage(reg, gone, &l, 1000000000ULL);
+	pi = process_labels(reg, gone);
+	CHECK(pi && !strcmp(pi->exe, "gonecomm") && !pi->exe_known);
+	CHECK(pi && pi->ancestors[0] == (uint32_t)getpid());
+	process_registry_collect(reg); /* both forgotten */
+	CHECK(process_get(reg, gone) == NULL && process_get(reg, child) == NULL);
+	process_registry_free(reg);
+}
+
 int main(void)
 {
 	log_set_level(LOG_ERROR);
+	RUN(test_lineage);
 	RUN(test_maps_once_and_events);
 	RUN(test_sweep_finds_lost_exits);
 	RUN(test_changed_and_claims);

@@ -669,6 +669,11 @@ int python_proc_script(struct python_proc *p, const char **script)
 				main_thread = &threads.v[i];
 		}
 	}
+	/* Only the outermost frame of the main thread says what runs: the main script's
+	 * <module> (the file, "<string>" for -c), or runpy's _run_module_as_main (-m: the
+	 * module's name). Anything else, such as an import running while the interpreter starts
+	 * (<frozen site>, encodings/__init__.py under importlib's frames), means there is no
+	 * script yet: the next call looks again. */
 	for (i = main_thread ? main_thread->nframes : 0; i-- > 0;) {
 		struct python_code c;
 		const struct python_frame *f = &main_thread->frames[i];
@@ -684,18 +689,15 @@ int python_proc_script(struct python_proc *p, const char **script)
 			    python_read_str(&p->mem, &p->off, &p->types, code_of(&p->off, name), mod,
 					    sizeof(mod)) == 0 && mod[0]) {
 				p->script = xstrdup(mod);
-				python_code_release(&c);
 				rc = 0;
-				break;
 			}
-		}
-		if (!strcmp(c.qualname, "<module>") && !is_runpy(c.filename)) {
+		} else if (!strcmp(c.qualname, "<module>") && !is_runpy(c.filename) &&
+			   strncmp(c.filename, "<frozen ", 8)) {
 			p->script = xstrdup(c.filename);
-			python_code_release(&c);
 			rc = 0;
-			break;
 		}
 		python_code_release(&c);
+		break;
 	}
 	python_threads_release(&threads);
 	if (rc == 0)
