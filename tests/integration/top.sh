@@ -1,5 +1,6 @@
 #!/bin/sh
-# scorch top: plain reports when not on a terminal, the busy function ranked first.
+# scorch top: plain reports when not on a terminal, the busy function ranked first; on a
+# (pseudo) terminal, keys sort and quit and names are cut to its width (top_keys.py).
 . tests/integration/lib.inc
 need_bpf
 
@@ -15,6 +16,15 @@ first=$(awk '/SELF +TOTAL/ { getline; print $NF }' "$TMP/top.txt" | sort | uniq 
 [ "$first" = hot_function ] || fail "top row is '$first', expected hot_function"
 rows=$(awk '/SELF +TOTAL/ { n = 0; while ((getline line) > 0 && line != "") n++; print n; exit }' "$TMP/top.txt")
 [ "$rows" -le 5 ] || fail "-n 5 showed $rows rows"
+# On a terminal: keys sort and quit, lines fit its width, the terminal is restored.
+if command -v python3 > /dev/null; then
+	"$B/helpers/fp_hot" 10 &
+	pid=$!
+	python3 tests/integration/top_keys.py "$SCORCH" $pid || fail "top on a terminal"
+	kill $pid 2>/dev/null; wait $pid 2>/dev/null
+else
+	echo "SKIP: the terminal part needs python3"
+fi
 $SCORCH top -p 4000000 2> "$TMP/e.err" && fail "unknown pid accepted"
 grep -q "no process with PID 4000000" "$TMP/e.err" || fail "unclear error: $(cat "$TMP/e.err")"
 echo ok

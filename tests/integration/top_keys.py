@@ -1,0 +1,87 @@
+# top_keys.py SCORCH PID: runs `scorch top -p PID` on a pseudo-terminal 60 columns wide and
+# presses keys: every line fits the width (long names are cut), 't' sorts by total, 'p' by
+# process, 'q' quits with status 0, and the terminal's settings are restored afterwards.
+import fcntl, os, re, select, struct, subprocess, sys, termios, time
+
+scorch, pid = sys.argv[1], sys.argv[2]
+master, slave = os.openpty()
+fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack('HHHH', 30, 60, 0, 0))
+before = termios.tcgetattr(slave)
+env = dict(os.environ, LANG='C.UTF-8', LC_ALL='C.UTF-8')
+proc = subprocess.Popen([scorch, 'top', '-F', '499', '-p', pid, '-i', '0.5'],
+                        stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+out = b''
+
+def read_for(secs):
+    global out
+    end = time.time() + secs
+    while time.time() < end:
+        r, _, _ = select.select([master], [], [], 0.1)
+        if r:
+            try:
+                out += os.read(master, 65536)
+            except OSError:
+                return
+
+def screens():
+    return [s for s in out.decode('utf-8', 'replace').split('\x1b[H\x1b[2J') if 'FUNCTION' in s]
+
+def rows(screen):
+    lines = screen.replace('\r', '').split('\n')
+    i = next(k for k, l in enumerate(lines) if 'FUNCTION' in l)
+    res = []
+    for l in lines[i + 1:]:
+        m = re.match(r'\s*([\d.]+)%\s+([\d.]+)%\s+(\d+)\s+(.{18})  (.*)$', l)
+        if not m:
+            break
+        res.append((float(m.group(1)), float(m.group(2)), m.group(4).strip(), m.group(5)))
+    return res
+
+def fail(msg):
+    proc.kill()
+    print('FAIL:', msg)
+    print(out.decode('utf-8', 'replace')[-3000:])
+    sys.exit(1)
+
+read_for(2.5)
+s = screens()
+if not s:
+    fail('no report on the terminal')
+for line in re.sub(r'\x1b\[[0-9;]*m', '', s[-1]).replace('\r', '').split('\n'):
+    if len(line) > 60:
+        fail('a line is wider than the terminal (%d): %r' % (len(line), line))
+if '__libc_start\u2026' not in s[-1]:
+    fail('__libc_start_call_main is not cut to the width')
+r = rows(s[-1])
+if not r or r[0][3] != 'hot_function':
+    fail('default order is not by self: %r' % r[:3])
+print('ok default: by self, top row', r[0][3])
+n = len(s)
+os.write(master, b't')
+read_for(0.4)
+s = screens()
+if len(s) <= n:
+    fail('t did not redraw')
+r = rows(s[-1])
+if [x[1] for x in r] != sorted([x[1] for x in r], reverse=True) or r[0][1] < 99:
+    fail('t does not sort by total: %r' % r[:4])
+print('ok t: by total, top row', r[0][3], r[0][1])
+os.write(master, b'r')
+read_for(0.4)
+r = rows(screens()[-1])
+if r[0][1] > r[-1][1]:
+    fail('r does not reverse: %r' % r[:4])
+print('ok r: reversed')
+os.write(master, b'q')
+t0 = time.time()
+try:
+    rc = proc.wait(timeout=5)
+except subprocess.TimeoutExpired:
+    fail('q did not quit')
+print('ok q quits in %.2f s with status %d' % (time.time() - t0, rc))
+if rc != 0:
+    fail('exit status %d after q' % rc)
+after = termios.tcgetattr(slave)
+if after[3] != before[3]:
+    fail('terminal local modes not restored: %x -> %x' % (before[3], after[3]))
+print('ok terminal restored')
