@@ -1,15 +1,18 @@
 #!/bin/sh
-# ui_browser.sh: the web UI in headless Chromium against a live server with known data: the
-# flame graph draws the known frames, search highlights and reports the matched share, the top
-# table lists the functions in order, a row opens the sandwich view, the diff view shows the
-# known change, no request leaves 127.0.0.1 and the console stays clean. The browser part is
-# tests/integration/ui_browser.js (playwright-core from web/ui/node_modules). Screenshots go to
-# the temp dir (and to $SCORCH_UI_SHOTS when set).
+# ui_browser.sh: every view of the web UI in headless Chromium against a live server: known
+# folded data (flame graph, table side by side, search, zoom and its URL, context menu,
+# sandwich with fuzzy search, top table, exports, diffs of two ranges and of two label sets,
+# the empty-baseline state, CI runs, group by, % of machine, upload of pprof/folded/speedscope
+# files, selector errors, second-precision ranges and clean axes), a 50k-stack deep profile
+# (pruning, zoom that loads the subtree from the server), and a real agent's data when BPF can
+# be used. The browser part is tests/integration/ui_browser.js (playwright-core from
+# web/ui/node_modules). Screenshots go to the temp dir (and to $SCORCH_UI_SHOTS when set).
 . tests/integration/server.inc
 
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 [ -x "$CHROMIUM" ] || { echo "SKIP: no Chromium at $CHROMIUM (apt-get install chromium)"; exit 0; }
 command -v node >/dev/null 2>&1 || { echo "SKIP: node is not installed"; exit 0; }
+command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is not installed"; exit 0; }
 [ -d web/ui/node_modules/playwright-core ] ||
 	{ echo "SKIP: web/ui/node_modules is missing (run: cd web/ui && npm install --no-save)"; exit 0; }
 
@@ -27,9 +30,50 @@ ingest 'shop.cpu{env=prod}' "$TMP/base.folded" --url-query "from=$base"
 ingest 'shop.cpu{env=prod}' "$TMP/comp.folded" --url-query "from=$comp"
 ingest 'other.cpu{env=dev}' "$TMP/base.folded" --url-query "from=$base"
 
+# two CI runs of the same program, labelled by commit: parse 30% -> 60% of the samples
+printf 'ci_test;main;parse 30\nci_test;main;render 70\n' > "$TMP/run_a.folded"
+printf 'ci_test;main;parse 60\nci_test;main;render 40\n' > "$TMP/run_b.folded"
+ingest 'citest.cpu{commit=aaa111,branch=main,job=unit}' "$TMP/run_a.folded" --url-query "from=$((now - 1200))"
+ingest 'citest.cpu{commit=bbb222,branch=feature,job=unit}' "$TMP/run_b.folded" --url-query "from=$((now - 600))"
+
+# a machine with 4 CPUs: web busy with 100 samples every 10 s (at 100 Hz: 0.1 core), the rest
+# idle, for the last 10 minutes (the timeline's last buckets must not drop to zero)
+printf 'web;serve;handle 100\n' > "$TMP/web.folded"
+printf 'swapper;[idle] 3900\n' > "$TMP/idle.folded"
+t=$((now - 600))
+while [ $t -le $now ]; do
+	ingest 'web.cpu{host=m1,cpus=4}' "$TMP/web.folded" --url-query "from=$t" --url-query sampleRate=100
+	ingest 'idle.cpu{host=m1,cpus=4}' "$TMP/idle.folded" --url-query "from=$t" --url-query sampleRate=100
+	t=$((t + 10))
+done
+
+# a deep profile with 50 000 distinct stacks (the first render cannot hold it all)
+python3 tests/helpers/python/deep_profile.py "$TMP/deep.folded" 50000
+ingest 'deep.cpu' "$TMP/deep.folded" --url-query "from=$((now - 120))"
+
+# files to upload: the same stacks as pprof, folded and speedscope
+"$SCORCH" convert "$TMP/base.folded" "$TMP/up.pb.gz" || fail "convert to pprof"
+"$SCORCH" convert "$TMP/comp.folded" "$TMP/up.json" || fail "convert to speedscope"
+cp "$TMP/base.folded" "$TMP/up.folded"
+
+# a real agent's data: a busy program profiled for a few seconds (needs root and BPF)
+AGENT=skip
+if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]; then
+	"$B/helpers/fp_hot" 5 > /dev/null &
+	hot=$!
+	if "$SCORCH" agent --server "$URL" -F 199 --interval 1s -d 4 2> "$TMP/agent.log"; then
+		AGENT=$(nproc)
+	else
+		echo "agent part skipped: the agent failed: $(tail -3 "$TMP/agent.log")"
+	fi
+	kill $hot 2>/dev/null; wait $hot 2>/dev/null
+else
+	echo "agent part skipped: needs root and BPF"
+fi
+
 mkdir -p "$TMP/shots"
-NODE_PATH=web/ui/node_modules timeout 60 node tests/integration/ui_browser.js "$URL" "$CHROMIUM" "$TMP" \
-	$((now - 3600)) $((now - 900)) $((now - 900)) $((now + 1)) || fail "browser checks failed"
+NODE_PATH=web/ui/node_modules timeout 240 node tests/integration/ui_browser.js "$URL" "$CHROMIUM" "$TMP" \
+	"$now" "$AGENT" || fail "browser checks failed"
 if [ -n "${SCORCH_UI_SHOTS:-}" ]; then
 	mkdir -p "$SCORCH_UI_SHOTS" && cp "$TMP"/shots/*.png "$SCORCH_UI_SHOTS"/
 fi

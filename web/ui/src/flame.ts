@@ -1,8 +1,9 @@
 // flame.ts: the flame graph on a canvas (an icicle: root on top, or inverted for the callers
 // half of the sandwich view). Reads the flamebearer format of /render, /render-diff and
-// /api/v1/sandwich (4 ints per node, or 7 for a diff), zooms on click, highlights a search,
-// shows a tooltip, and merges nodes narrower than a pixel into grey runs so that profiles
-// with hundreds of thousands of nodes draw quickly.
+// /api/v1/sandwich (4 ints per node, or 7 for a diff), zooms on click (asking the server for
+// the subtree of a node when the data at hand was pruned below it), highlights a search or one
+// function, offers a context menu, shows a tooltip, and merges nodes narrower than a pixel
+// into grey runs so that profiles with hundreds of thousands of nodes draw quickly.
 import type { Flamebearer } from './api';
 import { escapeHtml, fmtPercent, fmtValue, type UnitContext } from './format';
 
@@ -57,20 +58,39 @@ export function diffColor(t: number): string {
 export interface RenderedNode {
   name: string; level: number; x: number; y: number; w: number;
   total: number; self: number; match: boolean;
+  pruned: boolean; // the server left frames below it out (a zoom loads them)
   change?: number; // diff: comparison share minus baseline share of the total, in [-1, 1]
 }
+
+export interface FrameRef { name: string; path: string[]; total: number; self: number }
+
+// A subtree from the server: the data of /render?focus=PATH (its root chain is the path).
+export interface Subtree { fb: Flamebearer; selectionTotal: number; leftSelection?: number; rightSelection?: number }
 
 export interface FlameOptions {
   inverted?: boolean;
   units: () => UnitContext;
-  onFocus?: (name: string | null) => void;
+  onFocus?: (path: string[] | null) => void;
+  onContext?: (frame: FrameRef, x: number, y: number) => void;
+  // the subtree of a node whose data was pruned; without it zooming stays local
+  fetchSubtree?: (path: string[]) => Promise<Subtree>;
+  onError?: (msg: string) => void;
   tooltip: HTMLElement;
+  hint?: string;
+}
+
+interface Data {
+  fb: Flamebearer;
+  diff: boolean;
+  depth: number; // levels of the path this data is rooted at (0 for the whole selection)
+  selectionTotal: number;
+  leftSelection: number; rightSelection: number;
 }
 
 export class FlameGraph {
   readonly canvas: HTMLCanvasElement;
-  private fb: Flamebearer | null = null;
-  private diff = false;
+  private base: Data | null = null; // the whole selection
+  private data: Data | null = null; // what is drawn (base, or a subtree of it)
   // one entry per node, in level order then by x
   private nx = new Float64Array(0);
   private nw = new Float64Array(0);
@@ -78,6 +98,7 @@ export class FlameGraph {
   private nname = new Int32Array(0);
   private nlevel = new Int32Array(0);
   private nparent = new Int32Array(0);
+  private pruned = new Uint8Array(0); // a truncation "other" lies in the node's subtree
   private tl = new Float64Array(0); // diff: left total, left self, right total, right self
   private sl = new Float64Array(0);
   private tr = new Float64Array(0);
@@ -85,11 +106,16 @@ export class FlameGraph {
   private levelStart: number[] = [];
   private focus = 0;
   private search = '';
+  private highlight = '';
   private matchName = new Uint8Array(0);
   private rows: RenderedNode[][] = [];
   private nodeOfRect: number[][] = [];
+  private cache = new Map<string, Subtree>();
+  private zoomSeq = 0;
   rendered: RenderedNode[] = [];
   matchedTicks = 0;
+  lastDrawMs = 0;
+  loading = false;
   private hover = -1;
 
   constructor(private host: HTMLElement, private opts: FlameOptions) {
@@ -98,20 +124,40 @@ export class FlameGraph {
     host.appendChild(this.canvas);
     this.canvas.addEventListener('mousemove', (e) => this.onMove(e));
     this.canvas.addEventListener('mouseleave', () => this.hideTip());
-    this.canvas.addEventListener('click', (e) => this.onClick(e));
+    this.canvas.addEventListener('click', (e) => void this.onClick(e));
+    this.canvas.addEventListener('contextmenu', (e) => this.onContextMenu(e));
     new ResizeObserver(() => this.draw()).observe(host);
   }
 
   get total(): number { return this.nw.length ? this.nw[0] : 0; }
-  get isDiff(): boolean { return this.diff; }
-  get leftTicks(): number { return this.fb?.leftTicks ?? 0; }
-  get rightTicks(): number { return this.fb?.rightTicks ?? 0; }
+  // the total of the whole selection, whatever subtree is drawn
+  get selectionTotal(): number { return this.data ? this.data.selectionTotal : 0; }
+  get isDiff(): boolean { return !!this.data?.diff; }
+  get leftTicks(): number { return this.data?.fb.leftTicks ?? 0; }
+  get rightTicks(): number { return this.data?.fb.rightTicks ?? 0; }
+  get leftSelection(): number { return this.data?.leftSelection ?? 0; }
+  get rightSelection(): number { return this.data?.rightSelection ?? 0; }
+  // the frames of the zoomed node from the root ([] when not zoomed)
+  get zoomPath(): string[] { return this.pathOf(this.focus); }
+  // the data drawn is a subtree fetched from the server (not the first render)
+  get isSubtree(): boolean { return !!this.data && this.data.depth > 0; }
+  // the frame names of the data drawn
+  get names(): string[] { return this.data?.fb.names ?? []; }
 
   setData(fb: Flamebearer | null, diff = false): void {
-    this.fb = fb;
-    this.diff = diff;
-    this.focus = 0;
+    this.cache.clear();
+    this.zoomSeq++;
+    this.base = fb ? {
+      fb, diff, depth: 0, selectionTotal: diff ? (fb.leftTicks ?? 0) + (fb.rightTicks ?? 0) : fb.numTicks,
+      leftSelection: fb.leftTicks ?? 0, rightSelection: fb.rightTicks ?? 0,
+    } : null;
+    this.use(this.base, 0);
+  }
+
+  private use(d: Data | null, focus: number): void {
+    this.data = d;
     this.decode();
+    this.focus = focus < this.nx.length ? focus : 0;
     this.computeMatches();
     this.draw();
   }
@@ -122,24 +168,103 @@ export class FlameGraph {
     this.draw();
   }
 
-  reset(): void {
-    this.focus = 0;
+  // Outline the frames named exactly `name` (the function picked in the table).
+  setHighlight(name: string): void {
+    this.highlight = name;
     this.draw();
-    this.opts.onFocus?.(null);
   }
 
-  focusedName(): string | null {
-    return this.focus > 0 && this.fb ? this.fb.names[this.nname[this.focus]] : null;
+  reset(): void { void this.zoomTo([]); }
+
+  // Zoom to the node at `path` (frame names below the root): locally when the data at hand
+  // holds its whole subtree, else from the server. Resolves false when no such node exists.
+  async zoomTo(path: string[], notify = true): Promise<boolean> {
+    const seq = ++this.zoomSeq;
+    if (!this.base) return false;
+    const done = (i: number) => {
+      this.focus = i;
+      this.draw();
+      if (notify) this.opts.onFocus?.(path.length ? path : null);
+      return true;
+    };
+    if (path.length === 0) {
+      if (this.data !== this.base) this.use(this.base, 0);
+      return done(0);
+    }
+    // the data drawn, then the first render, when either holds the node whole
+    let i = this.find(path);
+    if (i >= 0 && (!this.pruned[i] || !this.opts.fetchSubtree)) return done(i);
+    if (this.data !== this.base) {
+      this.use(this.base, 0);
+      i = this.find(path);
+      if (i >= 0 && (!this.pruned[i] || !this.opts.fetchSubtree)) return done(i);
+    }
+    if (!this.opts.fetchSubtree) return false;
+    const key = path.join('\u0000');
+    let sub = this.cache.get(key);
+    if (!sub) {
+      this.loading = true;
+      this.canvas.classList.add('loading');
+      try {
+        sub = await this.opts.fetchSubtree(path);
+      } catch (e) {
+        this.opts.onError?.((e as Error).message);
+        return false;
+      } finally {
+        this.loading = false;
+        this.canvas.classList.remove('loading');
+      }
+      if (this.cache.size > 32) this.cache.clear();
+      this.cache.set(key, sub);
+    }
+    if (seq !== this.zoomSeq) return false; // another zoom or new data meanwhile
+    this.use({
+      fb: sub.fb, diff: this.base.diff, depth: path.length, selectionTotal: sub.selectionTotal,
+      leftSelection: sub.leftSelection ?? 0, rightSelection: sub.rightSelection ?? 0,
+    }, 0);
+    i = this.find(path);
+    if (i < 0) {
+      this.use(this.base, 0);
+      return false;
+    }
+    return done(i);
+  }
+
+  private find(path: string[]): number {
+    const fb = this.data?.fb;
+    if (!fb) return -1;
+    let node = 0;
+    for (let level = 1; level <= path.length; level++) {
+      if (level >= this.levelStart.length - 1) return -1;
+      let found = -1;
+      for (let c = this.levelStart[level]; c < this.levelStart[level + 1]; c++) {
+        if (this.nparent[c] === node && fb.names[this.nname[c]] === path[level - 1]) { found = c; break; }
+        if (this.nx[c] >= this.nx[node] + this.nw[node]) break;
+      }
+      if (found < 0) return -1;
+      node = found;
+    }
+    return node;
+  }
+
+  private pathOf(i: number): string[] {
+    const fb = this.data?.fb;
+    const out: string[] = [];
+    if (!fb) return out;
+    for (let n = i; n > 0; n = this.nparent[n]) out.push(fb.names[this.nname[n]]);
+    return out.reverse();
   }
 
   private decode(): void {
-    const fb = this.fb;
+    const fb = this.data?.fb;
+    const diff = !!this.data?.diff;
     let n = 0;
-    const stride = this.diff ? 7 : 4;
+    const stride = diff ? 7 : 4;
     if (fb) for (const l of fb.levels) n += Math.floor(l.length / stride);
     this.nx = new Float64Array(n); this.nw = new Float64Array(n); this.nself = new Float64Array(n);
     this.nname = new Int32Array(n); this.nlevel = new Int32Array(n); this.nparent = new Int32Array(n);
-    if (this.diff) {
+    this.pruned = new Uint8Array(n);
+    if (diff) {
       this.tl = new Float64Array(n); this.sl = new Float64Array(n);
       this.tr = new Float64Array(n); this.sr = new Float64Array(n);
     }
@@ -150,7 +275,7 @@ export class FlameGraph {
       this.levelStart.push(k);
       let xl = 0, xr = 0;
       for (let i = 0; i + stride <= row.length; i += stride, k++) {
-        if (this.diff) {
+        if (diff) {
           xl += row[i]; xr += row[i + 3];
           this.nx[k] = xl + xr;
           this.tl[k] = row[i + 1]; this.sl[k] = row[i + 2];
@@ -178,10 +303,18 @@ export class FlameGraph {
       }
     }
     if (n) this.nparent[0] = -1;
+    // a node is pruned when an "other" (what the server left out) hangs anywhere below it;
+    // children come after their parents, so one backwards pass carries the flag up
+    const other = fb.names.indexOf('other');
+    if (other >= 0) {
+      for (let i = n - 1; i > 0; i--) {
+        if (this.nname[i] === other || this.pruned[i]) this.pruned[this.nparent[i]] = 1;
+      }
+    }
   }
 
   private computeMatches(): void {
-    const names = this.fb?.names ?? [];
+    const names = this.data?.fb.names ?? [];
     this.matchName = new Uint8Array(names.length);
     const s = this.search.trim().toLowerCase();
     this.matchedTicks = 0;
@@ -203,6 +336,7 @@ export class FlameGraph {
   }
 
   draw(): void {
+    const t0 = performance.now();
     const cssW = Math.max(100, this.host.clientWidth);
     const levels = this.levelStart.length ? this.levelStart.length - 1 : 0;
     const cssH = Math.max(1, levels) * ROW;
@@ -218,20 +352,22 @@ export class FlameGraph {
     ctx.font = FONT;
     ctx.textBaseline = 'middle';
     this.rows = []; this.nodeOfRect = []; this.rendered = [];
-    if (!this.fb || !this.nx.length) {
+    const fb = this.data?.fb;
+    if (!fb || !this.nx.length) {
       cv.dataset.nodes = '0';
       return;
     }
+    const diff = !!this.data?.diff;
     const f = this.focus;
     const zx = this.nx[f], zw = this.nw[f] || 1;
     const scale = cssW / zw;
     const searching = this.search.trim() !== '';
+    const hl = this.highlight;
     const charW = ctx.measureText('m').width;
     let maxAbs = 0;
-    if (this.diff) {
-      const L = this.leftTicks || 1, R = this.rightTicks || 1;
-      for (let i = 0; i < this.nx.length; i++) maxAbs = Math.max(maxAbs, Math.abs(this.tr[i] / R - this.tl[i] / L));
-    }
+    // changes of share are of the whole selections, also when a subtree is drawn
+    const L = this.leftSelection || this.leftTicks || 1, R = this.rightSelection || this.rightTicks || 1;
+    if (diff) for (let i = 0; i < this.nx.length; i++) maxAbs = Math.max(maxAbs, Math.abs(this.tr[i] / R - this.tl[i] / L));
     for (let level = 0; level < levels; level++) {
       const y = (this.opts.inverted ? levels - 1 - level : level) * ROW;
       const row: RenderedNode[] = [], idx: number[] = [];
@@ -261,12 +397,12 @@ export class FlameGraph {
           continue;
         }
         flushRun();
-        const name = this.fb.names[this.nname[i]] ?? '?';
+        const name = fb.names[this.nname[i]] ?? '?';
         const match = searching && this.matchName[this.nname[i]] === 1;
         let color: string;
         let d = 0;
-        if (this.diff) {
-          d = this.tr[i] / (this.rightTicks || 1) - this.tl[i] / (this.leftTicks || 1);
+        if (diff) {
+          d = this.tr[i] / R - this.tl[i] / L;
           color = diffColor(maxAbs > 0 ? d / maxAbs : 0);
           if (this.tl[i] === 0 && this.tr[i] > 0) color = diffColor(1);
           if (this.tr[i] === 0 && this.tl[i] > 0) color = diffColor(-1);
@@ -277,9 +413,9 @@ export class FlameGraph {
         ctx.fillStyle = color;
         const gap = pw > 3 ? 1 : 0;
         ctx.fillRect(px, y + 1, pw - gap, ROW - 2);
-        if (match) {
-          ctx.strokeStyle = '#7a1fa2';
-          ctx.lineWidth = 1.5;
+        if (match || (hl && name === hl)) {
+          ctx.strokeStyle = match ? '#7a1fa2' : '#111827';
+          ctx.lineWidth = match ? 1.5 : 2;
           ctx.strokeRect(px + 0.75, y + 1.75, Math.max(0, pw - gap - 1.5), ROW - 3.5);
         }
         if (pw > 24) {
@@ -290,14 +426,15 @@ export class FlameGraph {
             ctx.fillText(label, px + 4, y + ROW / 2 + 0.5);
           }
         }
-        const r: RenderedNode = { name, level, x: px, y, w: pw, total: this.nw[i], self: this.nself[i], match };
-        if (this.diff) r.change = d;
+        const r: RenderedNode = { name, level, x: px, y, w: pw, total: this.nw[i], self: this.nself[i], match, pruned: this.pruned[i] === 1 };
+        if (diff) r.change = d;
         row.push(r); idx.push(i); this.rendered.push(r);
       }
       flushRun();
       this.rows.push(row); this.nodeOfRect.push(idx);
     }
     cv.dataset.nodes = String(this.rendered.length);
+    this.lastDrawMs = performance.now() - t0;
   }
 
   private hit(e: MouseEvent): number {
@@ -311,12 +448,21 @@ export class FlameGraph {
     return -1;
   }
 
-  private onClick(e: MouseEvent): void {
+  private async onClick(e: MouseEvent): Promise<void> {
     const i = this.hit(e);
-    if (i < 0) return;
-    this.focus = i === this.focus ? Math.max(0, this.nparent[i]) : i;
-    this.draw();
-    this.opts.onFocus?.(this.focusedName());
+    if (i < 0 || this.loading) return;
+    // clicking the zoomed frame zooms out one level; anything else zooms to it
+    const target = i === this.focus ? Math.max(0, this.nparent[i]) : i;
+    await this.zoomTo(this.pathOf(target));
+  }
+
+  private onContextMenu(e: MouseEvent): void {
+    if (!this.opts.onContext) return;
+    const i = this.hit(e);
+    if (i < 0 || !this.data) return;
+    e.preventDefault();
+    this.hideTip();
+    this.opts.onContext({ name: this.data.fb.names[this.nname[i]], path: this.pathOf(i), total: this.nw[i], self: this.nself[i] }, e.clientX, e.clientY);
   }
 
   private hideTip(): void {
@@ -327,17 +473,17 @@ export class FlameGraph {
 
   private onMove(e: MouseEvent): void {
     const i = this.hit(e);
-    if (i < 0 || !this.fb) { this.hideTip(); return; }
+    if (i < 0 || !this.data) { this.hideTip(); return; }
     this.canvas.style.cursor = 'pointer';
     const tip = this.opts.tooltip;
     if (i !== this.hover) {
       this.hover = i;
-      const name = this.fb.names[this.nname[i]];
+      const name = this.data.fb.names[this.nname[i]];
       const u = this.opts.units();
       const kind = frameKind(name, this.nlevel[i]);
       let html = `<div class="tip-name">${escapeHtml(name)}</div><table>`;
-      if (this.diff) {
-        const L = this.leftTicks, R = this.rightTicks;
+      if (this.data.diff) {
+        const L = this.leftSelection || this.leftTicks, R = this.rightSelection || this.rightTicks;
         const dl = this.tl[i] / (L || 1), dr = this.tr[i] / (R || 1);
         const ch = (dr - dl) * 100;
         html += `<tr><th></th><th>baseline</th><th>comparison</th></tr>` +
@@ -345,13 +491,14 @@ export class FlameGraph {
           `<tr><td>self</td><td>${fmtValue(this.sl[i], u)} (${fmtPercent(this.sl[i], L)})</td><td>${fmtValue(this.sr[i], u)} (${fmtPercent(this.sr[i], R)})</td></tr>` +
           `<tr><td>change</td><td colspan="2" class="${ch > 0 ? 'up' : ch < 0 ? 'down' : ''}">${ch > 0 ? '+' : ''}${ch.toFixed(2)} points of the total</td></tr>`;
       } else {
-        const T = this.total;
+        const T = this.selectionTotal || this.total;
         html += `<tr><td>total</td><td>${fmtValue(this.nw[i], u)}</td><td>${fmtPercent(this.nw[i], T)}</td></tr>` +
           `<tr><td>self</td><td>${fmtValue(this.nself[i], u)}</td><td>${fmtPercent(this.nself[i], T)}</td></tr>`;
         if (u.unit !== 'samples') html += `<tr><td>samples</td><td colspan="2">${this.nw[i]} total, ${this.nself[i]} self</td></tr>`;
         html += `<tr><td>kind</td><td colspan="2">${KIND_LABELS[kind]}</td></tr>`;
       }
-      tip.innerHTML = html + '</table><div class="tip-hint">click to zoom</div>';
+      const more = this.pruned[i] && this.opts.fetchSubtree ? ' (loads the frames below it)' : '';
+      tip.innerHTML = html + `</table><div class="tip-hint">${this.opts.hint ?? 'click to zoom' + more + '; right-click for more'}</div>`;
       tip.style.display = 'block';
     }
     const pad = 14, w = tip.offsetWidth, h = tip.offsetHeight;

@@ -1,24 +1,56 @@
-// timeline.ts: CPU usage over time (from /api/v1/series) as an area chart on a canvas, with a
-// brush: drag to select a time range. Up to two highlighted ranges are shown (the diff view's
-// baseline and comparison).
+// timeline.ts: usage over time (from /api/v1/series) on a canvas: one area for the whole
+// selection, or one line per value of a label (group by), with a brush (drag to select a time
+// range) and up to two highlighted ranges (the diff view's baseline and comparison).
+//
+// Buckets are aligned to the step, so the first and the last usually stick out of the range:
+// rates (cores, % of machine, samples per step) are computed over the part of each bucket that
+// lies in the range, and the buckets at the end of a range that reaches the present, where the
+// agents have not pushed yet, are not drawn rather than drawn as a drop to zero.
 import type { SeriesResult } from './api';
-import { fmtTime } from './format';
+import { escapeHtml, timeTicks, valueAxis, type ValueAxis } from './format';
 
 export interface Band { from: number; until: number; color: string }
 
+// values are converted by the caller: per bucket, what to plot (already a rate)
+export interface Line { name: string; values: (number | null)[]; color: string; total: number }
+
+export const GROUP_COLORS = ['#d9581c', '#2166ac', '#1b9e77', '#7570b3', '#e7298a', '#66a61e', '#a6761d', '#e6ab02', '#1f78b4', '#666666'];
+
+export interface TimelineData {
+  start: number; step: number; points: number;
+  lines: Line[];
+  kind: 'samples' | 'cores' | 'percent';
+}
+
+// How much of bucket i of a series lies in [from, until) (1 = all of it).
+export function coverage(s: SeriesResult, i: number, from: number, until: number): number {
+  const b0 = s.start + i * s.step, b1 = b0 + s.step;
+  const c = Math.min(b1, until) - Math.max(b0, from);
+  return Math.max(0, Math.min(1, c / s.step));
+}
+
+// The index after the last bucket to draw: trailing empty buckets less than `lag` seconds old
+// are data not pushed yet.
+export function lastDrawn(s: SeriesResult, now: number, lag: number): number {
+  let n = s.points;
+  const empty = (i: number) => s.series.every((g) => !g.values[i]);
+  while (n > 0 && empty(n - 1) && s.start + (n - 1) * s.step > now - lag) n--;
+  return n;
+}
+
 export class Timeline {
   readonly canvas: HTMLCanvasElement;
-  private data: SeriesResult | null = null;
+  private data: TimelineData | null = null;
   private from = 0;
   private until = 0;
   private bands: Band[] = [];
   private drag: { x0: number; x1: number } | null = null;
-  private yLabel: (v: number) => string = (v) => String(v);
+  axis: ValueAxis | null = null;
   private readonly padL = 64;
   private readonly padR = 12;
-  private readonly height = 120;
+  private readonly height = 130;
 
-  constructor(private host: HTMLElement, private onBrush: (from: number, until: number, shift: boolean) => void) {
+  constructor(private host: HTMLElement, private legend: HTMLElement, private onBrush: (from: number, until: number, shift: boolean) => void) {
     this.canvas = document.createElement('canvas');
     this.canvas.className = 'timeline-canvas';
     host.appendChild(this.canvas);
@@ -32,7 +64,7 @@ export class Timeline {
         this.drag = null;
         if (d && Math.abs(d.x1 - d.x0) >= 3) {
           const a = this.timeAt(Math.min(d.x0, d.x1)), b = this.timeAt(Math.max(d.x0, d.x1));
-          this.onBrush(Math.floor(a), Math.ceil(b), ev.shiftKey);
+          this.onBrush(Math.floor(a), Math.max(Math.floor(a) + 1, Math.ceil(b)), ev.shiftKey);
         }
         this.draw();
       };
@@ -43,9 +75,16 @@ export class Timeline {
     new ResizeObserver(() => this.draw()).observe(host);
   }
 
-  set(data: SeriesResult | null, from: number, until: number, yLabel: (v: number) => string, bands: Band[] = []): void {
-    this.data = data; this.from = from; this.until = until; this.yLabel = yLabel; this.bands = bands;
+  set(data: TimelineData | null, from: number, until: number, bands: Band[] = []): void {
+    this.data = data; this.from = from; this.until = until; this.bands = bands;
     this.draw();
+    this.drawLegend();
+  }
+
+  private drawLegend(): void {
+    const d = this.data;
+    if (!d || d.lines.length < 2) { this.legend.innerHTML = ''; return; }
+    this.legend.innerHTML = d.lines.map((l) => `<span class="chip"><i style="background:${l.color}"></i>${escapeHtml(l.name || '(none)')}</span>`).join('');
   }
 
   private localX(e: MouseEvent): number {
@@ -59,7 +98,7 @@ export class Timeline {
   }
 
   private xOf(t: number, w: number): number {
-    return this.padL + ((t - this.from) / Math.max(1, this.until - this.from)) * w;
+    return this.padL + ((t - this.from) / Math.max(1e-9, this.until - this.from)) * w;
   }
 
   draw(): void {
@@ -71,33 +110,32 @@ export class Timeline {
     const ctx = cv.getContext('2d')!;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, cssW, cssH);
-    const top = 8, bottom = cssH - 20, w = cssW - this.padL - this.padR;
+    const top = 8, bottom = cssH - 22, w = cssW - this.padL - this.padR;
     ctx.font = '11px system-ui, sans-serif';
-    // summed series
     const d = this.data;
-    let vals: number[] = [];
-    if (d && d.series.length) {
-      vals = new Array(d.points).fill(0);
-      for (const s of d.series) s.values.forEach((v, i) => { vals[i] += v; });
-    }
-    const max = Math.max(1e-9, ...vals);
-    const nice = niceMax(max);
-    // grid and y labels
+    let max = 0;
+    if (d) for (const l of d.lines) for (const v of l.values) if (v !== null && v > max) max = v;
+    const has = !!d && d.lines.some((l) => l.values.some((v) => v !== null && v > 0));
+    const axis = valueAxis(max, d?.kind ?? 'samples');
+    this.axis = axis;
+    // grid and value labels: one unit and format on every label
     ctx.strokeStyle = '#eceef2'; ctx.fillStyle = '#6b7280'; ctx.lineWidth = 1;
     ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
-    for (let g = 0; g <= 4; g++) {
-      const y = Math.round(bottom - ((bottom - top) * g) / 4) + 0.5;
+    axis.ticks.forEach((v) => {
+      const y = Math.round(bottom - ((bottom - top) * v) / axis.max) + 0.5;
       ctx.beginPath(); ctx.moveTo(this.padL, y); ctx.lineTo(cssW - this.padR, y); ctx.stroke();
-      ctx.fillText(vals.length ? this.yLabel((nice * g) / 4) : '', this.padL - 6, y);
-    }
-    // x labels
+      if (has) ctx.fillText(axis.fmt(v), this.padL - 6, y);
+    });
+    // time labels: round times, each once
     ctx.textAlign = 'center'; ctx.textBaseline = 'top';
-    const span = this.until - this.from;
-    const ticks = Math.max(2, Math.min(8, Math.floor(w / 110)));
-    for (let t = 0; t <= ticks; t++) {
-      const tt = this.from + (span * t) / ticks;
-      const x = this.xOf(tt, w);
-      ctx.fillText(fmtTime(tt, span > 86400 * 2), Math.min(Math.max(x, this.padL + 20), cssW - this.padR - 20), bottom + 5);
+    const ticks = timeTicks(this.from, this.until, w);
+    this.canvas.dataset.ticks = ticks.map((t) => t.label).join('|');
+    for (const t of ticks) {
+      const x = this.xOf(t.t, w);
+      ctx.strokeStyle = '#d1d5db';
+      ctx.beginPath(); ctx.moveTo(Math.round(x) + 0.5, bottom); ctx.lineTo(Math.round(x) + 0.5, bottom + 4); ctx.stroke();
+      const tw = ctx.measureText(t.label).width;
+      ctx.fillText(t.label, Math.min(Math.max(x, this.padL + tw / 2), cssW - this.padR - tw / 2), bottom + 6);
     }
     // bands (diff selections)
     for (const b of this.bands) {
@@ -105,22 +143,41 @@ export class Timeline {
       ctx.fillStyle = b.color;
       ctx.fillRect(x0, top, Math.max(2, x1 - x0), bottom - top);
     }
-    // area
-    if (d && vals.length) {
-      ctx.beginPath();
-      const xs = (i: number) => this.xOf(d.start + (i + 0.5) * d.step, w);
-      ctx.moveTo(xs(0), bottom);
-      vals.forEach((v, i) => ctx.lineTo(xs(i), bottom - (v / nice) * (bottom - top)));
-      ctx.lineTo(xs(vals.length - 1), bottom);
-      ctx.closePath();
-      ctx.fillStyle = 'rgba(234,108,40,0.22)';
-      ctx.fill();
-      ctx.beginPath();
-      vals.forEach((v, i) => {
-        const y = bottom - (v / nice) * (bottom - top);
-        if (i === 0) ctx.moveTo(xs(i), y); else ctx.lineTo(xs(i), y);
+    if (d && has) {
+      const xs = (i: number) => {
+        // the middle of the part of the bucket inside the range
+        const b0 = Math.max(d.start + i * d.step, this.from), b1 = Math.min(d.start + (i + 1) * d.step, this.until);
+        return this.xOf((b0 + b1) / 2, w);
+      };
+      const yOf = (v: number) => bottom - (v / axis.max) * (bottom - top);
+      ctx.save();
+      ctx.beginPath(); ctx.rect(this.padL, top - 2, w, bottom - top + 4); ctx.clip();
+      d.lines.forEach((l, li) => {
+        // segments of consecutive drawn points
+        let seg: number[] = [];
+        const flush = () => {
+          if (!seg.length) return;
+          if (d.lines.length === 1) {
+            ctx.beginPath();
+            ctx.moveTo(xs(seg[0]), bottom);
+            for (const i of seg) ctx.lineTo(xs(i), yOf(l.values[i]!));
+            ctx.lineTo(xs(seg[seg.length - 1]), bottom);
+            ctx.closePath();
+            ctx.fillStyle = 'rgba(234,108,40,0.22)';
+            ctx.fill();
+          }
+          ctx.beginPath();
+          seg.forEach((i, k) => { if (k === 0) ctx.moveTo(xs(i), yOf(l.values[i]!)); else ctx.lineTo(xs(i), yOf(l.values[i]!)); });
+          if (seg.length === 1) ctx.lineTo(xs(seg[0]) + 1, yOf(l.values[seg[0]]!));
+          ctx.strokeStyle = l.color; ctx.lineWidth = d.lines.length === 1 ? 1.5 : 1.3;
+          ctx.stroke();
+          seg = [];
+        };
+        l.values.forEach((v, i) => { if (v === null) flush(); else seg.push(i); });
+        flush();
+        void li;
       });
-      ctx.strokeStyle = '#d9581c'; ctx.lineWidth = 1.5; ctx.stroke();
+      ctx.restore();
     } else {
       ctx.fillStyle = '#9ca3af'; ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
       ctx.fillText('no samples in this range', this.padL + w / 2, (top + bottom) / 2);
@@ -132,10 +189,4 @@ export class Timeline {
     ctx.strokeStyle = '#d1d5db'; ctx.beginPath();
     ctx.moveTo(this.padL + 0.5, top); ctx.lineTo(this.padL + 0.5, bottom + 0.5); ctx.lineTo(cssW - this.padR, bottom + 0.5); ctx.stroke();
   }
-}
-
-function niceMax(v: number): number {
-  const p = Math.pow(10, Math.floor(Math.log10(v)));
-  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p;
-  return 10 * p;
 }
