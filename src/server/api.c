@@ -4,6 +4,7 @@
 #include "lib/alloc.h"
 #include "lib/json.h"
 #include "server/flamebearer.h"
+#include "server/merge_cache.h"
 #include "server/server.h"
 #include "store/query.h"
 #include "store/store.h"
@@ -243,7 +244,7 @@ void api_top(void *ctx, const struct http_request *req, struct http_response *re
 {
 	struct server *s = ctx;
 	struct server_range r;
-	struct store_profile *p = NULL;
+	const struct store_profile *p = NULL;
 	struct query_top_row *rows = NULL;
 	struct errmsg err = { "" };
 	const char *sort = http_arg(req, "sort");
@@ -262,7 +263,7 @@ void api_top(void *ctx, const struct http_request *req, struct http_response *re
 		return;
 	/* Every stack the store returns, not only the heaviest that a flame graph shows: function
 	 * totals stay exact unless the selection is over the store's merge caps. */
-	rc = store_merge(s->store, &r.q, STORE_MAX_MERGE_STACKS, &p, &err);
+	rc = merge_cache_get(s->merges, s->store, r.query, &r.q, STORE_MAX_MERGE_STACKS, &p, &err);
 	if (rc < 0) {
 		server_store_error(resp, rc, &err);
 		goto cleanup;
@@ -287,7 +288,7 @@ void api_top(void *ctx, const struct http_request *req, struct http_response *re
 		http_error(resp, 500, "response too large");
 cleanup:
 	xfree(rows);
-	store_profile_free(p);
+	merge_cache_put(s->merges, p);
 	server_range_release(&r);
 }
 
@@ -297,7 +298,8 @@ void api_sandwich(void *ctx, const struct http_request *req, struct http_respons
 {
 	struct server *s = ctx;
 	struct server_range r;
-	struct store_profile *p = NULL, *callers = NULL, *callees = NULL;
+	const struct store_profile *p = NULL;
+	struct store_profile *callers = NULL, *callees = NULL;
 	struct errmsg err = { "" };
 	const char *fn = http_arg(req, "function");
 	struct buf *b = &resp->body;
@@ -314,7 +316,7 @@ void api_sandwich(void *ctx, const struct http_request *req, struct http_respons
 		return;
 	/* Every stack the store returns, not only the heaviest that a flame graph shows: function
 	 * totals stay exact unless the selection is over the store's merge caps. */
-	rc = store_merge(s->store, &r.q, STORE_MAX_MERGE_STACKS, &p, &err);
+	rc = merge_cache_get(s->merges, s->store, r.query, &r.q, STORE_MAX_MERGE_STACKS, &p, &err);
 	if (rc < 0) {
 		server_store_error(resp, rc, &err);
 		goto cleanup;
@@ -346,7 +348,7 @@ void api_sandwich(void *ctx, const struct http_request *req, struct http_respons
 cleanup:
 	store_profile_free(callers);
 	store_profile_free(callees);
-	store_profile_free(p);
+	merge_cache_put(s->merges, p);
 	server_range_release(&r);
 }
 

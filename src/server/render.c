@@ -8,6 +8,7 @@
 #include "profile/pprof.h"
 #include "profile/profile.h"
 #include "server/flamebearer.h"
+#include "server/merge_cache.h"
 #include "server/server.h"
 #include "store/selector.h"
 #include "store/store.h"
@@ -196,16 +197,15 @@ static int arg_focus(const struct http_request *req, struct http_response *resp,
 	return 0;
 }
 
-/* Replace *p by its stacks under the focus path (when there is one). */
-static void apply_focus(struct store_profile **p, const struct render_focus *f)
+/* The stacks of the shared merge *p under the focus path, when there is one: *p then points
+ * at them, and *owned (freed by the caller) too. */
+static void apply_focus(const struct store_profile **p, struct store_profile **owned,
+			const struct render_focus *f)
 {
-	struct store_profile *sub;
-
 	if (!f->n)
 		return;
-	sub = render_focus_filter(*p, f);
-	store_profile_free(*p);
-	*p = sub;
+	*owned = render_focus_filter(*p, f);
+	*p = *owned;
 }
 
 /* ,"focus":{"path":[...],"total":T,"selectionTotal":S} */
@@ -286,7 +286,8 @@ void render_handle(void *ctx, const struct http_request *req, struct http_respon
 	struct server *s = ctx;
 	struct server_range r;
 	struct render_focus focus;
-	struct store_profile *p = NULL;
+	const struct store_profile *merged = NULL, *p = NULL;
+	struct store_profile *focused = NULL;
 	struct profile *prof = NULL;
 	struct errmsg err = { "" };
 	const char *format = http_arg(req, "format");
@@ -309,14 +310,17 @@ void render_handle(void *ctx, const struct http_request *req, struct http_respon
 	if (server_parse_range(req, resp, "query", "from", "until", &r) < 0)
 		goto cleanup_focus;
 	/* A subtree is rendered from every stack the store returns (not only the heaviest
-	 * 64 Ki), so that zooming in finds the light stacks that make up a deep frame. */
-	rc = store_merge(s->store, &r.q, focus.n ? STORE_MAX_MERGE_STACKS : 0, &p, &err);
+	 * 64 Ki), so that zooming in finds the light stacks that make up a deep frame; the
+	 * merge is shared with the top table and the other zooms (merge_cache.h). */
+	rc = merge_cache_get(s->merges, s->store, r.query, &r.q, focus.n ? STORE_MAX_MERGE_STACKS : 0,
+			     &merged, &err);
 	if (rc < 0) {
 		server_store_error(resp, rc, &err);
 		goto cleanup;
 	}
+	p = merged;
 	selection_total = p->total;
-	apply_focus(&p, &focus);
+	apply_focus(&p, &focused, &focus);
 	if (!strcmp(format, "json")) {
 		struct buf *b = &resp->body;
 
@@ -361,7 +365,8 @@ void render_handle(void *ctx, const struct http_request *req, struct http_respon
 		http_error(resp, 500, "cannot render the profile (%s)", strerror(-rc));
 cleanup:
 	profile_free(prof);
-	store_profile_free(p);
+	store_profile_free(focused);
+	merge_cache_put(s->merges, merged);
 	server_range_release(&r);
 cleanup_focus:
 	render_focus_release(&focus);
@@ -372,7 +377,8 @@ void render_diff_handle(void *ctx, const struct http_request *req, struct http_r
 	struct server *s = ctx;
 	struct server_range lr, rr;
 	struct render_focus focus;
-	struct store_profile *lp = NULL, *rp = NULL;
+	const struct store_profile *lm = NULL, *rm = NULL, *lp, *rp;
+	struct store_profile *lf = NULL, *rf = NULL;
 	struct errmsg err = { "" };
 	struct buf *b = &resp->body;
 	uint64_t max_nodes;
@@ -390,15 +396,19 @@ void render_diff_handle(void *ctx, const struct http_request *req, struct http_r
 		goto cleanup;
 	if (server_parse_range(req, resp, "rightQuery", "rightFrom", "rightUntil", &rr) < 0)
 		goto cleanup;
-	if ((rc = store_merge(s->store, &lr.q, focus.n ? STORE_MAX_MERGE_STACKS : 0, &lp, &err)) < 0 ||
-	    (rc = store_merge(s->store, &rr.q, focus.n ? STORE_MAX_MERGE_STACKS : 0, &rp, &err)) < 0) {
+	if ((rc = merge_cache_get(s->merges, s->store, lr.query, &lr.q,
+				  focus.n ? STORE_MAX_MERGE_STACKS : 0, &lm, &err)) < 0 ||
+	    (rc = merge_cache_get(s->merges, s->store, rr.query, &rr.q,
+				  focus.n ? STORE_MAX_MERGE_STACKS : 0, &rm, &err)) < 0) {
 		server_store_error(resp, rc, &err);
 		goto cleanup;
 	}
+	lp = lm;
+	rp = rm;
 	lsel = lp->total;
 	rsel = rp->total;
-	apply_focus(&lp, &focus);
-	apply_focus(&rp, &focus);
+	apply_focus(&lp, &lf, &focus);
+	apply_focus(&rp, &rf, &focus);
 	selection_name(&rr, rp, name, sizeof(name));
 	rc = buf_puts(b, "{\"flamebearer\":");
 	if (!rc)
@@ -432,8 +442,10 @@ void render_diff_handle(void *ctx, const struct http_request *req, struct http_r
 	if (rc < 0)
 		http_error(resp, 500, "cannot render the diff (%s)", strerror(-rc));
 cleanup:
-	store_profile_free(lp);
-	store_profile_free(rp);
+	store_profile_free(lf);
+	store_profile_free(rf);
+	merge_cache_put(s->merges, lm);
+	merge_cache_put(s->merges, rm);
 	server_range_release(&lr);
 	server_range_release(&rr);
 	render_focus_release(&focus);

@@ -5,6 +5,7 @@
 #include "server/api.h"
 #include "server/flamebearer.h"
 #include "server/ingest.h"
+#include "server/merge_cache.h"
 #include "server/otlp_ingest.h"
 #include "server/render.h"
 #include "server/ui.h"
@@ -102,6 +103,7 @@ struct server *server_start(const struct server_config *cfg, struct errmsg *err)
 	s->store = store_open(s->cfg.store_kind, s->cfg.data_dir, &opts, err);
 	if (!s->store)
 		goto fail;
+	s->merges = merge_cache_new();
 	for (i = 0; i < NROUTES; i++)
 		names[i] = routes[i].path;
 	metrics_init(&s->metrics, names, NROUTES);
@@ -121,6 +123,7 @@ struct server *server_start(const struct server_config *cfg, struct errmsg *err)
 	return s;
 fail:
 	store_close(s->store);
+	merge_cache_free(s->merges);
 	xfree(s);
 	return NULL;
 }
@@ -146,6 +149,7 @@ void server_stop(struct server *s, int timeout_ms)
 		return;
 	http_server_stop(s->http, timeout_ms);
 	store_close(s->store);
+	merge_cache_free(s->merges);
 	xfree(s);
 }
 

@@ -32,9 +32,12 @@ struct server_config {
 	int sync_full;               /* fsync every commit (see store_opts) */
 };
 
+struct merge_cache;
+
 struct server {
 	struct server_config cfg;
 	struct store *store;
+	struct merge_cache *merges; /* merge_cache.h: merged profiles shared by queries */
 	struct metrics metrics;
 	struct http_config http_cfg;
 	struct http_server *http;

@@ -9,12 +9,14 @@
 #include "lib/strtab.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct store {
 	const struct store_ops *ops;
 	void *state;
+	atomic_uint_least64_t generation; /* store_generation() */
 };
 
 static const struct store_ops *const backends[] = {
@@ -241,6 +243,8 @@ int store_write(struct store *s, const struct store_batch *batches, size_t n, st
 		used += nl;
 	}
 	ret = s->ops->write(s->state, copy, n, err);
+	if (ret == 0)
+		atomic_fetch_add_explicit(&s->generation, 1, memory_order_release);
 cleanup:
 	xfree(labels);
 	xfree(copy);
@@ -249,7 +253,18 @@ cleanup:
 
 int store_maintain(struct store *s, int64_t now, struct errmsg *err)
 {
-	return s->ops->maintain(s->state, now, err);
+	int ret = s->ops->maintain(s->state, now, err);
+
+	/* The backend says 1 when it dropped data (retention): what was read before, or during
+	 * the pass, is no longer what a query gives. Rollups change nothing a query sees. */
+	if (ret != 0)
+		atomic_fetch_add_explicit(&s->generation, 1, memory_order_release);
+	return ret < 0 ? ret : 0;
+}
+
+uint64_t store_generation(struct store *s)
+{
+	return atomic_load_explicit(&s->generation, memory_order_acquire);
 }
 
 static int check_query(const struct store_query *q, struct errmsg *err)

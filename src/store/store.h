@@ -144,6 +144,10 @@ int store_write(struct store *s, const struct store_batch *batches, size_t n, st
  * `now` is unix seconds (tests pass a fixed clock). */
 int store_maintain(struct store *s, int64_t now, struct errmsg *err);
 
+/* A number that changes whenever what a query may read changes (every write and maintenance
+ * pass): callers that cache query results key them with it. */
+uint64_t store_generation(struct store *s);
+
 /* ---- Series and labels ---------------------------------------------------------------- */
 
 /* A series as listed; pointers are valid only during the callback. labels are sorted by name. */
@@ -283,7 +287,7 @@ struct store_ops {
 	int (*open)(const char *path, const struct store_opts *opts, void **state, struct errmsg *err);
 	void (*close)(void *state);
 	int (*write)(void *state, const struct store_batch *batches, size_t n, struct errmsg *err);
-	int (*maintain)(void *state, int64_t now, struct errmsg *err);
+	int (*maintain)(void *state, int64_t now, struct errmsg *err); /* 1: it dropped data */
 	int (*series)(void *state, const struct store_query *q, store_series_fn fn, void *arg,
 		      struct errmsg *err);
 	int (*merge)(void *state, const struct store_query *q, size_t max_stacks,

@@ -1754,15 +1754,21 @@ static int sq_maintain(void *state, int64_t now, struct errmsg *err)
 	int64_t oldest, newest;
 	int ret = 0;
 
+	int dropped = 0;
+
 	pthread_mutex_lock(&sq->wlock);
 	if (sq->opts.retention_sec > 0 && raw_minmax(sq, &oldest, &newest)) {
 		int64_t cutoff = floor_to(now - sq->opts.retention_sec, HOUR);
 
-		if (oldest < cutoff)
+		if (oldest < cutoff) {
 			ret = drop_txn(sq, cutoff, err);
+			dropped = 1;
+		}
 	}
-	if (ret == 0 && sq->opts.max_disk_bytes && live_bytes(sq) > (int64_t)sq->opts.max_disk_bytes)
+	if (ret == 0 && sq->opts.max_disk_bytes && live_bytes(sq) > (int64_t)sq->opts.max_disk_bytes) {
 		ret = enforce_size(sq, err);
+		dropped = 1;
+	}
 	pthread_mutex_unlock(&sq->wlock);
 	if (ret < 0)
 		return ret;
@@ -1772,7 +1778,7 @@ static int sq_maintain(void *state, int64_t now, struct errmsg *err)
 	pthread_mutex_lock(&sq->wlock);
 	sqlite3_wal_checkpoint_v2(sq->w.db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 	pthread_mutex_unlock(&sq->wlock);
-	return 0;
+	return dropped;
 }
 
 /* ---- stats ---------------------------------------------------------------------------------------------- */

@@ -1,0 +1,115 @@
+/* test_merge_cache.c: the server's cache of merged profiles (merge_cache.h) over a real SQLite
+ * store: a second query gets the same profile, a write makes it unreachable (the next merge
+ * sees the new data), other keys and the LRU limit, profiles handed out outlive their
+ * eviction, and no cache merges alone. ASan checks that nothing leaks or is used after free. */
+#include "test.h"
+#include "lib/alloc.h"
+#include "lib/log.h"
+#include "server/merge_cache.h"
+#include "store/store.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define T0 1700006400
+
+static char tmpdir[64];
+
+static int put(struct store *s, const char *stack, int64_t value, int64_t t)
+{
+	struct store_batchbuf *bb = store_batchbuf_new();
+	struct store_label labels[1] = { { "service_name", "app" } };
+	struct store_batch b = { 0 };
+	struct errmsg err = { "" };
+	int ret;
+
+	store_batchbuf_add_split(bb, stack, strlen(stack), ';', value);
+	b.type = "cpu";
+	b.labels = labels;
+	b.nlabels = 1;
+	b.from = t;
+	b.until = t + 10;
+	store_batchbuf_fill(bb, &b);
+	ret = store_write(s, &b, 1, &err);
+	store_batchbuf_free(bb);
+	return ret;
+}
+
+static void test_cache(void)
+{
+	struct errmsg err = { "" };
+	struct store *s;
+	struct merge_cache *c = merge_cache_new();
+	struct store_query q = { NULL, T0, T0 + 3600 }, q2 = { NULL, T0, T0 + 7200 };
+	const struct store_profile *a, *b, *d, *k[MERGE_CACHE_ENTRIES + 2];
+	char *cmd;
+	size_t i;
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/scorch-test-mcache-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		abort();
+	s = store_open("sqlite", tmpdir, NULL, &err);
+	CHECK(s != NULL);
+	if (!s)
+		goto out;
+	CHECK_EQ_INT(put(s, "main;a", 5, T0 + 10), 0);
+
+	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 0, &a, &err), 0);
+	CHECK_EQ_INT(a->total, 5);
+	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 0, &b, &err), 0);
+	CHECK(a == b); /* the same merge, shared */
+	/* other key parts: other merges */
+	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 100, &d, &err), 0);
+	CHECK(d != a);
+	merge_cache_put(c, d);
+	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q2, 0, &d, &err), 0);
+	CHECK(d != a);
+	merge_cache_put(c, d);
+	merge_cache_put(c, b);
+
+	/* a write: the cached merge is unreachable, the next one has the new data; the one
+	 * still out stays valid until it is given back */
+	CHECK_EQ_INT(put(s, "main;b", 7, T0 + 20), 0);
+	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 0, &b, &err), 0);
+	CHECK(b != a);
+	CHECK_EQ_INT(b->total, 12);
+	CHECK_EQ_INT(a->total, 5);
+	CHECK(merge_cache_profile_bytes(b) >= merge_cache_profile_bytes(a) && merge_cache_profile_bytes(a) > 0);
+	merge_cache_put(c, a);
+	merge_cache_put(c, b);
+
+	/* more keys than entries: the least recently used go, those out survive */
+	for (i = 0; i < MERGE_CACHE_ENTRIES + 2; i++) {
+		char key[32];
+
+		snprintf(key, sizeof(key), "{k=\"%zu\"}", i);
+		CHECK_EQ_INT(merge_cache_get(c, s, key, &q, 0, &k[i], &err), 0);
+	}
+	for (i = 0; i < MERGE_CACHE_ENTRIES + 2; i++)
+		CHECK_EQ_INT(k[i]->total, 12);
+	for (i = 0; i < MERGE_CACHE_ENTRIES + 2; i++)
+		merge_cache_put(c, k[i]);
+	/* the newest is still cached, the oldest not */
+	CHECK_EQ_INT(merge_cache_get(c, s, "{k=\"9\"}", &q, 0, &a, &err), 0);
+	CHECK(a == k[9]);
+	merge_cache_put(c, a);
+
+	/* no cache: a merge of one's own */
+	CHECK_EQ_INT(merge_cache_get(NULL, s, "{}", &q, 0, &a, &err), 0);
+	CHECK_EQ_INT(a->total, 12);
+	merge_cache_put(NULL, a);
+	store_close(s);
+out:
+	merge_cache_free(c);
+	cmd = xasprintf("rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", tmpdir);
+	xfree(cmd);
+}
+
+int main(void)
+{
+	RUN(test_cache);
+	return test_summary();
+}
