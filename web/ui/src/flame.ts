@@ -58,7 +58,7 @@ export function diffColor(t: number): string {
 export interface RenderedNode {
   name: string; level: number; x: number; y: number; w: number;
   total: number; self: number; match: boolean;
-  pruned: boolean; // the server left frames below it out (a zoom loads them)
+  pruned: boolean; // the server left frames below it out that a zoom on it would show (and loads)
   change?: number; // diff: comparison share minus baseline share of the total, in [-1, 1]
 }
 
@@ -98,7 +98,7 @@ export class FlameGraph {
   private nname = new Int32Array(0);
   private nlevel = new Int32Array(0);
   private nparent = new Int32Array(0);
-  private pruned = new Uint8Array(0); // a truncation "other" lies in the node's subtree
+  private otherMax = new Float64Array(0); // the heaviest truncation "other" below a node (0: none)
   private tl = new Float64Array(0); // diff: left total, left self, right total, right self
   private sl = new Float64Array(0);
   private tr = new Float64Array(0);
@@ -191,13 +191,14 @@ export class FlameGraph {
       if (this.data !== this.base) this.use(this.base, 0);
       return done(0);
     }
-    // the data drawn, then the first render, when either holds the node whole
-    let i = this.find(path);
-    if (i >= 0 && (!this.pruned[i] || !this.opts.fetchSubtree)) return done(i);
+    // the data drawn, then the first render, when either holds all the node shows
+    // (a subtree from the server holds only the path down to its root: not its ancestors)
+    let i = this.data && path.length >= this.data.depth ? this.find(path) : -1;
+    if (i >= 0 && (!this.needsMore(i) || !this.opts.fetchSubtree)) return done(i);
     if (this.data !== this.base) {
       this.use(this.base, 0);
       i = this.find(path);
-      if (i >= 0 && (!this.pruned[i] || !this.opts.fetchSubtree)) return done(i);
+      if (i >= 0 && (!this.needsMore(i) || !this.opts.fetchSubtree)) return done(i);
     }
     if (!this.opts.fetchSubtree) return false;
     const key = path.join('\u0000');
@@ -228,6 +229,14 @@ export class FlameGraph {
       return false;
     }
     return done(i);
+  }
+
+  // Would zooming on node i show something the server left out? Only if a frame it summed
+  // into an "other" below i would be at least a pixel wide with i filling the width (frames
+  // further down are loaded when one zooms closer).
+  private needsMore(i: number): boolean {
+    const w = Math.max(100, this.host.clientWidth);
+    return this.otherMax[i] > 0 && this.otherMax[i] * w >= this.nw[i];
   }
 
   private find(path: string[]): number {
@@ -263,7 +272,7 @@ export class FlameGraph {
     if (fb) for (const l of fb.levels) n += Math.floor(l.length / stride);
     this.nx = new Float64Array(n); this.nw = new Float64Array(n); this.nself = new Float64Array(n);
     this.nname = new Int32Array(n); this.nlevel = new Int32Array(n); this.nparent = new Int32Array(n);
-    this.pruned = new Uint8Array(n);
+    this.otherMax = new Float64Array(n);
     if (diff) {
       this.tl = new Float64Array(n); this.sl = new Float64Array(n);
       this.tr = new Float64Array(n); this.sr = new Float64Array(n);
@@ -303,12 +312,13 @@ export class FlameGraph {
       }
     }
     if (n) this.nparent[0] = -1;
-    // a node is pruned when an "other" (what the server left out) hangs anywhere below it;
-    // children come after their parents, so one backwards pass carries the flag up
+    // the heaviest "other" (what the server left out) anywhere below each node; children
+    // come after their parents, so one backwards pass carries it up
     const other = fb.names.indexOf('other');
     if (other >= 0) {
       for (let i = n - 1; i > 0; i--) {
-        if (this.nname[i] === other || this.pruned[i]) this.pruned[this.nparent[i]] = 1;
+        const o = this.nname[i] === other ? this.nw[i] : this.otherMax[i];
+        if (o > this.otherMax[this.nparent[i]]) this.otherMax[this.nparent[i]] = o;
       }
     }
   }
@@ -426,7 +436,7 @@ export class FlameGraph {
             ctx.fillText(label, px + 4, y + ROW / 2 + 0.5);
           }
         }
-        const r: RenderedNode = { name, level, x: px, y, w: pw, total: this.nw[i], self: this.nself[i], match, pruned: this.pruned[i] === 1 };
+        const r: RenderedNode = { name, level, x: px, y, w: pw, total: this.nw[i], self: this.nself[i], match, pruned: this.needsMore(i) };
         if (diff) r.change = d;
         row.push(r); idx.push(i); this.rendered.push(r);
       }
@@ -497,7 +507,7 @@ export class FlameGraph {
         if (u.unit !== 'samples') html += `<tr><td>samples</td><td colspan="2">${this.nw[i]} total, ${this.nself[i]} self</td></tr>`;
         html += `<tr><td>kind</td><td colspan="2">${KIND_LABELS[kind]}</td></tr>`;
       }
-      const more = this.pruned[i] && this.opts.fetchSubtree ? ' (loads the frames below it)' : '';
+      const more = this.needsMore(i) && this.opts.fetchSubtree ? ' (loads the frames below it)' : '';
       tip.innerHTML = html + `</table><div class="tip-hint">${this.opts.hint ?? 'click to zoom' + more + '; right-click for more'}</div>`;
       tip.style.display = 'block';
     }

@@ -95,10 +95,19 @@ function query(): string {
   return state.service + (state.type ? '.' + state.type : '') + sel;
 }
 
-function range(): { from: number; until: number } {
+// The range in unix seconds, fixed when a view is loaded: every request of that view (and
+// the zooms and exports that follow) asks for the same seconds, which the server's cache of
+// merged profiles recognizes.
+let pinned: { from: number; until: number } | null = null;
+
+function computeRange(): { from: number; until: number } {
   const now = Date.now() / 1000;
   const from = parseTime(state.from, now) ?? now - 3600, until = parseTime(state.until, now) ?? now;
   return { from, until: Math.max(until, from + 1) };
+}
+
+function range(): { from: number; until: number } {
+  return pinned ?? computeRange();
 }
 
 function units(): UnitContext {
@@ -792,19 +801,28 @@ const svcList = $<HTMLUListElement>('service-list');
 let svcAll = 0;
 
 async function loadServices(): Promise<void> {
-  const r = range();
-  const [names, series] = await Promise.all([
-    track(getJSON<string[]>('/label-values', { label: 'service_name' })),
-    track(getJSON<SeriesResult>('/api/v1/series', { query: '{__type__="cpu"}', from: r.from, until: r.until, group_by: 'service_name', step: Math.max(1, Math.ceil(r.until - r.from)) })).catch(() => null),
-  ]);
-  const totals = new Map<string, number>();
-  for (const s of series?.series ?? []) totals.set(s.group, s.total);
-  svcAll = [...totals.entries()].filter(([k]) => k !== 'idle').reduce((s, [, v]) => s + v, 0);
-  services = names.map((n) => ({ name: n, total: totals.get(n) ?? 0 })).sort((a, b) => b.total - a.total || a.name.localeCompare(b.name));
+  const names = await track(getJSON<string[]>('/label-values', { label: 'service_name' }));
+  services = names.map((n) => ({ name: n, total: 0 }));
+  totalsKey = '';
   if (!state.service && names.length) state.service = ALL;
   svcInput.placeholder = names.length ? 'service' : '(no data yet)';
   syncService();
   await loadTypes();
+}
+
+// the services' CPU over the range, for the picker: asked when it opens
+let totalsKey = '';
+async function loadServiceTotals(): Promise<void> {
+  const r = range(), key = r.from + '|' + r.until;
+  if (key === totalsKey) return;
+  totalsKey = key;
+  const series = await getJSON<SeriesResult>('/api/v1/series', { query: '{__type__="cpu"}', from: r.from, until: r.until, group_by: 'service_name', step: Math.max(1, Math.ceil(r.until - r.from)) }).catch(() => null);
+  const totals = new Map<string, number>();
+  for (const x of series?.series ?? []) totals.set(x.group, x.total);
+  svcAll = [...totals.entries()].filter(([k]) => k !== 'idle').reduce((a, [, v]) => a + v, 0);
+  for (const x of services) x.total = totals.get(x.name) ?? 0;
+  services.sort((a, b) => b.total - a.total || a.name.localeCompare(b.name));
+  if (document.activeElement === svcInput) updateSvcList();
 }
 
 function syncService(): void {
@@ -840,7 +858,7 @@ async function pickService(name: string): Promise<void> {
   void run(true);
 }
 
-svcInput.addEventListener('focus', () => { svcInput.select(); updateSvcList(); });
+svcInput.addEventListener('focus', () => { svcInput.select(); updateSvcList(); void loadServiceTotals(); });
 svcInput.addEventListener('input', updateSvcList);
 svcInput.addEventListener('blur', () => setTimeout(() => { svcItems = []; renderSvcList(); syncService(); }, 150));
 svcInput.addEventListener('keydown', (e) => {
@@ -913,6 +931,8 @@ function clearViews(): void {
 }
 
 async function run(push = false): Promise<void> {
+  pinned = null;
+  pinned = computeRange();
   writeState(push);
   syncInputs();
   const gen = ++generation;
@@ -927,8 +947,10 @@ async function run(push = false): Promise<void> {
     return;
   }
   try {
-    await loadMachine().catch(() => { machineCores = 0; });
-    const work: Promise<void>[] = [loadTimeline(gen), loadGroupLabels()];
+    // the machine's size first only when the unit needs it; else beside the rest
+    const machine = loadMachine().catch(() => { machineCores = 0; });
+    if (state.unit === 'machine') await machine;
+    const work: Promise<void>[] = [loadTimeline(gen), loadGroupLabels(), machine];
     if (view === 'flame') {
       work.push(loadFlame(gen));
       if (state.layout !== 'graph') work.push(loadTopRows().then(() => { if (gen === generation) renderSide(); }));
@@ -937,6 +959,7 @@ async function run(push = false): Promise<void> {
     else if (view === 'runs') work.push(loadRuns(gen));
     else work.push(loadDiff(gen));
     await Promise.all(work);
+    if (gen === generation && view === 'flame' && flame.total) $('summary').textContent = summaryText(flame.selectionTotal || flame.total, range());
     updateExports();
   } catch (e) {
     if (gen === generation) {
