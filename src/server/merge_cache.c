@@ -1,4 +1,6 @@
-/* merge_cache.c: a small LRU of merged profiles with reference counts (see merge_cache.h). */
+/* merge_cache.c: a small LRU of merged profiles with reference counts (see merge_cache.h). A
+ * merge in progress is noted, so that a second query of the same selection (the UI asks for
+ * the flame graph and its table at once) waits for it instead of merging again. */
 #include "server/merge_cache.h"
 #include "lib/alloc.h"
 #include "lib/log.h"
@@ -23,8 +25,17 @@ struct entry {
 
 /* A profile handed out is found again by merge_cache_put() through this table: every entry
  * ever handed out is here until its last put. */
+/* A merge in progress (the key of the entry it will make). */
+struct pending {
+	const char *query;
+	int64_t from, until;
+	uint64_t generation;
+};
+
 struct merge_cache {
 	pthread_mutex_t lock;
+	pthread_cond_t done;                      /* a pending merge finished */
+	struct pending *pending[MERGE_CACHE_ENTRIES * 4];
 	struct entry *live[MERGE_CACHE_ENTRIES]; /* cached (may also be out) */
 	struct entry **out;                       /* evicted or uncached, still out */
 	size_t nout, out_cap;
@@ -43,6 +54,7 @@ struct merge_cache *merge_cache_new(void)
 	struct merge_cache *c = xcalloc(1, sizeof(*c));
 
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->done, NULL);
 	return c;
 }
 
@@ -65,6 +77,7 @@ void merge_cache_free(struct merge_cache *c)
 	for (i = 0; i < c->nout; i++)
 		entry_free(c->out[i]);
 	xfree(c->out);
+	pthread_cond_destroy(&c->done);
 	pthread_mutex_destroy(&c->lock);
 	xfree(c);
 }
@@ -85,41 +98,89 @@ static void evict(struct merge_cache *c, size_t slot)
 	c->out[c->nout++] = e;
 }
 
+static size_t norm_cap(size_t max_stacks)
+{
+	if (!max_stacks)
+		return STORE_DEFAULT_MAX_STACKS;
+	return max_stacks > STORE_MAX_MERGE_STACKS ? STORE_MAX_MERGE_STACKS : max_stacks;
+}
+
+/* Does e's merge answer a merge capped at max_stacks? Yes for the same cap, and for any cap
+ * when e left nothing out and has no more stacks than the cap allows: a merge of either cap
+ * returns then exactly the same stacks. */
+static int answers(const struct entry *e, size_t max_stacks)
+{
+	size_t want = norm_cap(max_stacks);
+
+	if (norm_cap(e->max_stacks) == want)
+		return 1;
+	return e->p->other == 0 && e->p->other_stacks == 0 && e->p->nstacks <= want;
+}
+
 int merge_cache_get(struct merge_cache *c, struct store *s, const char *query,
 		    const struct store_query *q, size_t max_stacks, const struct store_profile **out,
 		    struct errmsg *err)
 {
 	struct store_profile *p = NULL;
 	struct entry *e;
+	struct pending me = { query, q->from, q->until, 0 }, **slot = NULL;
 	uint64_t gen = store_generation(s);
 	size_t i, victim;
-	int rc;
+	int rc, waited;
 
 	*out = NULL;
 	if (c) {
 		pthread_mutex_lock(&c->lock);
-		for (i = 0; i < MERGE_CACHE_ENTRIES; i++) {
-			e = c->live[i];
-			if (!e)
-				continue;
-			if (e->generation != gen) { /* stale: nobody can get it again */
-				evict(c, i);
-				continue;
+		do {
+			waited = 0;
+			gen = store_generation(s);
+			for (i = 0; i < MERGE_CACHE_ENTRIES; i++) {
+				e = c->live[i];
+				if (!e)
+					continue;
+				if (e->generation != gen) { /* stale: nobody can get it again */
+					evict(c, i);
+					continue;
+				}
+				if (e->from == q->from && e->until == q->until && !strcmp(e->query, query) &&
+				    answers(e, max_stacks)) {
+					e->refs++;
+					e->used = ++c->clock;
+					*out = e->p;
+					pthread_mutex_unlock(&c->lock);
+					return 0;
+				}
 			}
-			if (e->from == q->from && e->until == q->until && e->max_stacks == max_stacks &&
-			    !strcmp(e->query, query)) {
-				e->refs++;
-				e->used = ++c->clock;
-				*out = e->p;
-				pthread_mutex_unlock(&c->lock);
-				return 0;
+			/* the same selection being merged: wait for it, then look again */
+			for (i = 0; i < sizeof(c->pending) / sizeof(c->pending[0]); i++) {
+				const struct pending *pd = c->pending[i];
+
+				if (pd && pd->generation == gen && pd->from == q->from &&
+				    pd->until == q->until && !strcmp(pd->query, query)) {
+					pthread_cond_wait(&c->done, &c->lock);
+					waited = 1;
+					break;
+				}
 			}
-		}
+		} while (waited);
+		me.generation = gen;
+		for (i = 0; i < sizeof(c->pending) / sizeof(c->pending[0]) && !slot; i++)
+			if (!c->pending[i]) {
+				slot = &c->pending[i];
+				*slot = &me;
+			}
 		pthread_mutex_unlock(&c->lock);
 	}
 	rc = store_merge(s, q, max_stacks, &p, err);
-	if (rc < 0)
+	if (rc < 0) {
+		if (c && slot) {
+			pthread_mutex_lock(&c->lock);
+			*slot = NULL;
+			pthread_cond_broadcast(&c->done); /* the waiters merge on their own */
+			pthread_mutex_unlock(&c->lock);
+		}
 		return rc;
+	}
 	e = xcalloc(1, sizeof(*e));
 	e->query = xstrdup(query);
 	e->from = q->from;
@@ -137,12 +198,15 @@ int merge_cache_get(struct merge_cache *c, struct store *s, const char *query,
 		return 0;
 	}
 	pthread_mutex_lock(&c->lock);
+	if (slot)
+		*slot = NULL; /* the waiters are woken once the entry is in */
 	e->used = ++c->clock;
 	if (e->bytes > MERGE_CACHE_BYTES / 4 || gen != store_generation(s)) {
 		/* too big to keep, or already stale: only out */
 		e->evicted = 1;
 		ALLOC_GROW(c->out, c->nout + 1, c->out_cap);
 		c->out[c->nout++] = e;
+		pthread_cond_broadcast(&c->done);
 		pthread_mutex_unlock(&c->lock);
 		return 0;
 	}
@@ -176,6 +240,7 @@ int merge_cache_get(struct merge_cache *c, struct store *s, const char *query,
 	}
 	c->live[victim] = e;
 	c->bytes += e->bytes;
+	pthread_cond_broadcast(&c->done);
 	pthread_mutex_unlock(&c->lock);
 	return 0;
 }

@@ -10,7 +10,7 @@ const { chromium } = require('playwright-core');
 
 const [url, exe, tmp, nowArg, agent] = process.argv.slice(2);
 const NOW = Number(nowArg);
-const shot = (page, name) => page.screenshot({ path: path.join(tmp, 'shots', name + '.png'), fullPage: true });
+const shot = (page, name, full = true) => page.screenshot({ path: path.join(tmp, 'shots', name + '.png'), fullPage: full });
 
 async function main() {
 	// a fresh profile directory (--user-data-dir) in the test's temp dir
@@ -98,7 +98,7 @@ async function main() {
 		await page.waitForSelector('#service-list li');
 		const picks = await page.$$eval('#service-list li', (l) => l.map((x) => x.textContent));
 		assert(picks[0].startsWith('shop'), 'fuzzy "shp" finds shop first: ' + picks);
-		await shot(page, 'service-picker');
+		await shot(page, 'service-picker', false);
 		await page.keyboard.press('Enter');
 		await settle();
 		assert.strictEqual(param('service'), 'shop');
@@ -357,7 +357,9 @@ async function main() {
 		assert(fresh.length > 0, 'the zoom shows frames the first render did not have');
 		assert(param('zoom') && param('zoom').split(';').length === deepest.level, 'zoom path in the URL');
 		console.log(`ok deep profile: ${levels0} levels first (paint ${paint} ms); a zoom on ${deepest.name} (level ${deepest.level}) loaded ${fresh.length} new frames, ${levels1} levels (${zoomMs} ms)`);
-		await shot(page, 'deep-zoomed');
+		await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+		await shot(page, 'deep-zoomed', false);
+		await page.evaluate(() => window.scrollTo(0, 0));
 		// every frame of >= 0.1% of the selection can be reached by zooming
 		const reach = await page.evaluate(async () => {
 			const full = await (await fetch('/render?query=deep.cpu&from=now-10m&maxNodes=1000000')).json();

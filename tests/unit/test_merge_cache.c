@@ -1,13 +1,16 @@
 /* test_merge_cache.c: the server's cache of merged profiles (merge_cache.h) over a real SQLite
  * store: a second query gets the same profile, a write makes it unreachable (the next merge
  * sees the new data), other keys and the LRU limit, profiles handed out outlive their
- * eviction, and no cache merges alone. ASan checks that nothing leaks or is used after free. */
+ * eviction, no cache merges alone, a merge of another cap answers when it left nothing out,
+ * and two threads asking for one selection at once share one merge. ASan checks that nothing
+ * leaks or is used after free. */
 #include "test.h"
 #include "lib/alloc.h"
 #include "lib/log.h"
 #include "server/merge_cache.h"
 #include "store/store.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,10 +62,7 @@ static void test_cache(void)
 	CHECK_EQ_INT(a->total, 5);
 	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 0, &b, &err), 0);
 	CHECK(a == b); /* the same merge, shared */
-	/* other key parts: other merges */
-	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 100, &d, &err), 0);
-	CHECK(d != a);
-	merge_cache_put(c, d);
+	/* another range: another merge */
 	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q2, 0, &d, &err), 0);
 	CHECK(d != a);
 	merge_cache_put(c, d);
@@ -95,6 +95,19 @@ static void test_cache(void)
 	CHECK(a == k[9]);
 	merge_cache_put(c, a);
 
+	/* another cap: the 64 Ki merge left nothing out, so it answers a 512 Ki request too */
+	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 0, &a, &err), 0);
+	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, STORE_MAX_MERGE_STACKS, &b, &err), 0);
+	CHECK(a == b);
+	merge_cache_put(c, b);
+	/* but not a 1-stack request: that merge would leave a stack out */
+	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 1, &b, &err), 0);
+	CHECK(a != b);
+	CHECK_EQ_INT(b->nstacks, 1);
+	CHECK(b->other > 0);
+	merge_cache_put(c, b);
+	merge_cache_put(c, a);
+
 	/* no cache: a merge of one's own */
 	CHECK_EQ_INT(merge_cache_get(NULL, s, "{}", &q, 0, &a, &err), 0);
 	CHECK_EQ_INT(a->total, 12);
@@ -108,8 +121,91 @@ out:
 	xfree(cmd);
 }
 
+struct racer {
+	struct merge_cache *c;
+	struct store *s;
+	pthread_barrier_t *go;
+	const struct store_profile *p;
+	int rc;
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+	struct store_query q = { NULL, T0, T0 + 3600 };
+	struct errmsg err = { "" };
+
+	pthread_barrier_wait(r->go);
+	r->rc = merge_cache_get(r->c, r->s, "{}", &q, 0, &r->p, &err);
+	return NULL;
+}
+
+static void test_one_merge_for_two(void)
+{
+	struct errmsg err = { "" };
+	struct merge_cache *c = merge_cache_new();
+	struct racer r[4];
+	pthread_t th[4];
+	pthread_barrier_t go;
+	struct store *s;
+	char *cmd, stack[64];
+	int i, j;
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/scorch-test-mcache-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		abort();
+	s = store_open("sqlite", tmpdir, NULL, &err);
+	CHECK(s != NULL);
+	if (!s)
+		goto out;
+	/* enough stacks for a merge to take a while */
+	for (i = 0; i < 20; i++) {
+		struct store_batchbuf *bb = store_batchbuf_new();
+		struct store_label labels[1] = { { "service_name", "app" } };
+		struct store_batch b = { 0 };
+
+		for (j = 0; j < 1000; j++) {
+			snprintf(stack, sizeof(stack), "main;f%d;g%d", i, j);
+			store_batchbuf_add_split(bb, stack, strlen(stack), ';', 1 + j % 5);
+		}
+		b.type = "cpu";
+		b.labels = labels;
+		b.nlabels = 1;
+		b.from = T0 + i;
+		b.until = T0 + i + 1;
+		store_batchbuf_fill(bb, &b);
+		CHECK_EQ_INT(store_write(s, &b, 1, &err), 0);
+		store_batchbuf_free(bb);
+	}
+	pthread_barrier_init(&go, NULL, 4);
+	for (i = 0; i < 4; i++) {
+		r[i].c = c;
+		r[i].s = s;
+		r[i].go = &go;
+		pthread_create(&th[i], NULL, race, &r[i]);
+	}
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < 4; i++) {
+		CHECK_EQ_INT(r[i].rc, 0);
+		CHECK(r[i].p == r[0].p);
+	}
+	CHECK_EQ_INT(r[0].p->nstacks, 20000);
+	for (i = 0; i < 4; i++)
+		merge_cache_put(c, r[i].p);
+	pthread_barrier_destroy(&go);
+	store_close(s);
+out:
+	merge_cache_free(c);
+	cmd = xasprintf("rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", tmpdir);
+	xfree(cmd);
+}
+
 int main(void)
 {
 	RUN(test_cache);
+	RUN(test_one_merge_for_two);
 	return test_summary();
 }
