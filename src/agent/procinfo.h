@@ -10,7 +10,8 @@
 #include <stdint.h>
 
 #define PROCINFO_NAME_MAX 256
-#define PROCINFO_CMDLINE_MAX 1024 /* bytes of /proc/PID/cmdline kept (the rest is cut) */
+#define PROCINFO_CMDLINE_MAX 512  /* bytes of /proc/PID/cmdline kept (the rest is cut): enough
+                                   * for an interpreter's options and script */
 #define PROCINFO_ARGS_MAX 32      /* arguments split out of it */
 #define PROCINFO_ANCESTORS 5      /* = SAMPLE_ANCESTORS of the BPF sample (src/bpf/sampler.h) */
 

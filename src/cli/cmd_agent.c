@@ -127,7 +127,9 @@ static void forget_others(struct agent *a)
 	u64map_init(&a->others);
 }
 
-/* How long a process lived (it exited) or has lived so far; < 0 when unknown. */
+/* How long a process lived (it exited) or has lived so far; < 0 when unknown. A process
+ * that is gone although no exit was seen (the event was lost in a full ring buffer) lived at
+ * least until its latest sample: that is its lifetime here. */
 static double age_of(const struct procinfo *pi, uint64_t now_ns)
 {
 	uint64_t end;
@@ -135,6 +137,9 @@ static double age_of(const struct procinfo *pi, uint64_t now_ns)
 	if (!pi->start_ns)
 		return -1;
 	end = pi->exit_ns ? pi->exit_ns : now_ns;
+	if (!pi->exit_ns && pi->last_ns && now_ns - pi->start_ns < 60000000000ULL &&
+	    kill(pi->pid, 0) < 0 && errno == ESRCH)
+		end = pi->last_ns;
 	return end > pi->start_ns ? (double)(end - pi->start_ns) / 1e9 : 0;
 }
 

@@ -845,7 +845,7 @@ function renderSvcList(): void {
   const u = units();
   svcList.innerHTML = svcItems.map((s, i) =>
     `<li class="${i === svcActive ? 'active' : ''}${s.name === state.service ? ' current' : ''}" data-i="${i}"><span>${escapeHtml(s.name === ALL ? '(all services)' : s.name)}</span>` +
-    `<span class="hint">${s.total ? fmtValue(s.total, { ...u, unit: u.unit === 'samples' ? 'samples' : u.unit }) + (svcAll ? ' · ' + fmtPercent(s.total, svcAll) : '') : ''}</span></li>`).join('');
+    `<span class="hint">${s.total ? fmtValue(s.total, u) + (svcAll ? ' · ' + fmtPercent(s.total, svcAll) : '') : ''}</span></li>`).join('');
 }
 
 async function pickService(name: string): Promise<void> {
