@@ -407,6 +407,29 @@ async function main() {
 			assert(fr[want] && fr.total.total === 100, `uploaded ${file} draws ${want}: ` + Object.keys(fr));
 			console.log('ok upload of', file, 'opens', svc, 'with', fr.total.total, 'samples');
 		}
+		// JFR (gzip): every event kind a type of its own, opened on cpu
+		await go('?view=upload');
+		await page.setInputFiles('#upload-file', path.join(tmp, 'up.jfr.gz'));
+		await page.fill('#upload-name', 'up-jfr');
+		await page.click('#upload-go');
+		await page.waitForFunction(() => document.body.dataset.uploaded === 'up-jfr');
+		await settle();
+		const jtypes = await page.$$eval('#ptype option', (o) => o.map((x) => x.value));
+		assert(jtypes.includes('cpu') && jtypes.includes('lock_count'), 'JFR types: ' + jtypes);
+		assert.strictEqual(await page.$eval('#ptype', (e) => e.value), 'cpu');
+		assert((await rendered('flame'))[0].total > 0, 'the JFR recording has CPU samples');
+		console.log('ok upload of a JFR recording opens up-jfr with', jtypes.length, 'types');
+		// OTLP (protobuf): it names its service itself; the new service is opened
+		await go('?view=upload');
+		await page.setInputFiles('#upload-file', path.join(tmp, 'up.otlp'));
+		await page.click('#upload-go');
+		await page.waitForFunction(() => document.body.dataset.uploaded && document.body.dataset.uploaded !== 'up-jfr');
+		await settle();
+		const osvc = await page.evaluate(() => document.body.dataset.uploaded);
+		assert(osvc !== '*' && param('service') === osvc, 'the OTLP service is opened: ' + osvc);
+		assert.strictEqual((await rendered('flame'))[0].total, 100, 'OTLP upload has its 100 samples');
+		console.log('ok upload of an OTLP file opens its own service', osvc);
+
 		await go('?view=upload');
 		await page.setInputFiles('#upload-file', path.join(tmp, 'up.pb.gz'));
 		await page.fill('#upload-name', 'bad name{');

@@ -2,8 +2,8 @@
 # ui_browser.sh: every view of the web UI in headless Chromium against a live server: known
 # folded data (flame graph, table side by side, search, zoom and its URL, context menu,
 # sandwich with fuzzy search, top table, exports, diffs of two ranges and of two label sets,
-# the empty-baseline state, CI runs, group by, % of machine, upload of pprof/folded/speedscope
-# files, selector errors, second-precision ranges and clean axes), a 50k-stack deep profile
+# the empty-baseline state, CI runs, group by, % of machine, upload of pprof, folded,
+# speedscope, JFR and OTLP files, selector errors, second-precision ranges and clean axes), a 50k-stack deep profile
 # (pruning, zoom that loads the subtree from the server), and a real agent's data when BPF can
 # be used. The browser part is tests/integration/ui_browser.js (playwright-core from
 # web/ui/node_modules). Screenshots go to the temp dir (and to $SCORCH_UI_SHOTS when set).
@@ -55,6 +55,9 @@ ingest 'deep.cpu' "$TMP/deep.folded" --url-query "from=$((now - 120))"
 "$SCORCH" convert "$TMP/base.folded" "$TMP/up.pb.gz" || fail "convert to pprof"
 "$SCORCH" convert "$TMP/comp.folded" "$TMP/up.json" || fail "convert to speedscope"
 cp "$TMP/base.folded" "$TMP/up.folded"
+"$SCORCH" convert "$TMP/base.folded" "$TMP/up.otlp" || fail "convert to OTLP"
+# a recording of Debian's JDK 17 (every event kind), gzip-compressed
+cp tests/fuzz/corpus/jfr/jdk17-all-events.jfr.gz "$TMP/up.jfr.gz"
 
 # a real agent's data: a busy program profiled for a few seconds (needs root and BPF)
 AGENT=skip

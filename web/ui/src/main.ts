@@ -673,9 +673,16 @@ async function doUpload(): Promise<void> {
     const app = input('upload-name').value.trim(), type = input('upload-type').value.trim() || 'cpu';
     const name = d.format === 'otlp' ? '' : ingestName(app, type, input('upload-labels').value);
     say('', `Sending ${escapeHtml(uploadFile.name)} as ${d.format}…`);
+    // OTLP names its services itself: the one that appears is the one to open
+    const before = d.format === 'otlp' ? await getJSON<string[]>('/label-values', { label: 'service_name' }) : [];
     const at = Math.floor(Date.now() / 1000);
     const res = await send(d, name, at);
-    const svc = d.format === 'otlp' ? (otlpServiceName(d.json) ?? ALL) : app;
+    let svc = app;
+    if (d.format === 'otlp') {
+      const after = await getJSON<string[]>('/label-values', { label: 'service_name' });
+      const fresh = after.filter((x) => !before.includes(x));
+      svc = otlpServiceName(d.json) ?? (fresh.length === 1 ? fresh[0] : ALL);
+    }
     say('ok', `Stored ${escapeHtml(uploadFile.name)} (${d.format}${res.samples !== undefined ? `, ${fmtNumber(res.samples)} samples in ${fmtNumber(res.stacks ?? 0)} stacks` : ''}) as <b>${escapeHtml(svc === ALL ? 'its own services' : svc)}</b>.`);
     // open it: the service, the time it was stored at
     state = { ...DEFAULTS, view: 'flame', service: svc, type: d.format === 'otlp' || d.format === 'jfr' ? '' : type, from: String(at - 60), until: String(at + 60), unit: state.unit };
