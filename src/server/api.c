@@ -470,7 +470,7 @@ void api_runs(void *ctx, const struct http_request *req, struct http_response *r
 		return;
 	}
 	if (!labels)
-		labels = "branch,job,pipeline,runner,service_name";
+		labels = "branch,job,pipeline,pr,runner,run,service_name";
 	if (server_arg_uint(req, resp, "limit", 200, 1, RUNS_MAX_GROUPS, &limit) < 0)
 		return;
 	lcopy = xstrdup(labels);

@@ -5,7 +5,7 @@
  *   GET /api/v1/series?query=&from=&until=&step=&group_by=&unit=samples|seconds|cores
  *   GET /api/v1/top?query=&from=&until=&limit=&sort=self|total|name
  *   GET /api/v1/sandwich?query=&function=&from=&until=&maxNodes=
- *   GET /api/v1/runs?query=&from=&until=&by=commit&labels=branch,job,...&limit=
+ *   GET /api/v1/runs?query=&from=&until=&by=commit&labels=branch,job,run,...&limit=
  *       the values of one label (CI runs by commit), newest first, each with its total,
  *       first and last write time, series count and the values of a few other labels
  *

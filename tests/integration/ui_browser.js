@@ -265,7 +265,8 @@ async function main() {
 		await go(`?view=runs&service=citest&type=cpu&from=now-1h`);
 		const runs = await page.$$eval('#runs-table tbody tr[data-run]', (t) => t.map((r) => ({ run: r.dataset.run, text: r.textContent })));
 		assert.deepStrictEqual(runs.map((r) => r.run), ['bbb222', 'aaa111'], 'runs newest first: ' + JSON.stringify(runs));
-		assert(runs[0].text.includes('branch=feature') && runs[0].text.includes('1.00 s'), 'run labels and CPU: ' + runs[0].text);
+		assert(runs[0].text.includes('branch=feature') && runs[0].text.includes('1.00 s') && runs[0].text.includes('1 run'), 'run labels and CPU: ' + runs[0].text);
+		assert(runs[1].text.includes('2 runs') && runs[1].text.includes('2.00 s') && !runs[1].text.includes('run=r'), 'two runs of aaa111: ' + runs[1].text);
 		await shot(page, 'runs');
 		await page.click('#runs-compare');
 		await settle();

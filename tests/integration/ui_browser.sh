@@ -33,8 +33,10 @@ ingest 'other.cpu{env=dev}' "$TMP/base.folded" --url-query "from=$base"
 # two CI runs of the same program, labelled by commit: parse 30% -> 60% of the samples
 printf 'ci_test;main;parse 30\nci_test;main;render 70\n' > "$TMP/run_a.folded"
 printf 'ci_test;main;parse 60\nci_test;main;render 40\n' > "$TMP/run_b.folded"
-ingest 'citest.cpu{commit=aaa111,branch=main,job=unit}' "$TMP/run_a.folded" --url-query "from=$((now - 1200))"
-ingest 'citest.cpu{commit=bbb222,branch=feature,job=unit}' "$TMP/run_b.folded" --url-query "from=$((now - 600))"
+# (scorch ci gives every run a unique `run` label: commit aaa111 ran twice)
+ingest 'citest.cpu{commit=aaa111,branch=main,job=unit,run=r1}' "$TMP/run_a.folded" --url-query "from=$((now - 1260))"
+ingest 'citest.cpu{commit=aaa111,branch=main,job=unit,run=r2}' "$TMP/run_a.folded" --url-query "from=$((now - 1200))"
+ingest 'citest.cpu{commit=bbb222,branch=feature,job=unit,run=r3}' "$TMP/run_b.folded" --url-query "from=$((now - 600))"
 
 # a machine with 4 CPUs: web busy with 100 samples every 10 s (at 100 Hz: 0.1 core), the rest
 # idle, for the last 10 minutes (the timeline's last buckets must not drop to zero)

@@ -576,7 +576,10 @@ function renderRuns(): void {
   const list = runs.runs;
   tb.innerHTML = list.map((x, i) => {
     const cpu = x.units === 'nanoseconds' ? x.total / 1e9 : x.total / (x.sampleRate || 100);
-    const labels = Object.entries(x.labels).filter(([, v]) => v.length).map(([k, v]) => `<span class="tag">${escapeHtml(k)}=${escapeHtml(v.join('|'))}</span>`).join(' ');
+    // scorch ci gives every run a unique `run` label: shown as a count
+    const nrun = x.labels.run?.length ?? 0;
+    const labels = Object.entries(x.labels).filter(([k, v]) => v.length && k !== 'run').map(([k, v]) => `<span class="tag">${escapeHtml(k)}=${escapeHtml(v.join('|'))}</span>`).join(' ') +
+      (nrun ? ` <span class="tag runs-n">${nrun >= 16 ? '16+' : nrun} run${nrun === 1 ? '' : 's'}</span>` : '');
     const prev = list.slice(i + 1).find((y) => y.last <= x.first || y.last < x.last);
     return `<tr data-run="${escapeHtml(x.value)}">` +
       `<td class="pick"><input type="radio" name="run-base" value="${escapeHtml(x.value)}" ${x.value === runBase ? 'checked' : ''}></td>` +
