@@ -19,6 +19,7 @@ struct fb_node {
 	uint32_t parent;
 	uint32_t name;    /* id in fb_tree.names */
 	uint32_t kids;    /* first index into fb_tree.kids (after layout) */
+	uint32_t kidx;    /* place in the keep order (while truncating) */
 	uint32_t nkids;
 	uint32_t depth;
 	int64_t total[2], self[2];
@@ -33,6 +34,10 @@ struct fb_tree {
 	int64_t other[2];    /* the profiles' own `other` values */
 	uint32_t *kids;
 	uint32_t name_total, name_other;
+	int64_t *w;          /* weights of the nodes while truncating (heavier()) */
+	uint32_t *kept_list; /* the kept nodes ("other" ones included) after a truncation;
+	                      * NULL: every node */
+	size_t nkept_list;
 };
 
 static uint32_t add_node(struct fb_tree *t, uint32_t parent, uint32_t name)
@@ -61,6 +66,7 @@ static void tree_release(struct fb_tree *t)
 {
 	xfree(t->nodes);
 	xfree(t->kids);
+	xfree(t->kept_list);
 	strtab_free(t->names);
 }
 
@@ -190,7 +196,7 @@ static int64_t weight(const struct fb_node *n)
  * first). */
 static int heavier(const struct fb_tree *t, uint32_t a, uint32_t b)
 {
-	int64_t wa = weight(&t->nodes[a]), wb = weight(&t->nodes[b]);
+	int64_t wa = t->w[a], wb = t->w[b];
 
 	return wa != wb ? wa > wb : a < b;
 }
@@ -257,7 +263,7 @@ static size_t keep_order(const struct fb_tree *t, const uint32_t *kids, const ui
 	struct fb_heap h = { NULL, 0 };
 	uint32_t *lvl = NULL;
 	size_t lvl_cap = 0;
-	int64_t thr = (int64_t)((double)weight(&t->nodes[0]) * FLAMEBEARER_MIN_SHARE);
+	int64_t thr = (int64_t)((double)t->w[0] * FLAMEBEARER_MIN_SHARE);
 	uint32_t c;
 
 	if (thr < 1)
@@ -272,7 +278,7 @@ static size_t keep_order(const struct fb_tree *t, const uint32_t *kids, const ui
 		/* every qualifying child of the last level, heaviest first, as many as fit */
 		for (i = lvl_begin; i < lvl_end; i++)
 			for (c = kid_start[order[i]]; c < kid_start[order[i] + 1]; c++)
-				if (weight(&t->nodes[kids[c]]) >= thr) {
+				if (t->w[kids[c]] >= thr) {
 					ALLOC_GROW(lvl, nlvl + 1, lvl_cap);
 					lvl[nlvl++] = kids[c];
 				}
@@ -311,10 +317,10 @@ static size_t keep_order(const struct fb_tree *t, const uint32_t *kids, const ui
  * counted against max_nodes (except the root's, so that one node still shows everything). */
 static void tree_truncate(struct fb_tree *t, size_t max_nodes)
 {
-	size_t n = t->n, i, len, k, best = 1;
-	uint32_t *kids, *kid_start, *order, *unkept;
+	size_t n = t->n, i, len, k, best = 1, nl;
+	uint32_t *kids, *kid_start, *order, *unkept, *cnt;
+	int64_t *sum;
 	size_t others = 0;
-	uint8_t *needs;
 
 	if (max_nodes < 1)
 		max_nodes = 1;
@@ -323,6 +329,9 @@ static void tree_truncate(struct fb_tree *t, size_t max_nodes)
 			t->nodes[i].kept = 1;
 		return;
 	}
+	t->w = xmalloc(n * sizeof(*t->w));
+	for (i = 0; i < n; i++)
+		t->w[i] = weight(&t->nodes[i]);
 	/* children of every node, in index order (CSR) */
 	kid_start = xcalloc(n + 1, sizeof(*kid_start));
 	for (i = 1; i < n; i++)
@@ -350,57 +359,52 @@ static void tree_truncate(struct fb_tree *t, size_t max_nodes)
 		if (k + 1 + others <= max_nodes || k == 0)
 			best = k + 1;
 	}
-	for (i = 0; i < n; i++)
-		t->nodes[i].kept = 0;
-	for (k = 0; k < best; k++)
+	xfree(unkept);
+	xfree(t->w);
+	t->w = NULL;
+	/* From here on only the kept nodes are visited (a few thousand of maybe millions): each
+	 * one's kept children and their totals, then one "other" per node with children left
+	 * out, holding what the node's self and its kept children leave. */
+	cnt = xcalloc(best, sizeof(*cnt));
+	sum = xcalloc(2 * best, sizeof(*sum));
+	for (k = 0; k < best; k++) {
 		t->nodes[order[k]].kept = 1;
-	needs = xcalloc(n, 1);
-	for (i = 1; i < n; i++) {
-		const struct fb_node *nd = &t->nodes[i];
-
-		if (!nd->kept && t->nodes[nd->parent].kept)
-			needs[nd->parent] = 1;
+		t->nodes[order[k]].kidx = (uint32_t)k;
 	}
+	for (k = 1; k < best; k++) {
+		const struct fb_node *nd = &t->nodes[order[k]];
+		uint32_t pk = t->nodes[nd->parent].kidx;
+
+		cnt[pk]++;
+		sum[2 * pk] = store_sat_add(sum[2 * pk], nd->total[0]);
+		sum[2 * pk + 1] = store_sat_add(sum[2 * pk + 1], nd->total[1]);
+	}
+	t->kept_list = xmalloc(2 * best * sizeof(*t->kept_list));
+	memcpy(t->kept_list, order, best * sizeof(*order));
+	nl = best;
+	for (k = 0; k < best; k++) {
+		uint32_t x = order[k], o;
+		int side;
+
+		if (kid_start[x + 1] - kid_start[x] <= cnt[k])
+			continue;
+		o = add_node(t, x, t->name_other); /* may move t->nodes */
+		t->nodes[o].kept = 1;
+		t->nodes[o].is_other = 1;
+		for (side = 0; side < 2; side++) {
+			const struct fb_node *p = &t->nodes[x];
+			int64_t v = p->total[side] - p->self[side] - sum[2 * k + side];
+
+			t->nodes[o].total[side] = t->nodes[o].self[side] = v < 0 ? 0 : v; /* < 0 only when sums saturated */
+		}
+		t->kept_list[nl++] = o;
+	}
+	t->nkept_list = nl;
+	xfree(cnt);
+	xfree(sum);
 	xfree(order);
 	xfree(kids);
 	xfree(kid_start);
-	xfree(unkept);
-	for (i = 0; i < n; i++) {
-		uint32_t o;
-
-		if (!needs[i])
-			continue;
-		o = add_node(t, (uint32_t)i, t->name_other);
-		t->nodes[o].kept = 1;
-		t->nodes[o].is_other = 1;
-	}
-	/* An "other" node gets what the parent's self and its kept children leave. */
-	{
-		int64_t *kept_sum = xcalloc(2 * n, sizeof(*kept_sum));
-
-		for (i = 1; i < n; i++) {
-			const struct fb_node *nd = &t->nodes[i];
-
-			if (nd->kept && needs[nd->parent]) {
-				kept_sum[2 * nd->parent] = store_sat_add(kept_sum[2 * nd->parent], nd->total[0]);
-				kept_sum[2 * nd->parent + 1] = store_sat_add(kept_sum[2 * nd->parent + 1], nd->total[1]);
-			}
-		}
-		for (i = n; i < t->n; i++) {
-			struct fb_node *o = &t->nodes[i];
-			const struct fb_node *p = &t->nodes[o->parent];
-			int s;
-
-			for (s = 0; s < 2; s++) {
-				o->total[s] = p->total[s] - p->self[s] - kept_sum[2 * o->parent + s];
-				if (o->total[s] < 0) /* only when sums saturated */
-					o->total[s] = 0;
-				o->self[s] = o->total[s];
-			}
-		}
-		xfree(kept_sum);
-	}
-	xfree(needs);
 }
 
 static int cmp_kids(const void *a, const void *b, void *arg)
@@ -419,39 +423,44 @@ static int cmp_kids(const void *a, const void *b, void *arg)
 }
 
 /* Children lists of kept nodes, sorted; fills kids/nkids and the x offsets. Returns the nodes
- * in breadth-first (level) order in *bfs (count = kept nodes). */
+ * in breadth-first (level) order in *bfs (count = kept nodes). Visits only the kept nodes. */
 static size_t tree_layout(struct fb_tree *t, uint32_t **bfs_out)
 {
-	size_t n = t->n, i, nkept = 0, pos = 0, head;
-	uint32_t *fill, *bfs;
+	size_t nl = t->kept_list ? t->nkept_list : t->n, k, pos = 0, head;
+	uint32_t *bfs;
 
-	for (i = 0; i < n; i++) {
-		t->nodes[i].nkids = 0;
-		t->nodes[i].kids = 0;
-		nkept += t->nodes[i].kept;
-	}
-	for (i = 1; i < n; i++)
-		if (t->nodes[i].kept)
-			t->nodes[t->nodes[i].parent].nkids++;
-	for (i = 0; i < n; i++) {
-		t->nodes[i].kids = (uint32_t)pos;
-		pos += t->nodes[i].nkids;
+#define KEPT(k) (t->kept_list ? t->kept_list[k] : (uint32_t)(k))
+	for (k = 0; k < nl; k++)
+		t->nodes[KEPT(k)].nkids = 0;
+	for (k = 0; k < nl; k++)
+		if (KEPT(k))
+			t->nodes[t->nodes[KEPT(k)].parent].nkids++;
+	for (k = 0; k < nl; k++) {
+		struct fb_node *nd = &t->nodes[KEPT(k)];
+
+		nd->kids = (uint32_t)pos;
+		pos += nd->nkids;
+		nd->nkids = 0; /* counts again while filling */
 	}
 	t->kids = xmalloc((pos ? pos : 1) * sizeof(*t->kids));
-	fill = xcalloc(n, sizeof(*fill));
-	for (i = 1; i < n; i++) {
-		const struct fb_node *nd = &t->nodes[i];
+	for (k = 0; k < nl; k++) {
+		uint32_t x = KEPT(k);
+		struct fb_node *p;
 
-		if (nd->kept)
-			t->kids[t->nodes[nd->parent].kids + fill[nd->parent]++] = (uint32_t)i;
+		if (!x)
+			continue;
+		p = &t->nodes[t->nodes[x].parent];
+		t->kids[p->kids + p->nkids++] = x;
 	}
-	xfree(fill);
-	for (i = 0; i < n; i++)
-		if (t->nodes[i].nkids > 1)
-			qsort_r(t->kids + t->nodes[i].kids, t->nodes[i].nkids, sizeof(uint32_t),
-				cmp_kids, t);
+	for (k = 0; k < nl; k++) {
+		const struct fb_node *nd = &t->nodes[KEPT(k)];
 
-	bfs = xmalloc(nkept * sizeof(*bfs));
+		if (nd->nkids > 1)
+			qsort_r(t->kids + nd->kids, nd->nkids, sizeof(uint32_t), cmp_kids, t);
+	}
+#undef KEPT
+
+	bfs = xmalloc((nl ? nl : 1) * sizeof(*bfs));
 	bfs[0] = 0;
 	pos = 1;
 	t->nodes[0].x[0] = t->nodes[0].x[1] = 0;
