@@ -1,12 +1,21 @@
-// ui_bench.js SCORCH_URL CHROMIUM RUNS SPEEDSCOPE_URL|none PROFILE_URL: first paint and zoom
+// ui_bench.js SCORCH_URL CHROMIUM RUNS SPEEDSCOPE_URL|none PROFILE_URL SERVER_PID: first paint and zoom
 // timings of a deep 50k-stack profile in scorch's web UI, next to scorch's standalone HTML
 // page and speedscope loading the same stacks, in the same headless Chromium. Run by
 // bench/ui_bench.sh, which prints the table.
 'use strict';
 const { chromium } = require('playwright-core');
 
-const [url, exe, runsArg, ssUrl, profileUrl] = process.argv.slice(2);
+const fs = require('fs');
+
+const [url, exe, runsArg, ssUrl, profileUrl, srvPid] = process.argv.slice(2);
 const RUNS = Number(runsArg) || 5;
+// the server's CPU time (user + system) in ms: what a request costs whatever the machine's load
+const TCK = 100;
+function srvCpu() {
+	const f = fs.readFileSync(`/proc/${srvPid}/stat`, 'utf8');
+	const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+	return ((Number(rest[11]) + Number(rest[12])) * 1000) / TCK;
+}
 
 function stats(xs) {
 	const s = xs.slice().sort((a, b) => a - b);
@@ -26,12 +35,14 @@ async function main() {
 			const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
 			const page = await ctx.newPage();
 			// scorch UI: navigation to the first flame graph drawn
+			const c0 = srvCpu();
 			const t0 = Date.now();
 			await page.goto(url + '/?service=deep&type=cpu&from=now-1h&layout=graph', { waitUntil: 'load' });
 			await page.waitForFunction(() => window.__scorch && document.body.dataset.loaded &&
 				Number(document.body.dataset.loaded) === window.__scorch.generation && window.__scorch.busy === 0 &&
 				Number(document.querySelector('#flame canvas').dataset.nodes) > 0, null, { timeout: 60000 });
 			add('ui: page load to flame graph drawn (ms)', Date.now() - t0);
+			add('server CPU of the page load (ms)', srvCpu() - c0);
 			add('ui: decode + first draw of the data (ms)', Number(await page.evaluate(() => document.body.dataset.firstPaintMs)));
 			const nodes = await page.evaluate(() => window.__scorch.flame.rendered.length);
 			add('ui: frames drawn at first', nodes);
@@ -49,10 +60,14 @@ async function main() {
 				await new Promise((res) => { const w = () => (g.loading ? requestAnimationFrame(w) : res()); requestAnimationFrame(w); });
 				return performance.now() - t;
 			});
+			let c1 = srvCpu();
 			const cold = await fetched();
 			if (cold >= 0) add(run === 0 ? 'ui: zoom loading the subtree, first (ms)' : 'ui: zoom loading the subtree, again (ms)', cold);
+			add('server CPU of a zoom loading the subtree (ms)', srvCpu() - c1);
+			c1 = srvCpu();
 			const warm = await fetched();
 			if (warm >= 0) add('ui: zoom loading the subtree, again (ms)', warm);
+			add('server CPU of a zoom loading the subtree (ms)', srvCpu() - c1);
 			// zooms within the data at hand (no request): into a frame of the loaded subtree,
 			// and back out to the whole graph
 			const local = await page.evaluate(async () => {

@@ -44,4 +44,4 @@ else
 fi
 
 echo "# web UI, 50 000 distinct stacks ($(wc -c < "$TMP/deep.folded") bytes folded), $RUNS runs, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-NODE_PATH=web/ui/node_modules node bench/ui_bench.js "$URL" "$CHROMIUM" "$RUNS" "$SS" "$SS/deep.txt"
+NODE_PATH=web/ui/node_modules node bench/ui_bench.js "$URL" "$CHROMIUM" "$RUNS" "$SS" "$SS/deep.txt" "$SRV"
