@@ -147,6 +147,7 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct e
 	s->skel->rodata->filter_pids = opts->filter_pids ? 1 : 0;
 	s->skel->rodata->follow_children = opts->follow_children ? 1 : 0;
 	s->skel->rodata->include_idle = opts->include_idle ? 1 : 0;
+	s->skel->rodata->want_lineage = opts->lineage ? 1 : 0;
 	if (opts->configure)
 		opts->configure(opts->configure_ctx, s->skel);
 	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)rb);

@@ -23,6 +23,7 @@ struct sampler_opts {
 				 follow_children, their descendants) */
 	int follow_children;
 	int include_idle;     /* report idle CPU samples (pid 0) when not filtering */
+	int lineage;          /* samples carry the process's start and ancestors (the agent) */
 	size_t ringbuf_bytes; /* ring buffer size, power of two (default 8 MiB) */
 	/* Called with the opened skeleton before it is loaded, for the runtimes to set their
 	 * knobs (const volatile globals of their walkers; runtime.h: runtimes_configure_bpf). */

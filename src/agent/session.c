@@ -377,6 +377,7 @@ int session_start(const struct session_opts *opts, struct session **out)
 	so.filter_pids = s->filtering;
 	so.follow_children = opts->command != NULL;
 	so.include_idle = opts->include_idle;
+	so.lineage = opts->procinfo; /* the agent's labels name processes after their ancestors */
 	so.configure = runtimes_configure_bpf;
 	so.configure_ctx = s->rts;
 	if (sampler_open(&so, &s->sampler, &err) < 0) {

@@ -20,6 +20,7 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 filter_pids = 0;      /* 1: only pids in target_pids */
 const volatile __u32 follow_children = 0;  /* 1: children of targets become targets */
 const volatile __u32 include_idle = 1;     /* 1: report samples of the idle task */
+const volatile __u32 want_lineage = 0;     /* 1: fill sample_body.start_ns and ancestors */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -133,18 +134,16 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		rec->body.flags |= SAMPLE_F_IDLE;
 	} else {
 		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-
-		/* Who started the process and when: the agent names a short-lived child after
-		 * its parent, which it can only do if it learns both before the child is gone. */
-		struct task_struct *anc = BPF_CORE_READ(task, real_parent);
+		struct task_struct *anc = want_lineage ? BPF_CORE_READ(task, real_parent) : NULL;
 		int i;
 
-		rec->body.start_ns = BPF_CORE_READ(task, group_leader, start_time);
 		if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
 			rec->body.flags |= SAMPLE_F_KTHREAD;
 		/* Who started the process: the agent names a short-lived child after the nearest
 		 * ancestor that lasts, which it can only do if it learns the chain before the
-		 * child (and a shell in between) are gone. */
+		 * child (and a shell in between) are gone. Only the agent asks for it. */
+		if (want_lineage)
+			rec->body.start_ns = BPF_CORE_READ(task, group_leader, start_time);
 		for (i = 0; i < SAMPLE_ANCESTORS && anc; i++) {
 			__u32 apid = BPF_CORE_READ(anc, tgid);
 

@@ -92,7 +92,8 @@ struct sample_body {
 	                 * nearest one that lasted, even when those in between are gone */
 	__u32 reserved;
 	__u64 start_ns; /* when the process started (group leader's start_time, CLOCK_MONOTONIC),
-	                 * so that user space knows its age even after it is gone */
+	                 * so that user space knows its age even after it is gone; this and
+	                 * ancestors are 0 unless the sampler was loaded with want_lineage */
 };
 
 struct fork_body {
