@@ -10,6 +10,15 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 struct entry {
 	char *query;
@@ -18,6 +27,7 @@ struct entry {
 	uint64_t generation;
 	struct store_profile *p;
 	size_t bytes;
+	uint64_t born_ns; /* CLOCK_MONOTONIC of the merge */
 	unsigned refs;    /* profiles handed out */
 	int evicted;      /* out of the table: freed when refs drops to 0 */
 	uint64_t used;    /* LRU clock */
@@ -138,8 +148,9 @@ int merge_cache_get(struct merge_cache *c, struct store *s, const char *query,
 				e = c->live[i];
 				if (!e)
 					continue;
-				if (e->generation != gen) { /* stale: nobody can get it again */
-					evict(c, i);
+				if (e->generation != gen ||
+				    mono_ns() - e->born_ns > (uint64_t)MERGE_CACHE_TTL_S * 1000000000ULL) {
+					evict(c, i); /* stale: nobody can get it again */
 					continue;
 				}
 				if (e->from == q->from && e->until == q->until && !strcmp(e->query, query) &&
@@ -187,6 +198,7 @@ int merge_cache_get(struct merge_cache *c, struct store *s, const char *query,
 	e->until = q->until;
 	e->max_stacks = max_stacks;
 	e->generation = gen;
+	e->born_ns = mono_ns();
 	e->p = p;
 	e->bytes = merge_cache_profile_bytes(p);
 	e->refs = 1;

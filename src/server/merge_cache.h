@@ -5,7 +5,9 @@
  *
  * Entries are keyed by (query text, from, until, max_stacks) and the store's generation
  * (store_generation()), so a write, or a maintenance pass that dropped data, makes every
- * entry unreachable: a cached result is exactly what a new merge would give. Memory is bounded: MERGE_CACHE_BYTES
+ * entry unreachable: a cached result is exactly what a new merge would give. That holds for a
+ * store with one server in front; several servers on one ClickHouse do not see each other's
+ * writes, so an entry also expires MERGE_CACHE_TTL_S seconds after it was merged. Memory is bounded: MERGE_CACHE_BYTES
  * at most in all (least recently used entries go first), and a profile larger than a quarter
  * of it is never kept.
  *
@@ -23,6 +25,7 @@ struct store_query;
 
 #define MERGE_CACHE_BYTES (128u << 20)
 #define MERGE_CACHE_ENTRIES 8
+#define MERGE_CACHE_TTL_S 30
 
 struct merge_cache;
 

@@ -1571,7 +1571,7 @@ static int ch_maintain(void *state, int64_t now, struct errmsg *err)
 	uint64_t *days = NULL, bytes = 0;
 	size_t ndays = 0, i;
 	char *samples = xasprintf("samples%s", ch->cluster ? "_local" : "");
-	int ret = ensure_ready(ch, err);
+	int ret = ensure_ready(ch, err), dropped = 0;
 
 	if (ret < 0 || (!ch->opts.retention_sec && !ch->opts.max_disk_bytes))
 		goto cleanup;
@@ -1583,8 +1583,10 @@ static int ch_maintain(void *state, int64_t now, struct errmsg *err)
 		for (t = 0; t < 2 && ret == 0; t++) {
 			ret = list_days(ch, tables[t], &days, &ndays, &bytes, err);
 			for (i = 0; i < ndays && ret == 0; i++)
-				if ((int64_t)((days[i] + 1) * DAY) <= now - ch->opts.retention_sec)
+				if ((int64_t)((days[i] + 1) * DAY) <= now - ch->opts.retention_sec) {
 					ret = drop_day(ch, days[i], err);
+					dropped = 1;
+				}
 			xfree(days);
 			days = NULL;
 		}
@@ -1594,13 +1596,14 @@ static int ch_maintain(void *state, int64_t now, struct errmsg *err)
 		if (ret < 0 || bytes <= ch->opts.max_disk_bytes || ndays < 2)
 			break;
 		ret = drop_day(ch, days[0], err);
+		dropped = 1;
 		xfree(days);
 		days = NULL;
 	}
 cleanup:
 	xfree(days);
 	xfree(samples);
-	return ret;
+	return ret < 0 ? ret : dropped; /* 1: data was dropped (store_generation()) */
 }
 
 /* ---- stats ------------------------------------------------------------------------------------- */
