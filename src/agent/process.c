@@ -178,6 +178,29 @@ static void set_comm(struct process *p, const char *comm)
 		snprintf(p->comm, sizeof(p->comm), "%.15s", comm);
 }
 
+/* (Re-)read what labels p. An exec changes the executable and the command line, not when the
+ * process started, who started it or when it exits: the lineage learnt from its samples and
+ * events stays, or a child of a shell loop whose samples all came before the exec was read
+ * would lose its parent and stand as a service of its own. */
+static void read_info(struct process *p)
+{
+	struct procinfo old;
+
+	if (!p->have_info) {
+		procinfo_read(p->pid, p->comm, &p->info);
+		p->have_info = 1;
+		return;
+	}
+	old = p->info;
+	procinfo_read(p->pid, p->comm, &p->info);
+	p->info.ppid = old.ppid;
+	memcpy(p->info.ancestors, old.ancestors, sizeof(old.ancestors));
+	p->info.start_ns = old.start_ns;
+	p->info.exit_ns = old.exit_ns;
+	p->info.last_ns = old.last_ns;
+	p->info.kernel_thread = old.kernel_thread;
+}
+
 /* Read p as a new image and send NEW. */
 static int load(struct process_registry *r, struct process *p, const char *comm)
 {
@@ -211,10 +234,8 @@ static int load(struct process_registry *r, struct process *p, const char *comm)
 	p->claims_dirty = 0;
 	p->label_key[0] = p->label_value[0] = '\0';
 	read_exe(p);
-	if (r->opts.labels) {
-		procinfo_read(p->pid, p->comm, &p->info);
-		p->have_info = 1;
-	}
+	if (r->opts.labels)
+		read_info(p);
 	r->st.maps_changes++;
 	notify(r, p, PROCESS_EV_NEW);
 	return 0;

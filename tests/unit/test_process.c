@@ -316,6 +316,18 @@ static void test_lineage(void)
 	CHECK(self && self->state == PROCESS_STALE && self->have_info);
 	CHECK(self && self->info.start_ns > 0 && self->info.ppid == getppid());
 	CHECK(process_labels(reg, getpid()) != NULL);
+	/* an exec read at once (a hot executable) re-reads the executable and command line but
+	 * keeps the lineage: samples taken before the exec still find the parent */
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		process_exec(reg, child, (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec + 1,
+			     1);
+	}
+	pi = process_labels(reg, child);
+	CHECK(pi && pi->start_ns == l.start_ns && pi->ancestors[0] == (uint32_t)getpid());
+	CHECK(pi && pi->ppid == getpid() && pi->last_ns == l.time_ns && !strcmp(pi->exe, "sleep"));
 	/* a later sample moves the latest time only */
 	l.time_ns = 7000000000ULL;
 	process_note_lineage(reg, child, &l, 1000000000ULL);
