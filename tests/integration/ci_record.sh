@@ -59,7 +59,9 @@ $SCORCH ci -q -o $TMP/nf.pb.gz -- /nonexistent/cmd-xyz 2> $TMP/nf.err
 # 5. The server is gone: the profile is kept in a file, exit 1 although the command passed;
 #    --best-effort keeps the command's 0.
 mkdir -p $TMP/cwd
-(cd $TMP/cwd && github "$OLDPWD/$SCORCH" ci -q --upload-timeout 2 --server http://127.0.0.1:1 -- "$OLDPWD/$WORK" 0.05) 2> $TMP/up.err
+#    (999 Hz: 0.05 CPU-seconds of work give ~50 samples; at the default 99 Hz, ~5, and none
+#    at all now and then)
+(cd $TMP/cwd && github "$OLDPWD/$SCORCH" ci -q -F 999 --upload-timeout 2 --server http://127.0.0.1:1 -- "$OLDPWD/$WORK" 0.05) 2> $TMP/up.err
 rc=$?
 [ $rc -eq 1 ] || fail "failed upload: exit $rc, expected 1: $(cat $TMP/up.err)"
 grep -q "cannot upload the profile to http://127.0.0.1:1" $TMP/up.err || fail "no upload error: $(cat $TMP/up.err)"
