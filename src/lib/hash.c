@@ -9,25 +9,41 @@
 #define EMPTY 0ULL
 #define TOMB (~0ULL)
 
+/* The high and low halves of the 128-bit product, folded: one multiply mixes 16 bytes. */
+static inline uint64_t hash_mum(uint64_t a, uint64_t b)
+{
+	__uint128_t r = (__uint128_t)a * b;
+
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+#define HASH_K1 0xa0761d6478bd642fULL
+#define HASH_K2 0xe7037ed1a0b428dbULL
+
+/* 16 bytes per multiply, the running state fed into one factor and added back (a block whose
+ * first word cancels its constant then leaves the state as it was instead of zeroing it), the
+ * tail padded with zeros and tagged with the length, then a full avalanche. */
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)
 {
 	const unsigned char *p = data;
-	uint64_t h = seed ^ (len * 0x9e3779b97f4a7c15ULL);
+	uint64_t h = hash_u64(seed ^ (len * 0x9e3779b97f4a7c15ULL)), a, b;
+	size_t n = len;
 
-	while (len >= 8) {
-		uint64_t v;
-
-		memcpy(&v, p, 8);
-		h = hash_combine(h, v);
-		p += 8;
-		len -= 8;
+	while (n > 16) {
+		memcpy(&a, p, 8);
+		memcpy(&b, p + 8, 8);
+		h ^= hash_mum(a ^ HASH_K1, b ^ h ^ HASH_K2);
+		p += 16;
+		n -= 16;
 	}
-	if (len) {
-		uint64_t v = 0;
-
-		memcpy(&v, p, len);
-		h = hash_combine(h, v ^ ((uint64_t)len << 56));
+	a = b = 0;
+	if (n > 8) {
+		memcpy(&a, p, 8);
+		memcpy(&b, p + 8, n - 8);
+	} else if (n) {
+		memcpy(&a, p, n);
 	}
+	h ^= hash_mum(a ^ HASH_K1, b ^ h ^ HASH_K2 ^ ((uint64_t)n << 56));
 	return hash_u64(h);
 }
 

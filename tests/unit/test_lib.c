@@ -61,6 +61,58 @@ static void test_buf_read_file(void)
 	buf_release(&small);
 }
 
+/* hash_bytes: every length up to three blocks and every bit of the input counts, the seed
+ * counts, trailing zero bytes count (the length is part of the hash), and stack-like strings
+ * spread evenly over the buckets of a table. */
+static void test_hash_bytes(void)
+{
+	unsigned char buf[64];
+	static unsigned counts[1024];
+	size_t len, bit, i, worst = 0, bad = 0;
+	char s[128];
+
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (unsigned char)(i * 7 + 1);
+	CHECK(hash_bytes(buf, 40, 1) == hash_bytes(buf, 40, 1));
+	CHECK(hash_bytes(buf, 40, 1) != hash_bytes(buf, 40, 2));
+	CHECK(hash_bytes(NULL, 0, 3) == hash_bytes(buf, 0, 3));
+	for (len = 1; len <= 48; len++) {
+		uint64_t base = hash_bytes(buf, len, 9);
+
+		memset(s, 0, sizeof(s));
+		memcpy(s, buf, len);
+		if (hash_bytes(s, len + 1, 9) == base) /* one more zero byte */
+			bad++;
+		for (bit = 0; bit < len * 8; bit++) {
+			uint64_t h;
+
+			buf[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+			h = hash_bytes(buf, len, 9);
+			buf[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+			if (h == base)
+				bad++;
+			/* about half of the output bits change */
+			if (__builtin_popcountll(h ^ base) < 12 || __builtin_popcountll(h ^ base) > 52)
+				bad++;
+		}
+	}
+	CHECK_EQ_INT(bad, 0);
+	for (i = 0; i < 200000; i++) {
+		int n = snprintf(s, sizeof(s), "main;run_batch;worker_%zu;parse_input;frame_%zu", i % 997,
+				 i / 997);
+
+		counts[hash_bytes(s, (size_t)n, 0x5eed) & 1023]++;
+	}
+	for (i = 0; i < 1024; i++) {
+		size_t d = counts[i] > 195 ? counts[i] - 195 : 195 - counts[i];
+
+		if (d > worst)
+			worst = d;
+	}
+	/* 195 per bucket on average, sd ~14: 6 sd is far off for any of 1024 buckets */
+	CHECK(worst < 84);
+}
+
 static void test_u64map(void)
 {
 	struct u64map m;
@@ -163,6 +215,7 @@ int main(void)
 	RUN(test_buf_max);
 	RUN(test_buf_long_printf);
 	RUN(test_buf_read_file);
+	RUN(test_hash_bytes);
 	RUN(test_u64map);
 	RUN(test_strtab);
 	RUN(test_json);
