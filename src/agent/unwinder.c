@@ -1085,10 +1085,14 @@ static int uenv_runtime(struct unw_state *st, const struct unwind_mapping *m,
 
 	if (!e || env->dpos >= env->ndeferred)
 		return UNW_HOOK_NATIVE;
-	while (end < env->ndeferred && (env->deferred[end] & ~FW_SEGMENT_KEEP_NATIVE) != marker)
+	while (end < env->ndeferred &&
+	       (env->deferred[end] & ~(FW_SEGMENT_KEEP_NATIVE | FW_SEGMENT_DROP_NATIVE)) != marker)
 		end++;
-	if (end < env->ndeferred)
+	if (end < env->ndeferred) {
 		keep = !!(env->deferred[end] & FW_SEGMENT_KEEP_NATIVE);
+		if (end == env->dpos && (env->deferred[end] & FW_SEGMENT_DROP_NATIVE) && st->n > 0)
+			st->n--; /* the frames went with another native frame of the same call */
+	}
 	if (end > env->dpos && st->n > 0) {
 		if (!keep)
 			st->n--; /* the segment replaces the native frame of the eval loop */

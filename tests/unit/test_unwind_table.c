@@ -614,6 +614,22 @@ static void test_deferred_segments(void)
 				     deferred, 2, words, MAX_USER_WORDS, &result);
 	CHECK_EQ_INT(result, USTAT_COMPLETE);
 	CHECK_EQ_INT(n, np + 1);
+	/* an empty segment with FW_SEGMENT_DROP_NATIVE removes its native frame (level1) */
+	{
+		const uint64_t drop[] = { a1, end, end | FW_SEGMENT_DROP_NATIVE };
+
+		n = unwinder_unwind_deferred(u, r.pid, r.regs.rip, r.regs.rsp, r.regs.rbp, r.stack,
+					     r.len, drop, 3, words, MAX_USER_WORDS, &result);
+		CHECK_EQ_INT(result, USTAT_COMPLETE);
+		CHECK_EQ_INT(n, np - 1); /* level2 -> a1, level1 gone */
+		for (i = 0; i < np && i < n && words[i] == plain[i]; i++)
+			;
+		CHECK(i + 3 < np && n > i + 2);
+		if (i + 3 < np && n > i + 2) {
+			CHECK_EQ_INT(words[i], a1);
+			CHECK_EQ_INT(words[i + 1], plain[i + 2]); /* main */
+		}
+	}
 	unwinder_free(u);
 	recorded_release(&r);
 }
