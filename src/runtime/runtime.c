@@ -12,6 +12,7 @@
 #include "lib/log.h"
 #include "profile/profile.h"
 #include "runtime/python/python_runtime.h"
+#include "runtime/ruby/ruby_runtime.h"
 #include "sampler.skel.h"
 
 #include <bpf/bpf.h>
@@ -28,6 +29,7 @@
  * RUNTIME_WALKERS line of runtime/runtime.bpf.h. */
 static const struct runtime_ops *const runtime_table[] = {
 	&python_runtime_ops,
+	&ruby_runtime_ops,
 };
 
 #define MAX_RUNTIMES 16

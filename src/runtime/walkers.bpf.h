@@ -5,5 +5,6 @@
 #define SCORCH_RUNTIME_WALKERS_BPF_H
 
 #include "runtime/python/python.bpf.h"
+#include "runtime/ruby/ruby.bpf.h"
 
 #endif
