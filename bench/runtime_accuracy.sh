@@ -98,5 +98,36 @@ for rt in $WHICH; do
 		cost ruby "ruby $ver" ruby ruby bench/runtimes/deep.rb
 		echo
 		;;
+	php)
+		command -v php > /dev/null || { echo "php: not installed"; continue; }
+		ver=$(php -r 'echo PHP_VERSION;')
+		echo "PHP $ver: accuracy (median of $RUNS runs of $SECS s)"
+		echo "| profiler | worst share error (pts) | stacks to {main} | hot lines | native above c_zlib | samples with their PHP frames |"
+		echo "|---|---|---|---|---|---|"
+		accuracy php "php $ver" "{main}" '^execute_ex$' -- php tests/helpers/php/accuracy.php
+		ACCURACY_DELAY_MS=500 accuracy php "php $ver, opcache tracing JIT" "{main}" \
+			'^execute_ex$' -- php -d opcache.enable_cli=1 -d opcache.jit_buffer_size=64M \
+			-d opcache.jit=tracing tests/helpers/php/accuracy.php
+		unset ACCURACY_DELAY_MS
+		if php -r 'exit(class_exists("ExcimerProfiler") ? 0 : 1);' 2> /dev/null; then
+			: > "$tmp/s"
+			for r in $(seq "$RUNS"); do
+				EX_OUT="$tmp/ex.folded" EX_PERIOD=0.002 timeout 120 php \
+					bench/runtimes/excimer_folded.php tests/helpers/php/accuracy.php \
+					"$SECS" "$tmp/t" > /dev/null 2>&1 &&
+					$CHECK "$tmp/ex.folded" "$tmp/t" --root "{main}" --vm '^execute_ex$' \
+						--deep deep:10 --native "c_zlib:$NATIVE" | grep FIGURES >> "$tmp/s"
+			done
+			row "php $ver (excimer, 500 Hz)" "$tmp/s"
+		else
+			echo "(excimer not installed: apt-get install php-excimer)"
+		fi
+		echo
+		echo "PHP $ver: BPF walker cost, 50 frames (median of $RUNS runs)"
+		echo "| runtime | mode | ns per sample | ns per frame | frames per sample |"
+		echo "|---|---|---|---|---|"
+		cost php "php $ver" php php bench/runtimes/deep.php
+		echo
+		;;
 	esac
 done

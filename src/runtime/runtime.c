@@ -11,6 +11,7 @@
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "profile/profile.h"
+#include "runtime/php/php_runtime.h"
 #include "runtime/python/python_runtime.h"
 #include "runtime/ruby/ruby_runtime.h"
 #include "sampler.skel.h"
@@ -30,6 +31,7 @@
 static const struct runtime_ops *const runtime_table[] = {
 	&python_runtime_ops,
 	&ruby_runtime_ops,
+	&php_runtime_ops,
 };
 
 #define MAX_RUNTIMES 16
@@ -585,8 +587,10 @@ void runtimes_note_sample(struct runtimes *rts, int pid, const uint64_t *words, 
 			rc = in->ops->poll(in->state, in->data, &err);
 			in->next_poll_ns = rc == 1 ? now + RUNTIME_POLL_NS : 0;
 			if (rc < 0) {
-				/* cannot be profiled after all: say so once, go on natively */
-				report(in->ops, pid, &err);
+				/* cannot be profiled after all: say so once, go on natively (a
+				 * process that exits or unmaps memory under us says nothing) */
+				if (rc != -ESRCH && rc != -ENOENT && rc != -EFAULT)
+					report(in->ops, pid, &err);
 				detach(rts, in);
 				rt_pids_update(rts, p);
 				continue;

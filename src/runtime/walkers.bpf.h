@@ -6,5 +6,6 @@
 
 #include "runtime/python/python.bpf.h"
 #include "runtime/ruby/ruby.bpf.h"
+#include "runtime/php/php.bpf.h"
 
 #endif

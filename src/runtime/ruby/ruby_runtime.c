@@ -48,7 +48,7 @@ struct rb_inst {
 	uint64_t next_try_ns;
 	int script_tries;
 	char *script;
-	uint64_t jit_claimed[8];  /* starts of the ranges claimed */
+	uint64_t jit_claimed[8][2]; /* the ranges claimed */
 	int njit;
 };
 
@@ -161,19 +161,26 @@ static void claim_jit(struct rb_state *s, struct rb_inst *in, struct process *p)
 
 	if (!in->reg)
 		return;
-	for (i = 0; i < p->maps.n && in->njit < 8; i++) {
+	for (i = 0; i < p->maps.n; i++) {
 		const struct procmaps_entry *m = &p->maps.v[i];
 		int named = m->kind == PROCMAPS_SPECIAL && strstr(m->path, "[anon:Ruby");
 
 		if (!(m->perms & PROCMAPS_X) ||
 		    !(named || (m->kind == PROCMAPS_ANON && m->end - m->start >= JIT_MIN_BYTES)))
 			continue;
-		for (k = 0; k < in->njit && in->jit_claimed[k] != m->start; k++)
+		/* the same start with another end: the code memory grew (its protection
+		 * changed page by page); the claim of that start is replaced */
+		for (k = 0; k < in->njit && in->jit_claimed[k][0] != m->start; k++)
 			;
-		if (k < in->njit)
+		if (k < in->njit && in->jit_claimed[k][1] == m->end)
+			continue;
+		if (k == in->njit && in->njit == 8)
 			continue;
 		if (process_claim(in->reg, in->pid, m->start, m->end, UNWINDER_RUBY) == 0) {
-			in->jit_claimed[in->njit++] = m->start;
+			in->jit_claimed[k][0] = m->start;
+			in->jit_claimed[k][1] = m->end;
+			if (k == in->njit)
+				in->njit++;
 			s->jit_claims++;
 		}
 	}
