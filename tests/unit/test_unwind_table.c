@@ -768,6 +768,32 @@ static void test_snapshot_chunks(void)
 	xfree(names);
 }
 
+/* A claimed range the maps do not show as executable (a JIT cache the runtime is writing to)
+ * stays the runtime's; one that overlaps an executable mapping splits it instead. */
+static void test_claim_without_mapping(void)
+{
+	struct unwinder_opts o = { 0 };
+	struct unwind_mapping m;
+	struct procmaps pm = { 0 };
+	struct unwinder_claim c[2] = { { 0x7f0000000000ULL, 0x7f0004000000ULL, UNWINDER_PHP },
+				       { 0x7f0010000000ULL, 0x7f0010001000ULL, 0 } };
+	struct errmsg err;
+	struct unwinder *u = unwinder_new(NULL, &o, &err);
+
+	CHECK(u != NULL);
+	if (!u)
+		return;
+	CHECK_EQ_INT(unwinder_set_maps(u, 4242, &pm, c, 2), 0);
+	CHECK_EQ_INT(unwinder_lookup_mapping(u, 4242, 0x7f0000001000ULL, &m), 0);
+	CHECK_EQ_INT(m.kind, UNWINDER_PHP);
+	CHECK(m.flags & UNW_MAP_RUNTIME);
+	CHECK_EQ_INT(m.start, 0x7f0000000000ULL);
+	CHECK_EQ_INT(m.end, 0x7f0004000000ULL);
+	/* a released claim (kind 0) adds nothing */
+	CHECK_EQ_INT(unwinder_lookup_mapping(u, 4242, 0x7f0010000800ULL, &m), -ENOENT);
+	unwinder_free(u);
+}
+
 int main(void)
 {
 	RUN(test_table_rules_and_gaps);
@@ -780,5 +806,6 @@ int main(void)
 	RUN(test_recorded_deep);
 	RUN(test_deferred_segments);
 	RUN(test_snapshot_chunks);
+	RUN(test_claim_without_mapping);
 	return test_summary();
 }
