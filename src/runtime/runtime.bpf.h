@@ -53,7 +53,8 @@
 #define RUNTIME_WALKERS(X) \
 	X(UNWINDER_PYTHON, python_bpf_walk) \
 	X(UNWINDER_RUBY, ruby_bpf_walk) \
-	X(UNWINDER_PHP, php_bpf_walk)
+	X(UNWINDER_PHP, php_bpf_walk) \
+	X(UNWINDER_PERL, perl_bpf_walk)
 
 #define RT_DECLARE_(kind, fn) int fn(__u32 op);
 RUNTIME_WALKERS(RT_DECLARE_)

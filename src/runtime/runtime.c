@@ -11,6 +11,7 @@
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "profile/profile.h"
+#include "runtime/perl/perl_runtime.h"
 #include "runtime/php/php_runtime.h"
 #include "runtime/python/python_runtime.h"
 #include "runtime/ruby/ruby_runtime.h"
@@ -32,6 +33,7 @@ static const struct runtime_ops *const runtime_table[] = {
 	&python_runtime_ops,
 	&ruby_runtime_ops,
 	&php_runtime_ops,
+	&perl_runtime_ops,
 };
 
 #define MAX_RUNTIMES 16

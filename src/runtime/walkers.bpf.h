@@ -7,5 +7,6 @@
 #include "runtime/python/python.bpf.h"
 #include "runtime/ruby/ruby.bpf.h"
 #include "runtime/php/php.bpf.h"
+#include "runtime/perl/perl.bpf.h"
 
 #endif

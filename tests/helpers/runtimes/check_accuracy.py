@@ -4,8 +4,8 @@
 #   --root NAME        the outermost runtime frame of a complete stack (<main>, {main}, ...)
 #   --vm REGEX         native frames of the interpreter loop that must not be left over
 #   --deep NAME:N      the hot function runs under N frames of NAME
-#   --native NAME:REGEX  NAME calls native code: its samples must have native frames above its
-#                      frame, matching REGEX somewhere (the library's)
+#   --native NAME:REGEX  NAME calls native code: its samples must have native frames above the
+#                      deepest runtime frame, matching REGEX somewhere (the library's)
 #   --tol POINTS       allowed share error (default 2)
 #   --coverage PCT     of the samples with runtime frames or left-over loop frames, PCT at least
 #                      must carry runtime frames and no left-over loop frame (default 99)
@@ -92,12 +92,12 @@ def main():
                 hot[k][ln] = hot[k].get(ln, 0) + count
         if nat_name and nat_name in names:
             nat_samples += count
-            pos = [i for i, m in rt if short(m.group(1)) == nat_name][-1]
-            above = frames[pos + 1:]
-            # native frames above the runtime frame that called them (a runtime's own frame
-            # for the C function it calls, without a file, may come first)
-            if above and not any(FRAME.match(f) for f in above) and \
-                    any(not vm.search(f) for f in above):
+            # native frames above the deepest runtime frame, under the function that calls
+            # the library (a library's own wrappers in the runtime's language may sit between:
+            # Perl's Compress::Zlib::compress; a runtime's frame for the C function it calls,
+            # without a file, may come first)
+            above = frames[rt[-1][0] + 1:]
+            if above and any(not vm.search(f) for f in above):
                 nat_above += count
             if any(nat_re.search(f) for f in above):
                 nat_named += count
