@@ -19,6 +19,7 @@
 #include "runtime/perl/perl_runtime.h"
 #include "runtime/procmem.h"
 #include "runtime/runtime.h"
+#include "child_cpu.h"
 #include "test.h"
 
 #include <errno.h>
@@ -334,7 +335,8 @@ static int start_stack(struct child *c)
 	}
 	close(fds[1]);
 	c->out = fdopen(fds[0], "r");
-	if (!c->out || !fgets(buf, sizeof(buf), c->out) || strncmp(buf, "ready", 5)) {
+	if (!c->out || !fgets(buf, sizeof(buf), c->out) || strncmp(buf, "ready", 5) ||
+	    child_wait_cpu(c->pid, 3) < 0) {
 		kill(c->pid, SIGKILL);
 		waitpid(c->pid, NULL, 0);
 		if (c->out)

@@ -1,15 +1,15 @@
 <?php
 // stack.php: a PHP program with a known stack for the unit tests (tests/unit/test_php.c):
 //   {main} -> driver -> Worker::outer -> Worker::inner (spins, calling intdiv)
-// Prints "ready" once the stack is up.
+// Prints "ready" from the spinning line itself: every statement after it is on line 12.
 class Worker
 {
     public function inner()
     {
-        echo "ready\n";
-        fflush(STDOUT);
         $s = 0;
-        for ($i = 0; ; $i++) { $s += intdiv($i, 3); } // SPIN
+        $said = false;
+        // the spin, "ready" printed once from it
+        for ($i = 0; ; $i++) { $said = $said || fwrite(STDOUT, "ready\n"); $s += intdiv($i, 3); } // SPIN
     }
 
     public static function outer()
