@@ -3,7 +3,8 @@
 #   1. accuracy matrix: each runtime's accuracy workload (tests/helpers/<rt>/accuracy.*: a known
 #      CPU split measured by the workload itself, a hot function under 10 levels of recursion,
 #      one inside a native zlib call) profiled by scorch at 499 Hz, and by the runtime's own
-#      sampling profiler where Debian packages one (Ruby: stackprof), side by side; the median
+#      profiler where Debian packages one (Ruby: stackprof, PHP: excimer, Perl: Devel::NYTProf,
+#      a tracing profiler, in its sub-only mode on the thread's CPU clock), side by side; the median
 #      over RUNS runs of: worst share error vs truth (points), % of stacks complete to the
 #      program's root frame, hot lines right, % of the zlib-calling function's samples with the
 #      library's native frames above it, % of the samples while the runtime runs code that
@@ -127,6 +128,38 @@ for rt in $WHICH; do
 		echo "| runtime | mode | ns per sample | ns per frame | frames per sample |"
 		echo "|---|---|---|---|---|"
 		cost php "php $ver" php php bench/runtimes/deep.php
+		echo
+		;;
+	perl)
+		command -v perl > /dev/null || { echo "perl: not installed"; continue; }
+		ver=$(perl -e 'printf "%vd", $^V')
+		echo "Perl $ver: accuracy (median of $RUNS runs of $SECS s)"
+		echo "| profiler | worst share error (pts) | stacks to <main> | hot lines | native above c_zlib | samples with their Perl frames |"
+		echo "|---|---|---|---|---|---|"
+		accuracy perl "perl $ver" "<main>" '^Perl_runops_standard$' -- \
+			perl tests/helpers/perl/accuracy.pl
+		if perl -MDevel::NYTProf::Data -e 1 2> /dev/null && command -v nytprofcalls > /dev/null; then
+			: > "$tmp/s"
+			for r in $(seq "$RUNS"); do
+				rm -f "$tmp/ny.out"
+				NYTPROF="file=$tmp/ny.out:clock=3:stmts=0" timeout 120 perl -d:NYTProf \
+					tests/helpers/perl/accuracy.pl "$SECS" "$tmp/t" > /dev/null 2>&1 &&
+					nytprofcalls "$tmp/ny.out" 2> /dev/null |
+					perl bench/runtimes/nytprof_folded.pl tests/helpers/perl/accuracy.pl \
+						> "$tmp/ny.folded" &&
+					$CHECK "$tmp/ny.folded" "$tmp/t" --root "<main>" \
+						--vm '^Perl_runops_standard$' --deep deep:10 \
+						--native "c_zlib:$NATIVE" | grep FIGURES >> "$tmp/s"
+			done
+			row "perl $ver (Devel::NYTProf, subs, thread CPU clock)" "$tmp/s"
+		else
+			echo "(Devel::NYTProf not installed: apt-get install libdevel-nytprof-perl)"
+		fi
+		echo
+		echo "Perl $ver: BPF walker cost, 50 frames (median of $RUNS runs)"
+		echo "| runtime | mode | ns per sample | ns per frame | frames per sample |"
+		echo "|---|---|---|---|---|"
+		cost perl "perl $ver" perl perl bench/runtimes/deep.pl
 		echo
 		;;
 	esac

@@ -6,7 +6,7 @@
 # lines, the XS module's and libz's native frames above the Perl frames that called them, the 10
 # recursive frames, that >= 99% of the stacks reach <main>, and that >= 99% of the samples taken
 # while Perl code runs carry their Perl frames with no Perl_runops_standard left over; then the
-# script label.
+# script label; then Perl threads and the regex engine (tests/helpers/perl/threads.pl).
 set -u
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.inc
@@ -34,3 +34,17 @@ timeout 60 $SCORCH record -F 199 -o "$TMP/out.pb.gz" -- "$PERL" tests/helpers/pe
 	> "$TMP/log" 2>&1 || { cat "$TMP/log"; fail "scorch record to pprof failed"; }
 gzip -dc "$TMP/out.pb.gz" | grep -a -q "tests/helpers/perl/accuracy.pl" || fail "no script label"
 echo "ok: script label"
+# Threads and the regex engine: every thread's samples carry its Perl frames (each thread has an
+# interpreter of its own, found through PL_thr_key), and the regex engine's native frames sit
+# above the sub that matches.
+timeout 60 $SCORCH record -F 499 -o "$TMP/thr.folded" -- "$PERL" tests/helpers/perl/threads.pl 1 \
+	> "$TMP/log" 2>&1 || { cat "$TMP/log"; fail "scorch record of threads.pl failed"; }
+res=$(awk '{ n = $NF }
+	/;start_thread;/ { thr += n; if ($0 ~ /;main::worker \([^)]*threads\.pl:[0-9]+\);Threaded::spin \(/) ok += n }
+	/;Threaded::match \(/ { m += n; if ($0 ~ /<main> \([^)]*threads\.pl:[0-9]+\);Threaded::match \([^)]*\);Perl_pp_match;Perl_regexec_flags/) re += n }
+	END { printf "%d %d %d %d\n", thr, ok, m, re }' "$TMP/thr.folded")
+set -- $res
+echo "threads: $2 of $1 thread samples in main::worker;Threaded::spin, $4 of $3 Threaded::match samples in the regex engine above it"
+[ "$1" -gt 0 ] && [ $(( $2 * 100 )) -ge $(( $1 * 95 )) ] || fail "thread samples without their Perl frames"
+[ "$4" -gt 0 ] || fail "no regex engine frames above Threaded::match"
+echo "ok: threads, regex engine"
