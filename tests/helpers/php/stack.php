@@ -9,7 +9,7 @@ class Worker
         $s = 0;
         $said = false;
         // the spin, "ready" printed once from it
-        for ($i = 0; ; $i++) { $said = $said || fwrite(STDOUT, "ready\n"); $s += intdiv($i, 3); } // SPIN
+        for ($i = 0; ; $i++) { $said = $said || fwrite(STDOUT, "ready\n"); $s += intdiv($i, 3); }
     }
 
     public static function outer()
