@@ -1,13 +1,15 @@
 #!/bin/sh
 # install-deps.sh: install the Debian packages scorch needs to build, test and run, if any are
 # missing (nodejs and npm build the web UI, chromium runs its browser test, python3-protobuf
-# encodes OTLP independently in the OTLP tests, the JDK records JFR for the JFR test).
+# encodes OTLP independently in the OTLP tests, the JDK records JFR for the JFR test, ruby,
+# php-cli and php-fpm run the Ruby and PHP stack tests).
 # Idempotent: does nothing (and needs no network) when everything is present.
 set -eu
 
 PKGS="make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libzstd-dev
 libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev libiberty-dev pkg-config golang-go
-linux-perf python3 procps python3-protobuf openjdk-17-jdk-headless clickhouse-server"
+linux-perf python3 procps python3-protobuf openjdk-17-jdk-headless clickhouse-server
+ruby php-cli php-fpm"
 # The web UI needs node and npm (any origin: Debian's or another packaging), its browser test
 # chromium; asked from Debian only when the command is missing.
 command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"

@@ -337,20 +337,17 @@ int session_start(const struct session_opts *opts, struct session **out)
 	{
 		struct process_registry_opts po = { .labels = opts->procinfo };
 		struct symbolizer_options sy;
+		/* SCORCH_PYTHON=off|only|keep, SCORCH_RUBY=..., one per runtime (no frames of the
+		 * runtime / its frames only / keep its eval-loop frames next to them): knobs for
+		 * benchmarks and debugging. */
 		struct runtimes_opts ro;
-		/* SCORCH_PYTHON=off|only|keep (no Python frames / Python frames only / keep the
-		 * eval-loop frames next to them): a knob for benchmarks and debugging. */
-		const char *pm = getenv("SCORCH_PYTHON");
 
 		s->reg = process_registry_new(&po);
 		memset(&sy, 0, sizeof(sy));
 		sy.refresh = refresh_for_symbolizer;
 		sy.refresh_ctx = s;
 		s->sym = symbolizer_new_opts(&sy);
-		memset(&ro, 0, sizeof(ro));
-		ro.disable = pm && !strcmp(pm, "off") ? "python" : NULL;
-		ro.only = pm && !strcmp(pm, "only") ? "python" : NULL;
-		ro.keep_native = pm && !strcmp(pm, "keep");
+		runtimes_opts_from_env(&ro);
 		s->rts = runtimes_new(&ro);
 		agg_set_runtimes(s->agg, s->rts);
 		agg_set_label_source(s->agg, label_for_agg, s);

@@ -824,6 +824,27 @@ int unwinder_set_maps(struct unwinder *u, int pid, const struct procmaps *pm,
 		if (m.f)
 			lru_touch(u, m.f);
 	}
+	/* A claimed range that is not executable at this read (a JIT code cache whose pages a
+	 * runtime makes writable while it compiles into them: opcache, V8's W^X) stays the
+	 * runtime's: its code runs again the moment the protection flips back. */
+	for (i = 0; i < nclaims && n < MAX_CLAIM_PIECES; i++) {
+		const struct unwinder_claim *c = &claims[i];
+		size_t k;
+
+		if (!c->kind || c->kind >= UNWINDER_KINDS || c->end <= c->start)
+			continue;
+		for (k = 0; k < n && (maps[k].end <= c->start || maps[k].start >= c->end); k++)
+			;
+		if (k < n)
+			continue; /* overlaps a mapping: split there already */
+		ALLOC_GROW(maps, n + 1, cap);
+		memset(&maps[n], 0, sizeof(maps[n]));
+		maps[n].start = c->start;
+		maps[n].end = c->end;
+		maps[n].kind = c->kind;
+		maps[n].flags = UNW_MAP_RUNTIME;
+		n++;
+	}
 	if (n) /* an exiting process has no mappings left, and maps is NULL */
 		qsort(maps, n, sizeof(*maps), umap_cmp);
 	p = proc_get(u, pid);
@@ -1085,10 +1106,14 @@ static int uenv_runtime(struct unw_state *st, const struct unwind_mapping *m,
 
 	if (!e || env->dpos >= env->ndeferred)
 		return UNW_HOOK_NATIVE;
-	while (end < env->ndeferred && (env->deferred[end] & ~FW_SEGMENT_KEEP_NATIVE) != marker)
+	while (end < env->ndeferred &&
+	       (env->deferred[end] & ~(FW_SEGMENT_KEEP_NATIVE | FW_SEGMENT_DROP_NATIVE)) != marker)
 		end++;
-	if (end < env->ndeferred)
+	if (end < env->ndeferred) {
 		keep = !!(env->deferred[end] & FW_SEGMENT_KEEP_NATIVE);
+		if (end == env->dpos && (env->deferred[end] & FW_SEGMENT_DROP_NATIVE) && st->n > 0)
+			st->n--; /* the frames went with another native frame of the same call */
+	}
 	if (end > env->dpos && st->n > 0) {
 		if (!keep)
 			st->n--; /* the segment replaces the native frame of the eval loop */

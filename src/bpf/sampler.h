@@ -63,9 +63,12 @@ enum fw_marker {
 	FW_MARKER_NO_USER = 3,      /* a kernel thread: no user stack */
 	FW_MARKER_SEGMENT_END = 4,  /* only inside a stack snapshot: ends one deferred segment of
 				     * runtime frames (bpf/unwind.h); bit 8 of the data: keep the
-				     * native frame the segment belongs to */
+				     * native frame the segment belongs to; bit 9: an empty segment
+				     * that removes it (an interpreter's second native frame for the
+				     * same frames, e.g. Ruby's rb_vm_exec under vm_exec_core) */
 };
 #define FW_SEGMENT_KEEP_NATIVE 0x100ULL
+#define FW_SEGMENT_DROP_NATIVE 0x200ULL
 
 /* sample_body.flags */
 #define SAMPLE_F_KERNEL_ERROR (1u << 0) /* bpf_get_stack failed for the kernel stack */

@@ -51,7 +51,10 @@
 /* The table: X(kind, walker function). A new runtime adds one line here and its walker's
  * header to runtime/walkers.bpf.h. */
 #define RUNTIME_WALKERS(X) \
-	X(UNWINDER_PYTHON, python_bpf_walk)
+	X(UNWINDER_PYTHON, python_bpf_walk) \
+	X(UNWINDER_RUBY, ruby_bpf_walk) \
+	X(UNWINDER_PHP, php_bpf_walk) \
+	X(UNWINDER_PERL, perl_bpf_walk)
 
 #define RT_DECLARE_(kind, fn) int fn(__u32 op);
 RUNTIME_WALKERS(RT_DECLARE_)
@@ -67,10 +70,16 @@ struct {
 /* "Runtime frames only" mode: the kind whose frames replace the user stack (0: off). */
 const volatile __u32 runtime_only_kind = 0;
 
+/* For measuring the verifier's work per walker (bench/bpf_verify.sh): a build with
+ * -DRT_WALKER_MASK=m calls (and so loads) only the walkers of the kinds in m. */
+#ifndef RT_WALKER_MASK
+#define RT_WALKER_MASK 0xffffffffu
+#endif
+
 static __always_inline int runtime_walk(__u32 kind, __u32 op)
 {
 	switch (kind) {
-#define RT_CASE_(k, fn) case k: return fn(op);
+#define RT_CASE_(k, fn) case k: return (RT_WALKER_MASK & (1u << (k))) ? fn(op) : UNW_HOOK_NATIVE;
 	RUNTIME_WALKERS(RT_CASE_)
 #undef RT_CASE_
 	default:
@@ -89,7 +98,7 @@ static __always_inline __u32 runtime_present(__u32 pid)
 /* Every walker present in the mask appends its deferred segments (RT_OP_DEFER). */
 static __always_inline void runtime_defer(__u32 mask)
 {
-#define RT_DEFER_(k, fn) if (mask & (1u << (k))) fn(RT_OP_DEFER);
+#define RT_DEFER_(k, fn) if (mask & RT_WALKER_MASK & (1u << (k))) fn(RT_OP_DEFER);
 	RUNTIME_WALKERS(RT_DEFER_)
 #undef RT_DEFER_
 }

@@ -11,13 +11,17 @@
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "profile/profile.h"
+#include "runtime/perl/perl_runtime.h"
+#include "runtime/php/php_runtime.h"
 #include "runtime/python/python_runtime.h"
+#include "runtime/ruby/ruby_runtime.h"
 #include "sampler.skel.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <elf.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -27,6 +31,9 @@
  * RUNTIME_WALKERS line of runtime/runtime.bpf.h. */
 static const struct runtime_ops *const runtime_table[] = {
 	&python_runtime_ops,
+	&ruby_runtime_ops,
+	&php_runtime_ops,
+	&perl_runtime_ops,
 };
 
 #define MAX_RUNTIMES 16
@@ -112,10 +119,46 @@ struct runtimes *runtimes_new_table(const struct runtime_ops *const *table, size
 
 		s->ops = table[i];
 		s->enabled = !(opts && opts->disable && name_in_list(table[i]->name, opts->disable));
-		s->cfg.keep_native = opts ? opts->keep_native : 0;
+		s->cfg.keep_native = opts && (opts->keep_native ||
+					      (opts->keep && name_in_list(table[i]->name, opts->keep)));
 		s->cfg.only = rts->only_name[0] && !strcmp(rts->only_name, table[i]->name);
 	}
 	return rts;
+}
+
+static void list_add(char *buf, size_t len, const char *name)
+{
+	size_t used = strlen(buf);
+
+	snprintf(buf + used, len - used, "%s%s", used ? "," : "", name);
+}
+
+void runtimes_opts_from_env(struct runtimes_opts *o)
+{
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	for (i = 0; i < sizeof(runtime_table) / sizeof(runtime_table[0]); i++) {
+		char var[48], *p;
+		const char *v;
+
+		snprintf(var, sizeof(var), "SCORCH_%s", runtime_table[i]->name);
+		for (p = var; *p; p++)
+			if (*p >= 'a' && *p <= 'z')
+				*p = (char)(*p - 'a' + 'A');
+		v = getenv(var);
+		if (!v)
+			continue;
+		if (!strcmp(v, "off"))
+			list_add(o->buf_disable, sizeof(o->buf_disable), runtime_table[i]->name);
+		else if (!strcmp(v, "keep"))
+			list_add(o->buf_keep, sizeof(o->buf_keep), runtime_table[i]->name);
+		else if (!strcmp(v, "only"))
+			snprintf(o->buf_only, sizeof(o->buf_only), "%s", runtime_table[i]->name);
+	}
+	o->disable = o->buf_disable[0] ? o->buf_disable : NULL;
+	o->keep = o->buf_keep[0] ? o->buf_keep : NULL;
+	o->only = o->buf_only[0] ? o->buf_only : NULL;
 }
 
 struct runtimes *runtimes_new(const struct runtimes_opts *opts)
@@ -480,6 +523,9 @@ static void on_process(void *ctx, struct process *p, enum process_event ev)
 		scan(rts, p);
 		break;
 	case PROCESS_EV_CHANGED:
+		for (in = p->runtimes; in; in = in->next)
+			if (!in->detached && in->ops->maps_changed)
+				in->ops->maps_changed(in->state, in->data, p);
 		scan(rts, p);
 		break;
 	case PROCESS_EV_STALE:
@@ -543,8 +589,10 @@ void runtimes_note_sample(struct runtimes *rts, int pid, const uint64_t *words, 
 			rc = in->ops->poll(in->state, in->data, &err);
 			in->next_poll_ns = rc == 1 ? now + RUNTIME_POLL_NS : 0;
 			if (rc < 0) {
-				/* cannot be profiled after all: say so once, go on natively */
-				report(in->ops, pid, &err);
+				/* cannot be profiled after all: say so once, go on natively (a
+				 * process that exits or unmaps memory under us says nothing) */
+				if (rc != -ESRCH && rc != -ENOENT && rc != -EFAULT)
+					report(in->ops, pid, &err);
 				detach(rts, in);
 				rt_pids_update(rts, p);
 				continue;

@@ -108,6 +108,9 @@ struct runtime_ops {
 	 * runtime cannot be profiled in this process (detach() follows). */
 	int (*poll)(void *state, void *inst, struct errmsg *err);
 	void (*note)(void *state, void *inst, int pid, const uint64_t *words, size_t n);
+	/* The process mapped or unmapped code (PROCESS_EV_CHANGED, after attach): a JIT code
+	 * cache appeared or grew; claim its ranges with process_claim(). NULL: not interested. */
+	void (*maps_changed)(void *state, void *inst, struct process *proc);
 	/* Frames of the words at words[0..n) (the first has the runtime's tag): fill up to max
 	 * frames (leaf first, like the words), set *used to the words consumed (>= 1), return
 	 * the number of frames (0: the words are dropped). inst is NULL when the process was
@@ -141,8 +144,17 @@ struct runtimes;
 struct runtimes_opts {
 	const char *disable;   /* comma-separated names of runtimes not to use, or NULL */
 	const char *only;      /* name of the runtime whose frames replace the user stack */
-	int keep_native;       /* keep interpreter eval-loop frames (SCORCH_PYTHON=keep) */
+	int keep_native;       /* keep every interpreter's eval-loop frames */
+	const char *keep;      /* comma-separated names of runtimes whose eval-loop frames stay */
+	/* storage for runtimes_opts_from_env() */
+	char buf_disable[128], buf_keep[128], buf_only[32];
 };
+
+/* The benchmark and debugging knobs of the environment: SCORCH_<NAME>=off|only|keep for each
+ * runtime of the table (SCORCH_PYTHON=keep, SCORCH_RUBY=only, ...): no frames of that
+ * runtime / its frames only, in place of the native stack / keep its native eval-loop frames
+ * next to its frames. Fills o (its strings point into o's buffers). */
+void runtimes_opts_from_env(struct runtimes_opts *o);
 
 /* The runtimes of the table in runtime.c, minus opts->disable. */
 struct runtimes *runtimes_new(const struct runtimes_opts *opts);

@@ -5,5 +5,8 @@
 #define SCORCH_RUNTIME_WALKERS_BPF_H
 
 #include "runtime/python/python.bpf.h"
+#include "runtime/ruby/ruby.bpf.h"
+#include "runtime/php/php.bpf.h"
+#include "runtime/perl/perl.bpf.h"
 
 #endif

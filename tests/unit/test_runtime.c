@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -126,6 +127,21 @@ static int fake_label(void *state, void *inst, char *key, size_t kl, char *value
 	return 1;
 }
 
+static int changed_calls;
+static struct process_registry *changed_reg;
+static uint64_t jit_start, jit_end;
+
+/* Claims the "JIT code cache" the test mapped, once the registry has seen it. */
+static void fake_maps_changed(void *state, void *inst, struct process *p)
+{
+	size_t i;
+
+	changed_calls++;
+	for (i = 0; i < p->maps.n; i++)
+		if (p->maps.v[i].start == jit_start && p->maps.v[i].kind == PROCMAPS_ANON)
+			process_claim(changed_reg, p->pid, jit_start, jit_end, FAKE_KIND);
+}
+
 static void fake_detach(void *state, void *inst)
 {
 	g.detaches++;
@@ -146,6 +162,7 @@ static const struct runtime_ops fake_ops = {
 	.attach = fake_attach,
 	.poll = fake_poll,
 	.note = fake_note,
+	.maps_changed = fake_maps_changed,
 	.symbolize = fake_symbolize,
 	.label = fake_label,
 	.detach = fake_detach,
@@ -241,6 +258,65 @@ static void test_lifecycle(void)
 	process_registry_free(reg);
 	CHECK_EQ_INT(g.releases, 3);
 	runtimes_free(rts);
+}
+
+/* A process that maps code after attach: the runtime hears of it and claims the range. */
+static void test_maps_changed(void)
+{
+	struct process_registry *reg = process_registry_new(NULL);
+	struct runtimes *rts = runtimes_new_table(table, 1, NULL);
+	struct process *p;
+	void *jit;
+	size_t i;
+	int claimed = 0;
+
+	memset(&g, 0, sizeof(g));
+	changed_calls = 0;
+	changed_reg = reg;
+	runtimes_init(rts, NULL);
+	runtimes_subscribe(rts, reg);
+	CHECK_EQ_INT(process_track(reg, getpid(), NULL), 0);
+	CHECK_EQ_INT(g.attaches, 1);
+	CHECK_EQ_INT(changed_calls, 0); /* attach is no change */
+	jit = mmap(NULL, 65536, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(jit != MAP_FAILED);
+	jit_start = (uint64_t)(uintptr_t)jit;
+	jit_end = jit_start + 65536;
+	CHECK_EQ_INT(process_refresh(reg, getpid(), 0), 1);
+	CHECK_EQ_INT(changed_calls, 1);
+	p = process_get(reg, getpid());
+	for (i = 0; p && i < p->nclaims; i++)
+		if (p->claims[i].start == jit_start && p->claims[i].end == jit_end &&
+		    p->claims[i].kind == FAKE_KIND)
+			claimed = 1;
+	CHECK(claimed);
+	process_registry_free(reg);
+	runtimes_free(rts);
+	munmap(jit, 65536);
+}
+
+/* SCORCH_<NAME>=off|keep|only for each runtime of the table. */
+static void test_env_knobs(void)
+{
+	struct runtimes_opts o;
+
+	unsetenv("SCORCH_PYTHON");
+	runtimes_opts_from_env(&o);
+	CHECK(o.disable == NULL && o.keep == NULL && o.only == NULL && !o.keep_native);
+	setenv("SCORCH_PYTHON", "off", 1);
+	runtimes_opts_from_env(&o);
+	CHECK_EQ_STR(o.disable, "python");
+	setenv("SCORCH_PYTHON", "keep", 1);
+	runtimes_opts_from_env(&o);
+	CHECK_EQ_STR(o.keep, "python");
+	CHECK(o.disable == NULL);
+	setenv("SCORCH_PYTHON", "only", 1);
+	runtimes_opts_from_env(&o);
+	CHECK_EQ_STR(o.only, "python");
+	setenv("SCORCH_PYTHON", "bogus", 1);
+	runtimes_opts_from_env(&o);
+	CHECK(o.disable == NULL && o.keep == NULL && o.only == NULL);
+	unsetenv("SCORCH_PYTHON");
 }
 
 static void test_disabled(void)
@@ -343,6 +419,8 @@ int main(void)
 	log_set_level(LOG_ERROR);
 	RUN(test_tags);
 	RUN(test_lifecycle);
+	RUN(test_maps_changed);
+	RUN(test_env_knobs);
 	RUN(test_disabled);
 	RUN(test_into_profile);
 	return test_summary();

@@ -614,6 +614,22 @@ static void test_deferred_segments(void)
 				     deferred, 2, words, MAX_USER_WORDS, &result);
 	CHECK_EQ_INT(result, USTAT_COMPLETE);
 	CHECK_EQ_INT(n, np + 1);
+	/* an empty segment with FW_SEGMENT_DROP_NATIVE removes its native frame (level1) */
+	{
+		const uint64_t drop[] = { a1, end, end | FW_SEGMENT_DROP_NATIVE };
+
+		n = unwinder_unwind_deferred(u, r.pid, r.regs.rip, r.regs.rsp, r.regs.rbp, r.stack,
+					     r.len, drop, 3, words, MAX_USER_WORDS, &result);
+		CHECK_EQ_INT(result, USTAT_COMPLETE);
+		CHECK_EQ_INT(n, np - 1); /* level2 -> a1, level1 gone */
+		for (i = 0; i < np && i < n && words[i] == plain[i]; i++)
+			;
+		CHECK(i + 3 < np && n > i + 2);
+		if (i + 3 < np && n > i + 2) {
+			CHECK_EQ_INT(words[i], a1);
+			CHECK_EQ_INT(words[i + 1], plain[i + 2]); /* main */
+		}
+	}
 	unwinder_free(u);
 	recorded_release(&r);
 }
@@ -752,6 +768,32 @@ static void test_snapshot_chunks(void)
 	xfree(names);
 }
 
+/* A claimed range the maps do not show as executable (a JIT cache the runtime is writing to)
+ * stays the runtime's; one that overlaps an executable mapping splits it instead. */
+static void test_claim_without_mapping(void)
+{
+	struct unwinder_opts o = { 0 };
+	struct unwind_mapping m;
+	struct procmaps pm = { 0 };
+	struct unwinder_claim c[2] = { { 0x7f0000000000ULL, 0x7f0004000000ULL, UNWINDER_PHP },
+				       { 0x7f0010000000ULL, 0x7f0010001000ULL, 0 } };
+	struct errmsg err;
+	struct unwinder *u = unwinder_new(NULL, &o, &err);
+
+	CHECK(u != NULL);
+	if (!u)
+		return;
+	CHECK_EQ_INT(unwinder_set_maps(u, 4242, &pm, c, 2), 0);
+	CHECK_EQ_INT(unwinder_lookup_mapping(u, 4242, 0x7f0000001000ULL, &m), 0);
+	CHECK_EQ_INT(m.kind, UNWINDER_PHP);
+	CHECK(m.flags & UNW_MAP_RUNTIME);
+	CHECK_EQ_INT(m.start, 0x7f0000000000ULL);
+	CHECK_EQ_INT(m.end, 0x7f0004000000ULL);
+	/* a released claim (kind 0) adds nothing */
+	CHECK_EQ_INT(unwinder_lookup_mapping(u, 4242, 0x7f0010000800ULL, &m), -ENOENT);
+	unwinder_free(u);
+}
+
 int main(void)
 {
 	RUN(test_table_rules_and_gaps);
@@ -764,5 +806,6 @@ int main(void)
 	RUN(test_recorded_deep);
 	RUN(test_deferred_segments);
 	RUN(test_snapshot_chunks);
+	RUN(test_claim_without_mapping);
 	return test_summary();
 }
