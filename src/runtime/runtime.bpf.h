@@ -52,6 +52,7 @@
  * header to runtime/walkers.bpf.h. */
 #define RUNTIME_WALKERS(X) \
 	X(UNWINDER_PYTHON, python_bpf_walk) \
+	X(UNWINDER_HOTSPOT, hotspot_bpf_walk) \
 	X(UNWINDER_RUBY, ruby_bpf_walk) \
 	X(UNWINDER_PHP, php_bpf_walk) \
 	X(UNWINDER_PERL, perl_bpf_walk)

@@ -11,6 +11,7 @@
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "profile/profile.h"
+#include "runtime/hotspot/hotspot_runtime.h"
 #include "runtime/perl/perl_runtime.h"
 #include "runtime/php/php_runtime.h"
 #include "runtime/python/python_runtime.h"
@@ -31,6 +32,7 @@
  * RUNTIME_WALKERS line of runtime/runtime.bpf.h. */
 static const struct runtime_ops *const runtime_table[] = {
 	&python_runtime_ops,
+	&hotspot_runtime_ops,
 	&ruby_runtime_ops,
 	&php_runtime_ops,
 	&perl_runtime_ops,

@@ -5,6 +5,7 @@
 #define SCORCH_RUNTIME_WALKERS_BPF_H
 
 #include "runtime/python/python.bpf.h"
+#include "runtime/hotspot/hotspot.bpf.h"
 #include "runtime/ruby/ruby.bpf.h"
 #include "runtime/php/php.bpf.h"
 #include "runtime/perl/perl.bpf.h"
