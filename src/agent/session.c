@@ -392,6 +392,8 @@ int session_start(const struct session_opts *opts, struct session **out)
 		uo.refresh = refresh_for_unwinder;
 		uo.refresh_ctx = s;
 		uo.cache_dir = opts->cache_dir;
+		uo.jit = runtimes_jit_step;
+		uo.jit_ctx = s->rts;
 		s->unw = unwinder_new(sampler_skel(s->sampler)->obj, &uo, &err);
 		if (!s->unw)
 			log_warn("native unwinding without frame pointers is off: %s", err.msg);

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +42,8 @@ struct uenv {
 	size_t max;
 	const uint64_t *deferred; /* a snapshot's deferred runtime words, consumed in order */
 	size_t ndeferred, dpos;
+	int pid;
+	struct unw_state *st;     /* for the runtime step's emit() */
 };
 
 static int uenv_read(struct unw_state *st, __u64 addr, __u64 *out);
@@ -1096,6 +1099,32 @@ static int uenv_emit(struct unw_state *st, uint64_t word)
 /* The runtime hook of the user-space step: replay the next deferred segment of the snapshot at
  * a frame in an interpreter range, as the BPF walker did at the same frame (RT_OP_FRAME). JIT
  * ranges have nothing deferred: the native rule applies. */
+/* The runtime step's view of memory: the snapshot for the stack it holds, the live process
+ * for the rest (code, metadata, stack deeper than the copy). */
+static int uio_read(void *io, uint64_t addr, void *buf, size_t len)
+{
+	const struct uenv *env = io;
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+
+	if (addr >= env->sp0 && addr - env->sp0 <= env->len && env->len - (addr - env->sp0) >= len) {
+		memcpy(buf, env->stack + (addr - env->sp0), len);
+		return 0;
+	}
+	if (len == 0 || env->pid <= 0)
+		return -EFAULT;
+	return process_vm_readv(env->pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+static int uio_emit(void *io, uint64_t word)
+{
+	struct uenv *env = io;
+
+	return uenv_emit(env->st, word);
+}
+
+/* The runtime hook of the user-space step: replay the next deferred segment of the snapshot at
+ * a frame in an interpreter range, as the BPF walker did at the same frame (RT_OP_FRAME); a pc
+ * in a claimed JIT range goes to the runtime's own step (opts.jit). */
 static int uenv_runtime(struct unw_state *st, const struct unwind_mapping *m,
 			const struct unwind_entry *e)
 {
@@ -1104,7 +1133,15 @@ static int uenv_runtime(struct unw_state *st, const struct unwind_mapping *m,
 	uint64_t marker = FW_TAG_MARKER << FW_TAG_SHIFT | FW_MARKER_SEGMENT_END;
 	int keep = 0;
 
-	if (!e || env->dpos >= env->ndeferred)
+	if (!e) {
+		struct unwinder_io io = { uio_read, uio_emit, env };
+
+		if (!env->u->opts.jit || !(m->flags & UNW_MAP_RUNTIME))
+			return UNW_HOOK_NATIVE;
+		env->st = st;
+		return env->u->opts.jit(env->u->opts.jit_ctx, env->pid, m->kind, st, &io);
+	}
+	if (env->dpos >= env->ndeferred)
 		return UNW_HOOK_NATIVE;
 	while (end < env->ndeferred &&
 	       (env->deferred[end] & ~(FW_SEGMENT_KEEP_NATIVE | FW_SEGMENT_DROP_NATIVE)) != marker)
@@ -1168,7 +1205,10 @@ size_t unwinder_unwind_deferred(struct unwinder *u, int pid, uint64_t pc, uint64
 	env.deferred = deferred;
 	env.ndeferred = deferred ? ndeferred : 0;
 	env.dpos = 0;
+	env.pid = pid;
+	env.st = &st;
 	st.env = (uint64_t)(uintptr_t)&env;
+	st.pid = (__u32)pid;
 	st.pc = pc;
 	st.sp = sp;
 	st.bp = bp;

@@ -31,7 +31,9 @@
  * its mappings; address ranges claimed by a runtime (JIT code) are published with its kind and
  * UNW_MAP_RUNTIME. When a snapshot carries deferred runtime frames (bpf/unwind.h), the
  * user-space unwind puts segment i in place of (or, with FW_SEGMENT_KEEP_NATIVE, after) the
- * i-th native frame in an UNW_F_INTERP range, exactly as the BPF walker would have.
+ * i-th native frame in an UNW_F_INTERP range, exactly as the BPF walker would have; a pc in a
+ * claimed range goes to the runtime's user-space step (opts.jit), as it goes to the walker in
+ * BPF.
  * With obj NULL the unwinder works in user space alone (tests): tables live in heap arrays of
  * the same layout and only unwinder_fix_sample() / unwinder_unwind() use them.
  *
@@ -62,6 +64,23 @@ typedef int (*unwinder_interp_fn)(void *ctx, struct elf_file *e, const char *pat
  * changed. Returns 1 when they were read, 0 when not (too soon, process gone). */
 typedef int (*unwinder_refresh_fn)(void *ctx, int pid);
 
+/* What a runtime's JIT step sees of the process while a stack snapshot is unwound in user
+ * space: read() takes stack addresses from the snapshot (the stack as it was at the sample)
+ * and everything else from the live process; emit() appends a frame word (non-zero when the
+ * output is full). */
+struct unwinder_io {
+	int (*read)(void *io, uint64_t addr, void *buf, size_t len);
+	int (*emit)(void *io, uint64_t word);
+	void *io;
+};
+/* The frame step of the runtime of kind (enum unwinder_kind) for st->pc in a range it claimed
+ * (JIT code), on a snapshot: what its BPF walker does for RT_OP_FRAME. The native word of
+ * st->pc is the last one emitted (st->n - 1). Returns UNW_HOOK_NATIVE (not handled: the
+ * mapping's native rule applies), UNW_HOOK_MOVED (st->pc/sp/bp are the caller's) or
+ * UNW_HOOK_STOP (st->result set). */
+typedef int (*unwinder_jit_fn)(void *ctx, int pid, uint8_t kind, struct unw_state *st,
+			       const struct unwinder_io *io);
+
 /* An address range of a process a runtime owns (JIT code). */
 struct unwinder_claim {
 	uint64_t start, end;
@@ -77,6 +96,8 @@ struct unwinder_opts {
 	void *interp_ctx;
 	unwinder_refresh_fn refresh; /* NULL: the unwinder reads /proc/PID/maps itself */
 	void *refresh_ctx;
+	unwinder_jit_fn jit;     /* NULL: snapshots unwind JIT ranges by their native rule */
+	void *jit_ctx;
 	const char *debug_dir;   /* overrides /usr/lib/debug (tests); NULL: default */
 	/* The table cache (table_cache.h): tables per file identity, so that a file is built
 	 * once, and a table evicted from the table space comes back without a rebuild. */

@@ -569,6 +569,21 @@ void runtimes_subscribe(struct runtimes *rts, struct process_registry *reg)
 
 /* ---- samples */
 
+int runtimes_jit_step(void *ctx, int pid, uint8_t kind, struct unw_state *st,
+		      const struct unwinder_io *io)
+{
+	struct runtimes *rts = ctx;
+	struct process *p = rts && rts->reg ? process_get(rts->reg, pid) : NULL;
+	struct runtime_inst *in;
+
+	if (!p)
+		return UNW_HOOK_NATIVE;
+	for (in = p->runtimes; in; in = in->next)
+		if (in->ops->kind == kind && !in->detached && in->ops->jit_step)
+			return in->ops->jit_step(in->state, in->data, st, io);
+	return UNW_HOOK_NATIVE;
+}
+
 void runtimes_note_sample(struct runtimes *rts, int pid, const uint64_t *words, size_t n)
 {
 	struct process *p = rts->reg ? process_get(rts->reg, pid) : NULL;

@@ -19,6 +19,8 @@
  *                 walker's BPF maps, claim JIT ranges (process_claim()). poll() is called
  *                 from the sample stream while attach() left work for later (an interpreter
  *                 not initialized yet, a check to retry), at most every RUNTIME_POLL_NS.
+ *                 jit_step() (JIT runtimes) unwinds a frame in a claimed range of a stack
+ *                 snapshot in user space, as the BPF walker would have.
  *                 note() sees the frame words of the runtime's tags in each sample while the
  *                 process lives (read and cache what they name now: the process may be gone
  *                 when the profile is built). symbolize() turns words into frames. detach()
@@ -51,7 +53,9 @@ struct process;
 struct process_registry;
 struct procmaps_entry;
 struct sampler_bpf;
+struct unw_state;
 struct unwind_range;
+struct unwinder_io;
 
 #define RUNTIME_POLL_NS (5 * 1000000ULL) /* poll() at most this often per instance */
 
@@ -111,6 +115,11 @@ struct runtime_ops {
 	/* The process mapped or unmapped code (PROCESS_EV_CHANGED, after attach): a JIT code
 	 * cache appeared or grew; claim its ranges with process_claim(). NULL: not interested. */
 	void (*maps_changed)(void *state, void *inst, struct process *proc);
+	/* JIT runtimes (NULL for others): the step of the BPF walker for a pc in a claimed range,
+	 * run in user space over a stack snapshot (agent/unwinder.h: unwinder_jit_fn says what
+	 * to return; io reads the snapshot's stack and the live process, and emits words). */
+	int (*jit_step)(void *state, void *inst, struct unw_state *st,
+			const struct unwinder_io *io);
 	/* Frames of the words at words[0..n) (the first has the runtime's tag): fill up to max
 	 * frames (leaf first, like the words), set *used to the words consumed (>= 1), return
 	 * the number of frames (0: the words are dropped). inst is NULL when the process was
@@ -173,6 +182,11 @@ void runtimes_subscribe(struct runtimes *rts, struct process_registry *reg);
  * interpreter ranges to flag and the file's unwinder kind (0: native only). */
 int runtimes_interp_ranges(void *ctx, struct elf_file *e, const char *path,
 			   struct unwind_range *out, int max, uint8_t *kind);
+
+/* The unwinder's JIT step for snapshots (unwinder_opts.jit, ctx = the runtimes): hands st to
+ * the jit_step of the runtime of kind attached to pid; UNW_HOOK_NATIVE when there is none. */
+int runtimes_jit_step(void *ctx, int pid, uint8_t kind, struct unw_state *st,
+		      const struct unwinder_io *io);
 
 /* For each sample of pid: poll what waits, hand each runtime the words of its tags (user
  * words, leaf first). Cheap when pid has no runtime. */
