@@ -9,6 +9,7 @@
 #include "profile/profile.h"
 #include "runtime/hotspot/hotspot_code.h"
 #include "runtime/hotspot/hotspot_vm.h"
+#include "runtime/hotspot/hotspot_walk.h"
 #include "runtime/procmem.h"
 
 #include <bpf/bpf.h>
@@ -251,6 +252,16 @@ static void hs_note(void *state, void *inst, int pid, const uint64_t *words, siz
 	}
 }
 
+static int hs_jit_step(void *state, void *inst, struct unw_state *st,
+		       const struct unwinder_io *io)
+{
+	struct hs_inst *in = inst;
+
+	if (!in->ready)
+		return UNW_HOOK_NATIVE;
+	return hotspot_jit_step(&in->vm.bpf, st, io);
+}
+
 static const char *mark_name(uint64_t code)
 {
 	switch (code) {
@@ -417,6 +428,7 @@ const struct runtime_ops hotspot_runtime_ops = {
 	.attach = hs_attach,
 	.poll = hs_poll,
 	.note = hs_note,
+	.jit_step = hs_jit_step,
 	.symbolize = hs_symbolize,
 	.label = hs_label,
 	.detach = hs_detach,
