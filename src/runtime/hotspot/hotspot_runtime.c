@@ -25,6 +25,7 @@ struct hs_state {
 	struct hotspot_cache *cache;
 	size_t live;                /* attached instances */
 	uint64_t frames_noted, setups, setup_retries, failures;
+	uint64_t symbolized, inlined; /* Java frames symbolized (per distinct stack), inlined ones */
 	uint64_t table_ns;          /* time spent reading vmStructs */
 	struct hotspot_sym syms[HOTSPOT_MAX_INLINE];
 };
@@ -325,6 +326,8 @@ static int hs_symbolize(void *state, void *inst, int pid, const uint64_t *words,
 		out[i].start_line = h->start_line;
 		out[i].kind = FRAME_PYTHON; /* an interpreted or JIT frame: "name (file:line)" */
 		out[i].inlined = (uint8_t)h->inlined;
+		s->symbolized++;
+		s->inlined += h->inlined != 0;
 	}
 	return nf;
 }
@@ -399,13 +402,15 @@ static void hs_print_stats(void *state, FILE *f)
 
 	hotspot_cache_stats(s->cache, &cs);
 	bpf_counters(s->stats_fd, b);
-	fprintf(f, "hotspot: jvms=%zu frames_noted=%llu cache_lookups=%llu cache_hits=%llu "
+	fprintf(f, "hotspot: jvms=%zu frames_noted=%llu symbolized=%llu inlined=%llu "
+		"cache_lookups=%llu cache_hits=%llu "
 		"cache_reads=%llu read_errors=%llu stale=%llu cache_clears=%llu methods=%zu "
 		"pcs=%zu stubs=%zu setups=%llu setup_retries=%llu failures=%llu table_ms=%.1f "
 		"bpf_samples=%llu bpf_hooks=%llu bpf_interp=%llu bpf_jit=%llu bpf_stub=%llu "
 		"bpf_errors=%llu bpf_prologue=%llu bpf_deopt=%llu bpf_blob_hits=%llu "
 		"bpf_walk_ns=%llu\n",
-		s->live, (unsigned long long)s->frames_noted, (unsigned long long)cs.lookups,
+		s->live, (unsigned long long)s->frames_noted, (unsigned long long)s->symbolized,
+		(unsigned long long)s->inlined, (unsigned long long)cs.lookups,
 		(unsigned long long)cs.hits, (unsigned long long)cs.reads,
 		(unsigned long long)cs.read_errors, (unsigned long long)cs.stale,
 		(unsigned long long)cs.clears, cs.methods, cs.pcs, cs.stubs,
