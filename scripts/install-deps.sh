@@ -1,8 +1,8 @@
 #!/bin/sh
 # install-deps.sh: install the Debian packages scorch needs to build, test and run, if any are
 # missing (nodejs and npm build the web UI, chromium runs its browser test, python3-protobuf
-# encodes OTLP independently in the OTLP tests, the JDK records JFR for the JFR test, ruby,
-# php-cli and php-fpm run the Ruby and PHP stack tests).
+# encodes OTLP independently in the OTLP tests, the JDK records JFR for the JFR test and is the
+# JVM the Java stack tests profile, ruby, php-cli and php-fpm run the Ruby and PHP stack tests).
 # Idempotent: does nothing (and needs no network) when everything is present.
 set -eu
 
