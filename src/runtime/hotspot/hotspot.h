@@ -39,6 +39,9 @@
 #ifndef SCORCH_RUNTIME_HOTSPOT_H
 #define SCORCH_RUNTIME_HOTSPOT_H
 
+#ifndef __VMLINUX_H__ /* user space; BPF has the types from vmlinux.h */
+#include <linux/types.h>
+#endif
 #include "bpf/sampler.h"
 #include "bpf/unwind.h"
 

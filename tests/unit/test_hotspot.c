@@ -1,0 +1,770 @@
+/* test_hotspot.c: the HotSpot runtime's readers and frame step: the compressed streams, the
+ * vmStructs reader on made-up JVMs in the dialects of JDK 11, 17 and 21 (hotspot_image.h), the
+ * frame step over their stacks (compiled, inlined, interpreted, stub; prologue, epilogue,
+ * deoptimized), symbolization and its reuse checks, hostile tables, and the installed JDKs: the
+ * tables of a live JDK 17 read from the process, recorded as an image and read again from it;
+ * a JDK we do not support refused with a reason. */
+#include "test.h"
+
+#include "agent/elf.h"
+#include "agent/procmaps.h"
+#include "lib/alloc.h"
+#include "lib/log.h"
+#include "runtime/hotspot/hotspot.h"
+#include "runtime/hotspot/hotspot_code.h"
+#include "runtime/hotspot/hotspot_vm.h"
+#include "runtime/hotspot/hotspot_walk.h"
+#include "runtime/procmem.h"
+
+#include "hotspot_image.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- decoders */
+
+static void test_unsigned5(void)
+{
+	static const uint32_t vals[] = { 0, 1, 63, 190, 191, 192, 193, 1000, 12345, 1u << 20,
+					 0x7fffffff, 0xffffffff };
+	uint32_t x, v;
+	size_t i;
+
+	for (x = 0; x <= 1; x++) {
+		for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+			uint8_t buf[8];
+			size_t n = 0, pos = 0;
+
+			hsimg_u5(buf, &n, vals[i], x);
+			CHECK(n >= 1 && n <= 5);
+			CHECK_EQ_INT(hotspot_unsigned5(buf, n, &pos, x, &v), 0);
+			CHECK_EQ_INT(v, vals[i]);
+			CHECK_EQ_INT(pos, n);
+			/* cut short: an error, never a read past the end */
+			if (n > 1) {
+				pos = 0;
+				CHECK_EQ_INT(hotspot_unsigned5(buf, n - 1, &pos, x, &v), -EINVAL);
+			}
+		}
+	}
+	{
+		/* the JDK 17 encoding of 192: a high byte then a zero digit */
+		static const uint8_t b[] = { 192, 0 };
+		size_t pos = 0;
+
+		CHECK_EQ_INT(hotspot_unsigned5(b, 2, &pos, 0, &v), 0);
+		CHECK_EQ_INT(v, 192);
+		/* with JDK 19+'s exclusion a zero byte is not a digit */
+		pos = 0;
+		CHECK_EQ_INT(hotspot_unsigned5(b, 2, &pos, 1, &v), -EINVAL);
+	}
+}
+
+static void test_line_table(void)
+{
+	struct hotspot_line out[8];
+	size_t n = 0;
+	/* (0,10) escaped, (5,11) packed, (12,12) packed, end */
+	static const uint8_t t0[] = { 0xff, 0, 20, 41, 57, 0 };
+	static const uint8_t nul[] = { 0x29, 0x31 };        /* no terminator */
+	static const uint8_t neg[] = { 0xff, 3, 2, 0 };      /* bci -2 */
+	uint8_t big[40];
+
+	CHECK_EQ_INT(hotspot_line_table(t0, sizeof(t0), 0, out, 8, &n), 0);
+	CHECK_EQ_INT(n, 3);
+	CHECK_EQ_INT(out[0].bci, 0);
+	CHECK_EQ_INT(out[0].line, 10);
+	CHECK_EQ_INT(out[1].bci, 5);
+	CHECK_EQ_INT(out[1].line, 11);
+	CHECK_EQ_INT(out[2].bci, 12);
+	CHECK_EQ_INT(out[2].line, 12);
+	CHECK_EQ_INT(hotspot_line_table(nul, sizeof(nul), 0, out, 8, &n), -EINVAL);
+	CHECK_EQ_INT(hotspot_line_table(neg, sizeof(neg), 0, out, 8, &n), -EINVAL);
+	memset(big, 0x09, sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	CHECK_EQ_INT(hotspot_line_table(big, sizeof(big), 0, out, 8, &n), -E2BIG);
+	{
+		struct hotspot_method hm;
+
+		memset(&hm, 0, sizeof(hm));
+		hm.lines = out;
+		hotspot_line_table(t0, sizeof(t0), 0, out, 8, &hm.nlines);
+		CHECK_EQ_INT(hotspot_method_line(&hm, 0), 10);
+		CHECK_EQ_INT(hotspot_method_line(&hm, 7), 11);
+		CHECK_EQ_INT(hotspot_method_line(&hm, 500), 12);
+	}
+}
+
+static void test_class_names(void)
+{
+	char a[] = "java/util/HashMap";
+	char b[] = "Demo$$Lambda$14+0x0000000800c03000";
+	char c[] = "a/b+0xnot";
+
+	hotspot_class_name(a);
+	hotspot_class_name(b);
+	hotspot_class_name(c);
+	CHECK_EQ_STR(a, "java.util.HashMap");
+	CHECK_EQ_STR(b, "Demo$$Lambda$14");
+	CHECK_EQ_STR(c, "a.b+0xnot");
+}
+
+/* ---- made-up JVMs */
+
+static int image_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return procmem_read(ctx, addr, buf, len);
+}
+
+static const char *const dialect_names[HSIMG__COUNT] = { "JDK 11", "JDK 17", "JDK 21" };
+
+/* Walk the image's thread; n words into w. */
+static size_t walk_image(struct hsimg *im, const struct hotspot_vm *vm, struct procmem *m,
+			 uint64_t *w, size_t max, uint64_t *pc, uint64_t *sp,
+			 enum hotspot_walk_end *end)
+{
+	uint64_t bp = im->bp;
+
+	*pc = im->pc;
+	*sp = im->sp;
+	return hotspot_walk(&vm->bpf, image_read, m, pc, sp, &bp, 0, w, max, end);
+}
+
+static void check_frame(struct hotspot_cache *hc, struct procmem *m, const struct hotspot_vm *vm,
+			const uint64_t *w, int nexp, const char *const *names, const uint32_t *lines)
+{
+	struct hotspot_sym s[8];
+	int n = hotspot_cache_frames(hc, 1, m, vm, w[0], w[1], s, 8), i;
+
+	CHECK_EQ_INT(n, nexp);
+	for (i = 0; i < n && i < nexp; i++) {
+		CHECK_EQ_STR(s[i].name, names[i]);
+		CHECK_EQ_INT(s[i].line, lines[i]);
+		CHECK_EQ_INT(s[i].inlined, i + 1 < n);
+		if (!s[i].stub)
+			CHECK_EQ_STR(s[i].file, "Demo.java");
+	}
+}
+
+static void test_dialects(void)
+{
+	int d;
+
+	for (d = 0; d < HSIMG__COUNT; d++) {
+		struct hsimg im;
+		struct procmem m;
+		struct hotspot_vm vm;
+		struct errmsg err = { "" };
+		struct hotspot_cache *hc = hotspot_cache_new(1024);
+		uint64_t w[32], pc, sp;
+		enum hotspot_walk_end end;
+		size_t n;
+		char cmd[64];
+		int rc;
+
+		hsimg_build(&im, d);
+		procmem_init_image(&m, &im.img);
+		rc = hotspot_vm_read(&m, &im.file, 0, &vm, &err);
+		if (rc) {
+			fprintf(stderr, "  %s: %s\n", dialect_names[d], err.msg);
+			CHECK_EQ_INT(rc, 0);
+			hotspot_cache_free(hc);
+			hsimg_free(&im);
+			continue;
+		}
+		CHECK_EQ_INT(vm.major, im.L->major);
+		CHECK_EQ_INT(vm.security, im.L->security);
+		CHECK_EQ_INT(vm.bpf.cb_name, im.L->cb_name);
+		CHECK_EQ_INT(vm.bpf.cb_code_begin, im.L->cb_code_begin);
+		CHECK_EQ_INT(vm.bpf.nm_compile_id, im.L->nm_compile_id);
+		CHECK_EQ_INT(vm.bpf.nm_deopt_handler, im.L->cm_deopt);
+		CHECK_EQ_INT(vm.bpf.cm_size, im.L->cst_sizeof);
+		CHECK_EQ_INT(vm.bpf.if_method, -3);
+		CHECK_EQ_INT(vm.bpf.if_bcp, -8);
+		CHECK_EQ_INT(vm.bpf.if_sender_sp, -1);
+		CHECK_EQ_INT(vm.cm_flags_size, d == HSIMG_JDK21 ? 4 : 2);
+		CHECK_EQ_INT(vm.sym_length_shift, d == HSIMG_JDK11 ? 16 : 0);
+		CHECK_EQ_INT(vm.cp_source_file == HS_NO_FIELD, d == HSIMG_JDK11);
+		CHECK_EQ_INT(vm.unsigned5_x, d == HSIMG_JDK21);
+		CHECK_EQ_INT(hotspot_vm_code_cache(&m, &vm, &err), 0);
+		CHECK_EQ_INT(vm.bpf.nheaps, 1);
+		CHECK(vm.bpf.cc_lo == HSIMG_CODE && vm.bpf.cc_hi == HSIMG_CODE + HSIMG_CODE_LEN);
+		CHECK(vm.bpf.interp_lo == im.interp + 112 && vm.bpf.interp_hi == im.interp + 112 + 3000);
+		CHECK_EQ_INT(vm.stubs_resolved, 3);
+		CHECK_EQ_INT(hotspot_vm_java_command(&m, &vm, cmd, sizeof(cmd)), 0);
+		CHECK_EQ_STR(cmd, "com.example.Demo");
+
+		n = walk_image(&im, &vm, &m, w, 32, &pc, &sp, &end);
+		CHECK_EQ_INT(end, HOTSPOT_WALK_LEFT);
+		CHECK_EQ_INT(n, 8);
+		CHECK(pc == HSIMG_NATIVE_RA);
+		if (n == 8) {
+			static const char *const leaf[] = { "com.example.Demo.leaf" };
+			static const uint32_t leaf_l[] = { 11 };
+			static const char *const caller[] = { "com.example.Demo.inlined",
+							      "com.example.Demo.caller" };
+			static const uint32_t caller_l[] = { 1001, 22 };
+			static const char *const main_[] = { "com.example.Demo.main" };
+			static const uint32_t main_l[] = { 31 };
+			static const char *const stub[] = { "StubRoutines::call_stub" };
+			static const uint32_t stub_l[] = { 0 };
+
+			CHECK(w[0] == ((FW_TAG_HS_JIT << FW_TAG_SHIFT) | im.nm_leaf));
+			CHECK(w[1] == HS_INFO(43, 0x40));
+			CHECK(w[2] == ((FW_TAG_HS_JIT << FW_TAG_SHIFT) | im.nm_caller));
+			CHECK(w[3] == HS_INFO(42, 0x48));
+			CHECK(w[4] == ((FW_TAG_HS_INTERP << FW_TAG_SHIFT) | im.m_main));
+			CHECK(w[5] == HS_INFO(im.cm_main >> 3, 5));
+			CHECK(w[6] == ((FW_TAG_HS_STUB << FW_TAG_SHIFT) | im.stubs));
+			check_frame(hc, &m, &vm, w, 1, leaf, leaf_l);
+			check_frame(hc, &m, &vm, w + 2, 2, caller, caller_l);
+			check_frame(hc, &m, &vm, w + 4, 1, main_, main_l);
+			check_frame(hc, &m, &vm, w + 6, 1, stub, stub_l);
+		}
+		{
+			/* the system name carries the signature */
+			struct hotspot_sym s[4];
+
+			CHECK_EQ_INT(hotspot_cache_frames(hc, 1, &m, &vm, w[4], w[5], s, 4), 1);
+			CHECK_EQ_STR(s[0].system_name, "com.example.Demo.main([Ljava/lang/String;)V");
+			CHECK_EQ_INT(s[0].start_line, 30);
+		}
+		hotspot_vm_release(&vm);
+		hotspot_cache_free(hc);
+		hsimg_free(&im);
+	}
+}
+
+/* The leaf caught at its edges, and a frame returning into a deoptimization handler. */
+static void test_walk_edges(void)
+{
+	struct hsimg im;
+	struct procmem m;
+	struct hotspot_vm vm;
+	struct errmsg err = { "" };
+	uint64_t w[32], pc, sp, bp, s0 = HSIMG_STACK + 0x800, v;
+	enum hotspot_walk_end end;
+	size_t n;
+
+	hsimg_build(&im, HSIMG_JDK17);
+	procmem_init_image(&m, &im.img);
+	CHECK_EQ_INT(hotspot_vm_read(&m, &im.file, 0, &vm, &err), 0);
+	CHECK_EQ_INT(hotspot_vm_code_cache(&m, &vm, &err), 0);
+
+	/* prologue: nothing pushed yet, the return address at sp */
+	v = im.caller_ret;
+	memcpy(im.stack + (s0 - HSIMG_STACK), &v, 8);
+	pc = im.leaf_prologue;
+	sp = s0;
+	bp = 0x77;
+	n = hotspot_walk(&vm.bpf, image_read, &m, &pc, &sp, &bp, 0, w, 2, &end);
+	CHECK_EQ_INT(n, 2);
+	CHECK(pc == im.caller_ret && sp == s0 + 8 && bp == 0x77);
+
+	/* epilogue: rbp about to be popped, the return address above it */
+	v = 0x99;
+	memcpy(im.stack + (s0 - HSIMG_STACK), &v, 8);
+	v = im.caller_ret;
+	memcpy(im.stack + (s0 + 8 - HSIMG_STACK), &v, 8);
+	pc = im.leaf_epilogue;
+	sp = s0;
+	n = hotspot_walk(&vm.bpf, image_read, &m, &pc, &sp, &bp, 0, w, 2, &end);
+	CHECK_EQ_INT(n, 2);
+	CHECK(pc == im.caller_ret && sp == s0 + 16 && bp == 0x99);
+
+	/* deoptimized: caller returns into its deopt handler, the real pc saved in its frame at
+	 * orig_pc_offset (16); it still unwinds by its frame size */
+	v = im.caller_ret;
+	memcpy(im.stack + (s0 + 16 - HSIMG_STACK), &v, 8);
+	v = HSIMG_NATIVE_RA; /* frame of 6 words: the return address at +40 */
+	memcpy(im.stack + (s0 + 40 - HSIMG_STACK), &v, 8);
+	pc = im.deopt;
+	sp = s0;
+	n = hotspot_walk(&vm.bpf, image_read, &m, &pc, &sp, &bp, 1, w, 4, &end);
+	CHECK_EQ_INT(n, 2);
+	CHECK_EQ_INT(end, HOTSPOT_WALK_LEFT);
+	CHECK(w[1] == HS_INFO(42, 0x48)); /* the saved pc, not the handler */
+	CHECK(pc == HSIMG_NATIVE_RA && sp == s0 + 48);
+
+	/* a pc in a free part of the heap: a mark, not a guess */
+	pc = HSIMG_CODE + 100 * 128 + 4;
+	sp = s0;
+	n = hotspot_walk(&vm.bpf, image_read, &m, &pc, &sp, &bp, 0, w, 4, &end);
+	CHECK_EQ_INT(end, HOTSPOT_WALK_FAILED);
+	CHECK_EQ_INT(n, 1);
+	CHECK(w[0] == ((FW_TAG_HS_MARK << FW_TAG_SHIFT) | HS_MARK_NO_BLOB));
+
+	/* an interpreted frame whose frame pointer is below sp: refused */
+	pc = im.interp + 112 + 0x100;
+	sp = s0;
+	bp = s0 - 64;
+	n = hotspot_walk(&vm.bpf, image_read, &m, &pc, &sp, &bp, 1, w, 4, &end);
+	CHECK_EQ_INT(end, HOTSPOT_WALK_FAILED);
+	CHECK(n == 1 && w[0] == ((FW_TAG_HS_MARK << FW_TAG_SHIFT) | HS_MARK_BAD_FRAME));
+	hotspot_vm_release(&vm);
+	hsimg_free(&im);
+}
+
+/* Reused addresses: a method or nmethod replaced is caught, not named after the old one; what
+ * was cached while it lived is kept for its samples. */
+static void test_reuse(void)
+{
+	struct hsimg im;
+	struct procmem m;
+	struct hotspot_vm vm;
+	struct errmsg err = { "" };
+	struct hotspot_cache *hc = hotspot_cache_new(1024);
+	struct hotspot_cache_stats st;
+	struct hotspot_sym s[4];
+	uint64_t w[32], pc, sp, v;
+	enum hotspot_walk_end end;
+
+	hsimg_build(&im, HSIMG_JDK17);
+	procmem_init_image(&m, &im.img);
+	CHECK_EQ_INT(hotspot_vm_read(&m, &im.file, 0, &vm, &err), 0);
+	CHECK_EQ_INT(hotspot_vm_code_cache(&m, &vm, &err), 0);
+	CHECK_EQ_INT(walk_image(&im, &vm, &m, w, 32, &pc, &sp, &end), 8);
+	CHECK_EQ_INT(hotspot_cache_frames(hc, 1, &m, &vm, w[4], w[5], s, 4), 1);
+	CHECK_EQ_STR(s[0].name, "com.example.Demo.main");
+	CHECK_EQ_INT(hotspot_cache_frames(hc, 1, &m, &vm, w[2], w[3], s, 4), 2);
+
+	/* the class is unloaded and its Method's memory reused: another ConstMethod */
+	v = im.cm_main + 8;
+	memcpy(im.meta + (im.m_main + im.L->m_const - HSIMG_META), &v, 8);
+	/* the nmethod is flushed and its blob reused by another compile */
+	v = 77;
+	memcpy(im.code + (im.nm_caller + im.L->nm_compile_id - HSIMG_CODE), &v, 4);
+
+	/* the samples taken before: still named (cached while the process lived) */
+	CHECK_EQ_INT(hotspot_cache_frames(hc, 1, &m, &vm, w[4], w[5], s, 4), 1);
+	CHECK_EQ_STR(s[0].name, "com.example.Demo.main");
+	CHECK_EQ_INT(hotspot_cache_frames(hc, 1, &m, &vm, w[2], w[3], s, 4), 2);
+	CHECK_EQ_STR(s[1].name, "com.example.Demo.caller");
+	/* a new sample naming the old objects with the new cookies: read again, never the old
+	 * names (the ConstMethod moved: its cookie differs) */
+	CHECK_EQ_INT(hotspot_cache_frames(hc, 1, &m, &vm, w[4], HS_INFO((im.cm_main + 8) >> 3, 5),
+					  s, 4), 1);
+	CHECK(s[0].special && !strcmp(s[0].name, "[java: unknown method]"));
+	/* an old cookie at a pc never seen: the blob is not that nmethod any more */
+	CHECK_EQ_INT(hotspot_cache_frames(hc, 1, &m, &vm, w[2], HS_INFO(42, 0x20), s, 4), 1);
+	CHECK(s[0].special && !strcmp(s[0].name, "[java: unknown compiled method]"));
+	/* the process gone: only the cache answers */
+	CHECK_EQ_INT(hotspot_cache_frames(hc, 1, NULL, NULL, w[0], w[1], s, 4), 1);
+	CHECK_EQ_STR(s[0].name, "[java: unknown compiled method]"); /* never read */
+	hotspot_cache_stats(hc, &st);
+	CHECK(st.stale >= 1);
+	CHECK(st.hits >= 3);
+	hotspot_cache_forget_pid(hc, 1);
+	CHECK_EQ_INT(hotspot_cache_frames(hc, 1, NULL, NULL, w[4], w[5], s, 4), 1);
+	CHECK(s[0].special);
+	hotspot_vm_release(&vm);
+	hotspot_cache_free(hc);
+	hsimg_free(&im);
+}
+
+/* The vmStructs entry of type::field, or 0. */
+static uint64_t find_entry(struct hsimg *im, const char *type, const char *field)
+{
+	uint64_t e;
+
+	for (e = im->struct_entries;; e += 48) {
+		uint64_t t, f;
+
+		memcpy(&t, im->tab + (e - HSIMG_TAB), 8);
+		memcpy(&f, im->tab + (e + 8 - HSIMG_TAB), 8);
+		if (!t)
+			return 0;
+		if (!strcmp((char *)im->tab + (t - HSIMG_TAB), type) &&
+		    !strcmp((char *)im->tab + (f - HSIMG_TAB), field))
+			return e;
+	}
+}
+
+static int read_modified(int d, void (*modify)(struct hsimg *), struct errmsg *err)
+{
+	struct hsimg im;
+	struct procmem m;
+	struct hotspot_vm vm;
+	int rc;
+
+	hsimg_build(&im, d);
+	modify(&im);
+	procmem_init_image(&m, &im.img);
+	rc = hotspot_vm_read(&m, &im.file, 0, &vm, err);
+	if (rc == 0) {
+		rc = hotspot_vm_code_cache(&m, &vm, err);
+		hotspot_vm_release(&vm);
+	}
+	hsimg_free(&im);
+	return rc;
+}
+
+static void mod_stride(struct hsimg *im)
+{
+	uint64_t v = 1000;
+
+	memcpy(im->tab + (im->stride_var - HSIMG_TAB), &v, 8);
+}
+
+static void mod_outside_type(struct hsimg *im)
+{
+	uint64_t e = find_entry(im, "CodeBlob", "_name"), v = 4000;
+
+	memcpy(im->tab + (e + 32 - HSIMG_TAB), &v, 8);
+}
+
+static void mod_missing(struct hsimg *im)
+{
+	uint64_t e = find_entry(im, "CodeBlob", "_frame_size"), f;
+
+	memcpy(&f, im->tab + (e + 8 - HSIMG_TAB), 8);
+	im->tab[f - HSIMG_TAB + 1] = 'X'; /* "_Xrame_size" */
+}
+
+static void mod_version8(struct hsimg *im)
+{
+	uint64_t e = find_entry(im, "JDK_Version", "_current"), a;
+
+	memcpy(&a, im->tab + (e + 40 - HSIMG_TAB), 8);
+	im->tab[a - HSIMG_TAB] = 8;
+}
+
+static void mod_no_tables(struct hsimg *im)
+{
+	memset(im->tab + (im->file.sym[HS_SYM_STRUCTS] - HSIMG_TAB), 0, 8);
+}
+
+static void mod_no_heaps(struct hsimg *im)
+{
+	memset(im->tab + (im->heaps_var - HSIMG_TAB), 0, 8);
+}
+
+static void mod_reversed_bounds(struct hsimg *im)
+{
+	uint64_t v = HSIMG_CODE - 4096;
+
+	memcpy(im->tab + (im->high_var - HSIMG_TAB), &v, 8);
+}
+
+static void mod_endless(struct hsimg *im)
+{
+	uint64_t e = find_entry(im, "JavaThread", "_threadObj") + 48;
+
+	/* no terminating entry: names that cannot be read follow */
+	memset(im->tab + (e - HSIMG_TAB), 0x11, 48 * 4);
+}
+
+static void test_hostile_tables(void)
+{
+	struct errmsg err = { "" };
+
+	CHECK_EQ_INT(read_modified(HSIMG_JDK17, mod_stride, &err), -EINVAL);
+	CHECK(strstr(err.msg, "stride") != NULL);
+	CHECK_EQ_INT(read_modified(HSIMG_JDK17, mod_outside_type, &err), -EINVAL);
+	CHECK(strstr(err.msg, "outside its type") != NULL);
+	CHECK_EQ_INT(read_modified(HSIMG_JDK11, mod_missing, &err), -ENOTSUP);
+	CHECK(strstr(err.msg, "CodeBlob::_frame_size") != NULL);
+	CHECK_EQ_INT(read_modified(HSIMG_JDK17, mod_version8, &err), -ENOTSUP);
+	CHECK(strstr(err.msg, "JDK 8") != NULL);
+	CHECK_EQ_INT(read_modified(HSIMG_JDK17, mod_no_tables, &err), -EFAULT);
+	CHECK_EQ_INT(read_modified(HSIMG_JDK21, mod_no_heaps, &err), -EAGAIN);
+	CHECK_EQ_INT(read_modified(HSIMG_JDK17, mod_reversed_bounds, &err), -EINVAL);
+	CHECK_EQ_INT(read_modified(HSIMG_JDK17, mod_endless, &err), -EFAULT);
+}
+
+/* ---- live JVMs */
+
+/* A reader that records what it reads, to replay it as an image. */
+struct recorder {
+	struct procmem live;
+	struct procmem_region *r;
+	size_t n, cap;
+};
+
+static int rec_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct recorder *rec = ctx;
+	int rc = procmem_read(&rec->live, addr, buf, len);
+	void *copy;
+
+	if (rc == 0) {
+		ALLOC_GROW(rec->r, rec->n + 1, rec->cap);
+		copy = xmalloc(len);
+		memcpy(copy, buf, len);
+		rec->r[rec->n++] = (struct procmem_region){ addr, copy, len };
+	}
+	return rc;
+}
+
+static pid_t spawn_java(const char *java, const char *a1, const char *a2, const char *a3)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execl(java, java, "-XX:TieredStopAtLevel=1", a1, a2, a3, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void stop_child(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* libjvm.so of pid: the file's tables and its load bias. 0 or -ENOENT. */
+static int find_libjvm(pid_t pid, struct hotspot_file *f, uint64_t *bias)
+{
+	struct procmaps maps;
+	struct elf_file *e = NULL;
+	size_t i;
+	int rc = -ENOENT;
+
+	if (procmaps_read(pid, &maps, NULL))
+		return -ENOENT;
+	for (i = 0; i < maps.n && rc; i++) {
+		const struct procmaps_entry *m = &maps.v[i];
+
+		if (m->kind != PROCMAPS_FILE || !strstr(m->path, "libjvm.so") ||
+		    !(m->perms & PROCMAPS_X))
+			continue;
+		if (elf_open(m->path, &e, NULL) == 0) {
+			if (hotspot_file_detect(e, m->path, f) == 1) {
+				*bias = elf_load_bias(e, m->start, m->offset);
+				rc = 0;
+			}
+			elf_close(e);
+		}
+	}
+	procmaps_release(&maps);
+	return rc;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* The nmethods of the code heaps, named (the first max), found by walking each heap's blocks
+ * up to the first never-used one; *found is set when one is named want. */
+static int named_nmethods(struct procmem *m, const struct hotspot_vm *vm, char names[][128],
+			  int max, const char *want, int *found)
+{
+	int n = 0;
+	uint32_t h;
+
+	for (h = 0; h < vm->bpf.nheaps; h++) {
+		const struct hs_heap *hp = &vm->bpf.heaps[h];
+		uint64_t a = hp->lo;
+
+		while (a < hp->hi) {
+			uint64_t len = 0, name = 0;
+			uint8_t used = 0;
+			char bname[16] = "";
+
+			if (procmem_u64(m, a, &len) < 0 || len == 0 || len > (1u << 24) ||
+			    procmem_read(m, a + 8, &used, 1) < 0)
+				break;
+			if (used && procmem_u64(m, a + vm->bpf.hb_size + vm->bpf.cb_name, &name) == 0 &&
+			    procmem_read(m, name, bname, 8) == 0 && !strncmp(bname, "nmethod", 7)) {
+				struct hotspot_scope sc[4];
+				struct hotspot_method hm;
+				uint32_t id = 0;
+				size_t k;
+
+				procmem_u32(m, a + vm->bpf.hb_size + vm->bpf.nm_compile_id, &id);
+				if (hotspot_nmethod_scopes(m, vm, a + vm->bpf.hb_size, id, HS_NO_POS, sc, 4,
+							   &k, NULL) == 0 &&
+				    hotspot_method_read(m, vm, sc[0].method, 0, &hm, NULL) == 0) {
+					if (n < max)
+						snprintf(names[n++], 128, "%s", hm.qualified);
+					if (want && !strcmp(hm.qualified, want))
+						*found = 1;
+					hotspot_method_release(&hm);
+				}
+			}
+			a += len << hp->log2_seg;
+		}
+	}
+	return n;
+}
+
+static void test_live_jdk17(void)
+{
+	const char *java = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java";
+	struct hotspot_file f;
+	struct hotspot_vm vm, vm2;
+	struct recorder rec;
+	struct procmem m, img_mem;
+	struct procmem_image img;
+	struct errmsg err = { "" };
+	char names[256][128], cmd[64];
+	uint64_t bias = 0;
+	int i, n = 0, found = 0, rc = -1;
+	pid_t pid;
+	size_t k;
+
+	if (access(java, X_OK))
+		SKIP("JDK 17 is not installed (%s)", java);
+	pid = spawn_java(java, "tests/helpers/java/Spin.java", "30", NULL);
+	CHECK(pid > 0);
+	memset(&rec, 0, sizeof(rec));
+	procmem_init_pid(&rec.live, pid);
+	m.read = rec_read;
+	m.ctx = &rec;
+	m.reads = 0;
+	/* the JVM starts: libjvm mapped, its tables filled, then the code cache */
+	for (i = 0; i < 300; i++, sleep_ms(50)) {
+		if (find_libjvm(pid, &f, &bias))
+			continue;
+		rc = hotspot_vm_read(&m, &f, bias, &vm, &err);
+		if (rc == 0 && (rc = hotspot_vm_code_cache(&m, &vm, &err)) == 0)
+			break;
+		if (rc == 0)
+			hotspot_vm_release(&vm);
+	}
+	if (rc) {
+		fprintf(stderr, "  live JDK 17: %s\n", err.msg);
+		CHECK_EQ_INT(rc, 0);
+		stop_child(pid);
+		return;
+	}
+	CHECK_EQ_INT(vm.major, 17);
+	CHECK(strstr(vm.release, "17.") == vm.release);
+	CHECK(vm.bpf.nheaps >= 1);
+	CHECK(vm.bpf.interp_hi > vm.bpf.interp_lo);
+	CHECK(vm.entries_read > 1000);
+	CHECK(hotspot_vm_java_command(&m, &vm, cmd, sizeof(cmd)) == 0);
+	/* the source launcher runs Spin.java through its own main class */
+	CHECK(strstr(cmd, "Main") != NULL || strstr(cmd, "Spin") != NULL);
+	/* Spin.spin gets compiled: find it among the named nmethods */
+	for (i = 0; i < 200 && !found; i++, sleep_ms(50))
+		n = named_nmethods(&m, &vm, names, 256, "Spin.spin", &found);
+	CHECK(n > 10);
+	CHECK(found);
+	stop_child(pid);
+
+	/* the same reads from the recorded image: the same answers (newest reads first: the
+	 * image is the memory as the last search saw it) */
+	for (k = 0; k < rec.n / 2; k++) {
+		struct procmem_region t = rec.r[k];
+
+		rec.r[k] = rec.r[rec.n - 1 - k];
+		rec.r[rec.n - 1 - k] = t;
+	}
+	img.regions = rec.r;
+	img.nregions = rec.n;
+	procmem_init_image(&img_mem, &img);
+	CHECK_EQ_INT(hotspot_vm_read(&img_mem, &f, bias, &vm2, &err), 0);
+	CHECK_EQ_INT(hotspot_vm_code_cache(&img_mem, &vm2, &err), 0);
+	CHECK(memcmp(&vm.bpf, &vm2.bpf, sizeof(vm.bpf)) == 0);
+	CHECK_EQ_INT(vm2.major, 17);
+	CHECK_EQ_STR(vm2.release, vm.release);
+	if (found) {
+		char names2[256][128];
+		int n2 = named_nmethods(&img_mem, &vm2, names2, 256, NULL, NULL), same = n2 == n;
+
+		for (k = 0; k < (size_t)n2 && k < (size_t)n; k++)
+			same &= !strcmp(names[k], names2[k]);
+		CHECK(same);
+	}
+	hotspot_vm_release(&vm);
+	hotspot_vm_release(&vm2);
+	for (k = 0; k < rec.n; k++)
+		xfree((void *)rec.r[k].data);
+	xfree(rec.r);
+}
+
+/* Every other JDK installed under /usr/lib/jvm: one of 9 - 22 must be read and its compiled
+ * Spin.spin named; any other version refused with its number, never misread. */
+static void test_live_other_jdks(void)
+{
+	char seen[8][PATH_MAX];
+	int nseen = 0, tried = 0;
+	DIR *dir = opendir("/usr/lib/jvm");
+	struct dirent *de;
+
+	while (dir && (de = readdir(dir))) {
+		char path[PATH_MAX], real[PATH_MAX];
+		struct hotspot_file f;
+		struct hotspot_vm vm;
+		struct procmem m;
+		struct errmsg err = { "" };
+		uint64_t bias = 0;
+		int i, j, rc = -EFAULT, dup = 0;
+		pid_t pid;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/usr/lib/jvm/%s/bin/java", de->d_name);
+		if (access(path, X_OK) || !realpath(path, real))
+			continue;
+		for (j = 0; j < nseen; j++)
+			dup |= !strcmp(seen[j], real);
+		if (dup || nseen >= 8 || strstr(real, "java-17-openjdk"))
+			continue; /* JDK 17: test_live_jdk17 */
+		snprintf(seen[nseen++], PATH_MAX, "%s", real);
+		tried++;
+		pid = spawn_java(real, "tests/helpers/java/Spin.java", "20", NULL);
+		procmem_init_pid(&m, pid);
+		for (i = 0; i < 300; i++, sleep_ms(50)) {
+			if (find_libjvm(pid, &f, &bias))
+				continue;
+			rc = hotspot_vm_read(&m, &f, bias, &vm, &err);
+			if (rc == 0 && (rc = hotspot_vm_code_cache(&m, &vm, &err)) != 0)
+				hotspot_vm_release(&vm);
+			if (rc != -EFAULT && rc != -EAGAIN)
+				break;
+		}
+		fprintf(stderr, "  %s: %s\n", real, rc ? err.msg : "read");
+		if (rc == 0) {
+			char names[256][128];
+			int found = 0, n = 0;
+
+			CHECK(vm.major >= 9 && vm.major <= 22);
+			for (i = 0; i < 200 && !found; i++, sleep_ms(50))
+				n = named_nmethods(&m, &vm, names, 256, "Spin.spin", &found);
+			CHECK(n > 10);
+			CHECK(found);
+			hotspot_vm_release(&vm);
+		} else {
+			CHECK_EQ_INT(rc, -ENOTSUP);
+			CHECK(strstr(err.msg, "is not supported") != NULL);
+		}
+		stop_child(pid);
+	}
+	if (dir)
+		closedir(dir);
+	if (!tried)
+		SKIP("no JDK but 17 installed under /usr/lib/jvm");
+}
+
+int main(void)
+{
+	RUN(test_unsigned5);
+	RUN(test_line_table);
+	RUN(test_class_names);
+	RUN(test_dialects);
+	RUN(test_walk_edges);
+	RUN(test_reuse);
+	RUN(test_hostile_tables);
+	RUN(test_live_jdk17);
+	RUN(test_live_other_jdks);
+	return test_summary();
+}
