@@ -54,6 +54,18 @@ static __always_inline void hs_stat_add(__u32 which, __u64 n)
 #define HS_BARRIER(x) asm volatile("" : "+r"(x))
 #include "runtime/hotspot/hotspot_step.h"
 
+/* One frame step, a global function: verified once, on its own, not once per state of the
+ * frame loop that calls it. */
+__noinline int hotspot_bpf_step(void)
+{
+	__u32 zero = 0;
+	struct hs_walk *w = bpf_map_lookup_elem(&hs_scratch, &zero);
+
+	if (!w)
+		return HS_STEP_FAIL;
+	return hs_step(w);
+}
+
 struct hs_loop_ctx {
 	struct hs_walk *w;
 	struct sample_record *rec;
@@ -73,7 +85,7 @@ static long hs_frame_cb(__u32 i, void *data)
 		c->done = 3;
 		return 1;
 	}
-	if (hs_step(w) != HS_STEP_OK) {
+	if (hotspot_bpf_step() != HS_STEP_OK) {
 		c->done = 2;
 		return 1;
 	}
