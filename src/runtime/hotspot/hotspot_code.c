@@ -553,7 +553,7 @@ static uint64_t entry_key(uint8_t kind, uint32_t pid, uint64_t addr, uint32_t co
 	uint64_t h = hash_combine(hash_u64(((uint64_t)kind << 32) | pid), addr);
 
 	h = hash_combine(h, ((uint64_t)cookie << 32) | pos);
-	return h ? h : 1;
+	return h == 0 || h == ~0ULL ? 2 : h; /* the map's reserved keys */
 }
 
 struct hotspot_cache *hotspot_cache_new(size_t max_entries)

@@ -159,10 +159,15 @@ struct name_cache {
 
 static int cached_name(struct procmem *m, struct name_cache *c, uint64_t ptr, const char **out)
 {
-	uint64_t *v = u64map_get(&c->map, ptr);
+	uint64_t *v;
 	char buf[HOTSPOT_NAME_MAX];
 	int rc;
 
+	if (ptr == 0 || ptr == ~0ULL) { /* never a name (and the map's reserved keys) */
+		*out = NULL;
+		return 0;
+	}
+	v = u64map_get(&c->map, ptr);
 	if (v) {
 		*out = *v ? c->names[*v - 1] : NULL;
 		return 0;
