@@ -343,7 +343,7 @@ static int read_nmethod(struct procmem *m, const struct hotspot_vm *vm, uint64_t
 			return errmsg_set(err, -EFAULT, "cannot read nmethod 0x%llx",
 					  (unsigned long long)addr);
 	}
-#define FIELD_OK(off, sz) ((off) != HS_NO_FIELD && (size_t)(off) + (sz) <= need)
+#define FIELD_OK(off, sz) ((size_t)(off) + (sz) <= need) /* HS_NO_FIELD is far beyond */
 	if (!FIELD_OK(vm->bpf.cb_name, 8) || !FIELD_OK(vm->bpf.nm_compile_id, 4) ||
 	    !FIELD_OK(vm->nm_method, 8) || !FIELD_OK(vm->nm_scopes_data, 8) ||
 	    !FIELD_OK(vm->nm_metadata, 4) || !FIELD_OK(vm->nm_scopes_pcs, 4) ||

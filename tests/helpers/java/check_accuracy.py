@@ -1,9 +1,10 @@
 # check_accuracy.py: compares a folded profile of Accuracy.java with the truth it wrote.
 # Usage: check_accuracy.py PROFILE TRUTH [--tol POINTS] [--perf-map]
 # PROFILE is scorch's folded output (frames "pkg.Class.method (File.java:LINE)"), or with
-# --perf-map the folded output of `perf script` + stackcollapse of a JVM run with
-# -XX:+PreserveFramePointer and -XX:+DumpPerfMapAtExit (frames "LAccuracy;::leafWork" and the
-# like: no lines, no inlined methods), checked for the shares and completeness only.
+# --perf-map perf's stacks folded (bench/java_accuracy.sh) of a JVM run with
+# -XX:+PreserveFramePointer and -XX:+DumpPerfMapAtExit (JIT frames "long Accuracy.leafWork(long)",
+# interpreted ones "Interpreter": no lines, no inlined methods), checked for the shares and
+# completeness only (a complete perf stack reaches start_thread with no [unknown] frame).
 # Checks (exit 0 when all hold; one line of figures, then "FIGURES k=v ..." for bench/):
 #   - each hot method's share of the workload's samples within TOL points of the share of
 #     thread CPU time the workload measured;
@@ -21,10 +22,10 @@ MARKERS = ("[unwind error]", "[truncated]", "[java:", "[unknown frame")
 
 
 def parse_perf_map_frame(f):
-    # perf with a perf map names JIT code "LAccuracy;::leafWork" (or "Interpreter")
-    m = re.match(r"^L([\w/$]+);::([\w$<>]+)", f)
+    # a perf map names compiled code "long Accuracy.leafWork(long)"
+    m = re.search(r"(?:^|\s)([\w$.<>]+)\(", f)
     if m:
-        return "%s.%s" % (m.group(1).replace("/", "."), m.group(2)), None
+        return m.group(1), None
     return None, None
 
 
@@ -68,7 +69,12 @@ def main():
         for k in hits:
             incl[k] += count
         root = frames and frames[0] in ("clone3", "clone")
-        if root and not any(f.startswith(MARKERS) for f in frames):
+        if perf:
+            root = frames and frames[0] in ("clone3", "clone", "start_thread")
+            broken = any(f.startswith("[unknown") for f in frames)
+        else:
+            broken = any(f.startswith(MARKERS) for f in frames)
+        if root and not broken:
             complete += count
         if perf:
             continue
