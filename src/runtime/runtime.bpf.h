@@ -60,7 +60,8 @@
 #define RT_DECLARE_(kind, fn) int fn(__u32 op);
 RUNTIME_WALKERS(RT_DECLARE_)
 
-/* Which kinds have a walker in a process: pid -> 1 << kind for each (runtime.c keeps it). */
+/* Which kinds have a walker that defers frames into snapshots in a process: pid -> 1 << kind
+ * for each (runtime.c keeps it; walkers whose frames are on the stack are left out). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);

@@ -413,8 +413,10 @@ static void rt_pids_update(struct runtimes *rts, struct process *p)
 
 	if (rts->rt_pids_fd < 0)
 		return;
+	/* only the walkers that defer frames into snapshots: the others need the whole stack
+	 * room a snapshot has */
 	for (in = p->runtimes; in; in = in->next)
-		if (!in->detached)
+		if (!in->detached && !in->ops->frames_on_stack)
 			mask |= 1u << in->ops->kind;
 	if (mask)
 		bpf_map_update_elem(rts->rt_pids_fd, &key, &mask, BPF_ANY);

@@ -90,6 +90,10 @@ struct runtime_config {
 struct runtime_ops {
 	const char *name;   /* "python": messages, --stats line, SCORCH_<NAME> knob */
 	uint8_t kind;       /* enum unwinder_kind: its mapping kind and frame-word tags */
+	/* 1: its frames are found again from a stack snapshot (a JIT whose frames live on the
+	 * native stack, unwound in user space by jit_step): snapshots of its processes keep no
+	 * room for deferred words (RT_OP_DEFER), the whole room is for the stack */
+	uint8_t frames_on_stack;
 
 	/* Session. init: state for the runtime (NULL obj: user space only, for tests). */
 	int (*init)(struct bpf_object *obj, const struct runtime_config *cfg, void **state,

@@ -426,6 +426,7 @@ static void hs_print_stats(void *state, FILE *f)
 const struct runtime_ops hotspot_runtime_ops = {
 	.name = "hotspot",
 	.kind = UNWINDER_HOTSPOT,
+	.frames_on_stack = 1, /* snapshots are walked by hs_jit_step */
 	.init = hs_init,
 	.free = hs_free,
 	.file_detect = hs_file_detect,
