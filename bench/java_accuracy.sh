@@ -1,7 +1,8 @@
 #!/bin/sh
 # java_accuracy.sh: the Java (HotSpot) section of docs/benchmarks.md.
 #   1. accuracy matrix: tests/helpers/java/Accuracy.java (three threads with a known split of
-#      CPU time) profiled at 99 Hz by scorch (no JVM flags) and by perf with a perf map
+#      CPU time) profiled at HZ (default 499: the share error of a few hundred samples is
+#      mostly sampling noise) by scorch (no JVM flags) and by perf with a perf map
 #      (-XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit,
 #      `perf record -g`), medians over RUNS runs: worst share error vs the measured split,
 #      % of the workload's samples complete to the thread's root, hot lines right, % of the
@@ -12,11 +13,13 @@
 #      frames), and compiled as the JVM likes.
 #   3. the symbolization cache's hit rate (the accuracy run).
 #   4. agent RSS while a busy JVM runs (whole machine, 19 Hz, pushing to a local server).
-# Needs root, a JDK (java, javac) and perf. Usage: [SCORCH=path] sh bench/java_accuracy.sh [RUNS] [SECONDS]
+# Needs root, a JDK (java, javac) and perf.
+# Usage: [SCORCH=path] [HZ=499] sh bench/java_accuracy.sh [RUNS] [SECONDS]
 set -u
 cd "$(dirname "$0")/.."
 RUNS=${1:-3}
 SECS=${2:-8}
+HZ=${HZ:-499}
 tmp=$(mktemp -d)
 srv=
 trap '[ -n "$srv" ] && kill $srv 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -24,7 +27,7 @@ trap '[ -n "$srv" ] && kill $srv 2>/dev/null; rm -rf "$tmp"' EXIT
 SCORCH=${SCORCH:-./scorch}
 [ -x "$SCORCH" ] || { echo "build ./scorch first"; exit 1; }
 command -v javac > /dev/null || { echo "needs a JDK (javac)"; exit 1; }
-javac -d "$tmp/c" tests/helpers/java/Accuracy.java || exit 1
+javac -d "$tmp/classes" tests/helpers/java/Accuracy.java || exit 1
 SRC=tests/helpers/java/Accuracy.java
 
 median() { sort -n | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]; else print "-"}'; }
@@ -53,18 +56,18 @@ for k, v in out.items():
     print("%s %d" % (k, v))
 PY
 
-echo "| profiler (99 Hz, ${SECS}s runs) | worst share error (pts) | complete to the thread's root | hot lines | inlined frame above its caller | zlib under the JNI frame | samples |"
+echo "| profiler ($HZ Hz, ${SECS}s runs) | worst share error (pts) | complete to the thread's root | hot lines | inlined frame above its caller | zlib under the JNI frame | samples |"
 echo "|---|---|---|---|---|---|---|"
 : > "$tmp/s"; : > "$tmp/p"; : > "$tmp/stats"
 for r in $(seq "$RUNS"); do
-	timeout 120 "$SCORCH" record --stats -F 99 -o "$tmp/o.folded" -- java -cp "$tmp/c" \
+	timeout 120 "$SCORCH" record --stats -F $HZ -o "$tmp/o.folded" -- java -cp "$tmp/classes" \
 		Accuracy "$SECS" "$tmp/t" "$SRC" > /dev/null 2> "$tmp/log" &&
 		python3 tests/helpers/java/check_accuracy.py "$tmp/o.folded" "$tmp/t" | grep FIGURES >> "$tmp/s"
 	grep '^hotspot:' "$tmp/log" >> "$tmp/stats"
 	if command -v perf > /dev/null; then
 		touch "$tmp/mark"
-		timeout 120 perf record -q -F 99 -g -o "$tmp/perf.data" -- java -XX:+PreserveFramePointer \
-			-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -cp "$tmp/c" Accuracy "$SECS" \
+		timeout 120 perf record -q -F $HZ -g -o "$tmp/perf.data" -- java -XX:+PreserveFramePointer \
+			-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -cp "$tmp/classes" Accuracy "$SECS" \
 			"$tmp/t" "$SRC" > /dev/null 2>&1
 		perf script -i "$tmp/perf.data" -F comm,ip,sym 2> /dev/null | python3 "$tmp/collapse.py" \
 			> "$tmp/p.folded"
@@ -135,7 +138,7 @@ echo "Agent RSS with a busy JVM (whole machine, 19 Hz, 2 s pushes, 20 s):"
 "$SCORCH" server --listen 127.0.0.1:0 --port-file "$tmp/port" --data "$tmp/data" 2> /dev/null &
 srv=$!
 i=0; while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-java -cp "$tmp/c" Accuracy 22 > /dev/null 2>&1 &
+java -cp "$tmp/classes" Accuracy 22 > /dev/null 2>&1 &
 jvm=$!
 "$SCORCH" agent --server "http://127.0.0.1:$(cat "$tmp/port")" -F 19 --interval 2s -d 20 2> "$tmp/agent.log" &
 agent=$!
