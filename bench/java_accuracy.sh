@@ -66,7 +66,7 @@ for r in $(seq "$RUNS"); do
 	grep '^hotspot:' "$tmp/log" >> "$tmp/stats"
 	if command -v perf > /dev/null; then
 		touch "$tmp/mark"
-		timeout 120 perf record -q -F $HZ -g -o "$tmp/perf.data" -- java -XX:+PreserveFramePointer \
+		timeout 120 perf record -q -e cpu-clock -F $HZ -g -o "$tmp/perf.data" -- java -XX:+PreserveFramePointer \
 			-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -cp "$tmp/classes" Accuracy "$SECS" \
 			"$tmp/t" "$SRC" > /dev/null 2>&1
 		perf script -i "$tmp/perf.data" -F comm,ip,sym 2> /dev/null | python3 "$tmp/collapse.py" \
