@@ -1,11 +1,13 @@
 /* fuzz_elf_unwind.c: what the agent does with the file behind an executable mapping, on an
  * arbitrary ELF image: open it, ask the CPython runtime whether it is an interpreter
- * (python_file_detect: name, .PyRuntime, symbols, eval ranges), build its unwind table
+ * (python_file_detect: name, .PyRuntime, symbols, eval ranges) and the HotSpot runtime whether
+ * it is a libjvm (hotspot_file_detect: .dynsym, else the symbols), build its unwind table
  * (unwind_table_build: .eh_frame, .debug_frame, the same image as its "debug file", entry
  * point, PLT, frame-pointer rule, the eval ranges flagged as interpreter code), look entries up,
  * and read every section by index. Complements fuzz_elf (the reader) and fuzz_cfi (raw CFI
  * sections). */
 #include "agent/elf.h"
+#include "runtime/hotspot/hotspot_vm.h"
 #include "runtime/python/python_proc.h"
 #include "agent/unwind_table.h"
 #include "lib/log.h"
@@ -34,6 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct elf_file *e = NULL;
 	struct unwind_range interp[2];
 	struct python_file pf;
+	struct hotspot_file hf;
 	struct unwind_table t;
 	struct errmsg err;
 	size_t i, n;
@@ -50,6 +53,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			interp[i].hi = pf.eval_hi[i];
 		}
 		ninterp = pf.neval;
+	}
+	/* named like libjvm so that its symbols are looked at */
+	if (hotspot_file_detect(e, "/usr/lib/jvm/x/lib/server/libjvm.so", &hf) == 1) {
+		for (i = 0; i < HS_SYM__COUNT; i++)
+			if (!hf.sym[i])
+				__builtin_trap();
 	}
 	if (unwind_table_build(e, e, interp, (size_t)ninterp, &t, &err) == 0) {
 		check_table(&t);

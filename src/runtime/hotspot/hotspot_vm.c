@@ -7,6 +7,7 @@
 #include "lib/log.h"
 #include "runtime/procmem.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,22 +45,57 @@ static int is_libjvm(const char *path)
 	return !strncmp(base, "libjvm.so", 9);
 }
 
+/* The exported symbols from .dynsym alone: libjvm's full symbol table (60,000+ C++ names) is
+ * the symbolizer's business, not worth loading twice. Returns how many were found. */
+static int dynsyms(struct elf_file *e, struct hotspot_file *out)
+{
+	const void *symtab, *strtab;
+	size_t symsz, strsz, i;
+	int found = 0, k;
+
+	if (elf_section(e, ".dynsym", &symtab, &symsz, NULL) ||
+	    elf_section(e, ".dynstr", &strtab, &strsz, NULL))
+		return 0;
+	for (i = 0; i + sizeof(Elf64_Sym) <= symsz; i += sizeof(Elf64_Sym)) {
+		Elf64_Sym sym;
+		const char *name;
+
+		memcpy(&sym, (const char *)symtab + i, sizeof(sym));
+		if (sym.st_name >= strsz || sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		name = (const char *)strtab + sym.st_name;
+		if (strnlen(name, strsz - sym.st_name) == strsz - sym.st_name ||
+		    strncmp(name, "gHotSpotVM", 10))
+			continue;
+		for (k = 0; k < HS_SYM__COUNT; k++) {
+			if (!out->sym[k] && !strcmp(name, sym_names[k])) {
+				out->sym[k] = sym.st_value;
+				found++;
+			}
+		}
+	}
+	return found;
+}
+
 int hotspot_file_detect(struct elf_file *e, const char *path, struct hotspot_file *out)
 {
 	uint64_t size;
 	int rc, i;
 
 	memset(out, 0, sizeof(*out));
-	/* Only a file named like HotSpot's is worth its symbols (a big file: loading them for
-	 * every library of the machine would be slow). */
+	/* Only a file named like HotSpot's is worth a look at its symbols. */
 	if (!is_libjvm(path))
 		return 0;
-	rc = elf_symbols_load(e, NULL);
-	if (rc)
-		return rc;
-	for (i = 0; i < HS_SYM__COUNT; i++)
-		if (elf_find_symbol(e, sym_names[i], &out->sym[i], &size) || !out->sym[i])
-			return 0; /* another JVM (OpenJ9, ...) or a stripped build */
+	if (dynsyms(e, out) < HS_SYM__COUNT) {
+		/* not exported dynamically (a static build?): the full symbol table */
+		memset(out, 0, sizeof(*out));
+		rc = elf_symbols_load(e, NULL);
+		if (rc)
+			return rc;
+		for (i = 0; i < HS_SYM__COUNT; i++)
+			if (elf_find_symbol(e, sym_names[i], &out->sym[i], &size) || !out->sym[i])
+				return 0; /* another JVM (OpenJ9, ...) or a stripped build */
+	}
 	snprintf(out->path, sizeof(out->path), "%s", path);
 	return 1;
 }
@@ -204,7 +240,8 @@ static int read_layout(struct procmem *m, const struct hotspot_file *f, uint64_t
 	if (procmem_u64(m, f->sym[array] + bias, &out->base) < 0 ||
 	    procmem_u64(m, f->sym[stride] + bias, &out->stride) < 0)
 		return errmsg_set(err, -EFAULT, "cannot read %s", sym_names[array]);
-	if (!out->base)
+	/* the JVM fills these in while it starts: not set yet is not an error */
+	if (!out->base || !out->stride)
 		return errmsg_set(err, -EFAULT, "%s is not set yet", sym_names[array]);
 	if (out->stride < 8 || out->stride > HOTSPOT_MAX_STRIDE || (out->stride & 7))
 		return errmsg_set(err, -EINVAL, "%s: stride %llu is not plausible", sym_names[stride],
