@@ -645,6 +645,9 @@ static void test_live_jdk17(void)
 		stop_child(pid);
 		return;
 	}
+	/* the interpreter is generated right after the code cache is set up */
+	for (i = 0; i < 100 && !vm.bpf.interp_hi; i++, sleep_ms(50))
+		hotspot_vm_code_cache(&m, &vm, &err);
 	CHECK_EQ_INT(vm.major, 17);
 	CHECK(strstr(vm.release, "17.") == vm.release);
 	CHECK(vm.bpf.nheaps >= 1);

@@ -220,11 +220,19 @@ static int hs_poll(void *state, void *inst, struct errmsg *err)
 		}
 	}
 	find_label(in);
-	/* Stubs are generated in phases while the JVM starts: name the late ones too. */
-	if (in->vm.stubs_resolved < in->vm.nstubs && in->stub_tries < 50) {
+	/* The interpreter and the stubs are generated after the code cache, stubs in phases:
+	 * look again for a while, and give the walker what changed. */
+	if ((in->vm.stubs_resolved < in->vm.nstubs || !in->vm.bpf.interp_hi) && in->stub_tries < 50) {
+		struct hs_proc before = in->vm.bpf;
+
 		in->stub_tries++;
 		in->next_try_ns = now + 100 * 1000000ULL;
-		hotspot_vm_code_cache(&in->mem, &in->vm, NULL);
+		if (hotspot_vm_code_cache(&in->mem, &in->vm, NULL) == 0 && in->published &&
+		    memcmp(&before, &in->vm.bpf, sizeof(before))) {
+			__u32 key = (__u32)in->pid;
+
+			bpf_map_update_elem(s->procs_fd, &key, &in->vm.bpf, BPF_ANY);
+		}
 		return 1;
 	}
 	return in->main_class[0] || in->label_tries >= 50 ? 0 : 1;
