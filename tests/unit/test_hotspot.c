@@ -634,10 +634,12 @@ static void test_live_jdk17(void)
 		if (find_libjvm(pid, &f, &bias))
 			continue;
 		rc = hotspot_vm_read(&m, &f, bias, &vm, &err);
-		if (rc == 0 && (rc = hotspot_vm_code_cache(&m, &vm, &err)) == 0)
-			break;
+		if (rc)
+			continue;
+		rc = hotspot_vm_code_cache(&m, &vm, &err);
 		if (rc == 0)
-			hotspot_vm_release(&vm);
+			break;
+		hotspot_vm_release(&vm);
 	}
 	if (rc) {
 		fprintf(stderr, "  live JDK 17: %s\n", err.msg);
