@@ -152,8 +152,12 @@ static int argv_target(const struct interp *in, const char *const *argv, size_t 
 
 			if (!m || !*m)
 				return 0;
-			/* java -m module/main.Class: the module */
-			snprintf(buf, buflen, "%.*s", (int)strcspn(m, "/"), m);
+			/* java -m module/main.Class: the main class, as the JVM's own label
+			 * (hotspot: Arguments::_java_command) gives it; java -m module: the module */
+			if (!strcmp(in->name, "java") && strchr(m, '/') && strchr(m, '/')[1])
+				snprintf(buf, buflen, "%s", strchr(m, '/') + 1);
+			else
+				snprintf(buf, buflen, "%.*s", (int)strcspn(m, "/"), m);
 			return 1;
 		}
 		if (in->module_opt && !strncmp(a, in->module_opt, 2) && a[1] == in->module_opt[1] &&

@@ -83,6 +83,11 @@ static void test_other_interpreters(void)
 	NAME("ruby3.1[-e]", "/usr/bin/ruby3.1", "ruby -e puts", "ruby", NULL);
 	NAME("app.jar", "/usr/lib/jvm/java-17/bin/java", "java -Xmx1g -jar /srv/app.jar", "java", NULL);
 	NAME("com.example.Main", "/usr/lib/jvm/java-17/bin/java", "java -cp /srv/lib com.example.Main", "java", NULL);
+	NAME("com.x.Main", "/usr/lib/jvm/java-17/bin/java", "java -p mods -m mymod/com.x.Main", "java", NULL);
+	NAME("mymod", "/usr/lib/jvm/java-17/bin/java", "java -p mods -m mymod", "java", NULL);
+	/* the JVM's own label (its main class, the -jar file or module/class) wins */
+	NAME("com.x.Main", "/usr/lib/jvm/java-17/bin/java", "java -p mods -m mymod/com.x.Main", "java", "mymod/com.x.Main");
+	NAME("app.jar", "/usr/lib/jvm/java-17/bin/java", "java -jar /srv/app.jar", "java", "/srv/app.jar");
 	/* not an interpreter, even if its name starts like one */
 	NAME("pythonista", "/usr/bin/pythonista", "pythonista -c x", "pythonista", NULL);
 	NAME("shred", "/usr/bin/shred", "shred -c f", "shred", NULL);
