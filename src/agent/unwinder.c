@@ -1096,9 +1096,6 @@ static int uenv_emit(struct unw_state *st, uint64_t word)
 	return 0;
 }
 
-/* The runtime hook of the user-space step: replay the next deferred segment of the snapshot at
- * a frame in an interpreter range, as the BPF walker did at the same frame (RT_OP_FRAME). JIT
- * ranges have nothing deferred: the native rule applies. */
 /* The runtime step's view of memory: the snapshot for the stack it holds, the live process
  * for the rest (code, metadata, stack deeper than the copy). */
 static int uio_read(void *io, uint64_t addr, void *buf, size_t len)
