@@ -3,6 +3,7 @@
  * entry, with collision chains, finds them. */
 #include "agent/aggregate.h"
 #include "agent/symbolizer.h"
+#include "bpf/offcpu.h"
 #include "bpf/unwind.h"
 #include "runtime/runtime.h"
 #include "lib/alloc.h"
@@ -17,6 +18,7 @@ struct stack_entry {
 	uint32_t next;   /* index + 1 of the next entry with the same hash slot */
 	uint32_t pid;
 	uint64_t count;
+	uint64_t weight;  /* off-CPU: sum of the records' weight_ns */
 	uint32_t flags;
 	uint16_t nkernel, nuser;
 	char comm[TASK_COMM_SIZE];
@@ -28,7 +30,7 @@ struct agg {
 	size_t nentries, cap;
 	size_t max_stacks;
 	struct u64map index;
-	uint64_t samples, dropped;
+	uint64_t samples, offcpu, dropped;
 	struct runtimes *rts;      /* symbolizes runtime frames (may be NULL) */
 	agg_label_fn label_fn;
 	void *label_ctx;
@@ -63,7 +65,7 @@ void agg_reset(struct agg *a)
 	for (i = 0; i < a->nentries; i++)
 		xfree(a->entries[i].frames);
 	a->nentries = 0;
-	a->samples = a->dropped = 0;
+	a->samples = a->offcpu = a->dropped = 0;
 	u64map_release(&a->index);
 	u64map_init(&a->index);
 }
@@ -76,6 +78,14 @@ void agg_free(struct agg *a)
 	xfree(a->entries);
 	u64map_release(&a->index);
 	xfree(a);
+}
+
+static void agg_count(struct agg *a, const struct sample_body *body)
+{
+	if (body->flags & SAMPLE_F_OFFCPU)
+		a->offcpu++;
+	else
+		a->samples++;
 }
 
 int agg_add_record(struct agg *a, const struct event_hdr *hdr, size_t size)
@@ -107,7 +117,8 @@ int agg_add_record(struct agg *a, const struct event_hdr *hdr, size_t size)
 		    !strncmp(e->comm, body->comm, TASK_COMM_SIZE) &&
 		    !memcmp(e->frames, frames, nframes * sizeof(uint64_t))) {
 			e->count++;
-			a->samples++;
+			e->weight += body->weight_ns;
+			agg_count(a, body);
 			return 0;
 		}
 	}
@@ -122,6 +133,7 @@ int agg_add_record(struct agg *a, const struct event_hdr *hdr, size_t size)
 	e->next = first ? (uint32_t)*first : 0;
 	e->pid = hdr->pid;
 	e->count = 1;
+	e->weight = body->weight_ns;
 	e->flags = body->flags;
 	e->nkernel = body->nkernel;
 	e->nuser = body->nuser;
@@ -130,13 +142,18 @@ int agg_add_record(struct agg *a, const struct event_hdr *hdr, size_t size)
 	e->frames = xmalloc(nframes ? nframes * sizeof(uint64_t) : 1);
 	memcpy(e->frames, frames, nframes * sizeof(uint64_t));
 	u64map_put(&a->index, key, a->nentries);
-	a->samples++;
+	agg_count(a, body);
 	return 0;
 }
 
 uint64_t agg_samples(const struct agg *a)
 {
 	return a->samples;
+}
+
+uint64_t agg_offcpu_records(const struct agg *a)
+{
+	return a->offcpu;
 }
 
 uint64_t agg_dropped(const struct agg *a)
@@ -264,12 +281,54 @@ static uint32_t marker_location(struct profile *p, uint64_t code)
 	}
 }
 
+/* How many leaf kernel frames of an off-CPU record belong to the probe that took it (the BPF
+ * program and the tracepoint's trampoline), not to the thread: left out, so the stack ends
+ * where the thread blocked (__schedule, or finish_task_switch under a kprobe). When no such
+ * frame is among the first few (an unusual kernel), everything is kept. */
+static size_t probe_frames(struct symbolizer *sym, const uint64_t *frames, size_t nkernel)
+{
+	size_t j;
+
+	for (j = 0; j < nkernel && j < 4; j++) {
+		struct sym_result r;
+
+		memset(&r, 0, sizeof(r));
+		if (symbolizer_kernel(sym, frames[j], &r) == 0 && r.name &&
+		    (!strcmp(r.name, "__schedule") || !strncmp(r.name, "finish_task_switch", 18)))
+			return j;
+	}
+	return 0;
+}
+
 struct pick_slot {
 	struct profile *p;
 	struct loc_cache cache;
 };
 
 int agg_to_profile(struct agg *a, struct symbolizer *sym, struct profile *into, agg_pick_fn pick, void *pick_ctx)
+{
+	return agg_to_profile_kind(a, sym, AGG_CPU, 0, into, pick, pick_ctx);
+}
+
+/* An entry's value in a profile of this kind, or 0 when it has no place in it. */
+static int64_t entry_value(const struct stack_entry *e, enum agg_kind kind, int64_t cpu_period_ns)
+{
+	int64_t v;
+
+	if (e->flags & SAMPLE_F_OFFCPU)
+		return kind == AGG_CPU ? 0 : e->weight > INT64_MAX ? INT64_MAX : (int64_t)e->weight;
+	if (kind == AGG_CPU)
+		return (int64_t)e->count;
+	if (kind == AGG_OFFCPU || (e->flags & SAMPLE_F_IDLE))
+		return 0;
+	if (__builtin_mul_overflow((int64_t)e->count, cpu_period_ns, &v))
+		return INT64_MAX;
+	return v;
+}
+
+int agg_to_profile_kind(struct agg *a, struct symbolizer *sym, enum agg_kind kind,
+			int64_t cpu_period_ns, struct profile *into, agg_pick_fn pick,
+			void *pick_ctx)
 {
 	struct pick_slot *slots = NULL;
 	size_t nslots = 0, slots_cap = 0, i, j;
@@ -278,13 +337,17 @@ int agg_to_profile(struct agg *a, struct symbolizer *sym, struct profile *into, 
 
 	for (i = 0; i < a->nentries; i++) {
 		struct stack_entry *e = &a->entries[i];
-		struct profile *p = pick ? pick(pick_ctx, e->pid, e->comm) : into;
+		int64_t value = entry_value(e, kind, cpu_period_ns);
+		struct profile *p;
 		struct loc_cache *c = NULL;
 		struct profile_label labels[3];
 		const char *lkey = NULL, *lval = NULL;
 		size_t nlabels = 2;
 		size_t n = 0;
 
+		if (value <= 0)
+			continue;
+		p = pick ? pick(pick_ctx, e->pid, e->comm) : into;
 		if (!p)
 			continue;
 		for (j = 0; j < nslots; j++) {
@@ -305,12 +368,20 @@ int agg_to_profile(struct agg *a, struct symbolizer *sym, struct profile *into, 
 		}
 
 		/* a group of runtime words may stand for several frames (inlining) */
-		ALLOC_GROW(stack, (size_t)e->nkernel + (size_t)e->nuser * MAX_RUNTIME_FRAMES + 1,
+		ALLOC_GROW(stack, (size_t)e->nkernel + (size_t)e->nuser * MAX_RUNTIME_FRAMES + 2,
 			   stack_cap);
+		if (e->flags & SAMPLE_F_OFFCPU) {
+			/* the reason is the leaf: where time went, by kind of wait */
+			stack[n++] = special_location(p, offcpu_reason_frame(
+				(e->flags & SAMPLE_F_REASON_MASK) >> SAMPLE_F_REASON_SHIFT));
+			if (e->flags & SAMPLE_F_NO_STACK)
+				stack[n++] = special_location(p, "[rate limited]");
+		}
 		if (e->flags & SAMPLE_F_IDLE) {
 			stack[n++] = special_location(p, "[idle]");
 		} else {
-			for (j = 0; j < e->nkernel; j++)
+			j = (e->flags & SAMPLE_F_OFFCPU) ? probe_frames(sym, e->frames, e->nkernel) : 0;
+			for (; j < e->nkernel; j++)
 				stack[n++] = kernel_location(c, sym, e->frames[j]);
 			for (j = 0; j < e->nuser; j++) {
 				uint64_t w = e->frames[e->nkernel + j];
@@ -319,9 +390,11 @@ int agg_to_profile(struct agg *a, struct symbolizer *sym, struct profile *into, 
 
 				if (tag == FW_TAG_NATIVE)
 					/* Only the first user frame of a sample taken in user
-					 * mode is an exact PC; the rest are return addresses. */
+					 * mode is an exact PC; the rest are return addresses
+					 * (off CPU, the first is where the system call returns). */
 					loc = native_location(c, sym, e->pid, w,
-							      j > 0 || e->nkernel > 0);
+							      j > 0 || e->nkernel > 0 ||
+							      (e->flags & SAMPLE_F_OFFCPU));
 				else if (tag == FW_TAG_MARKER)
 					loc = marker_location(p, w & FW_DATA_MASK);
 				else if (FW_TAG_KIND(tag) != UNWINDER_NATIVE) {
@@ -334,7 +407,7 @@ int agg_to_profile(struct agg *a, struct symbolizer *sym, struct profile *into, 
 				if (loc)
 					stack[n++] = loc;
 			}
-			if (n == 0)
+			if (n == 0 || (n == 1 && (e->flags & SAMPLE_F_OFFCPU)))
 				stack[n++] = special_location(p, "[no stack]");
 		}
 		labels[0].key = profile_str(p, "comm");
@@ -349,7 +422,7 @@ int agg_to_profile(struct agg *a, struct symbolizer *sym, struct profile *into, 
 			labels[2].num = 0;
 			nlabels = 3;
 		}
-		profile_add_sample(p, stack, n, labels, nlabels, (int64_t)e->count);
+		profile_add_sample(p, stack, n, labels, nlabels, value);
 	}
 	for (j = 0; j < nslots; j++) {
 		u64map_release(&slots[j].cache.locs);

@@ -1,6 +1,8 @@
-/* aggregate.h: counts raw samples from the ring buffer by (pid, comm, stack) without
+/* aggregate.h: counts raw samples from the ring buffer by (pid, comm, flags, stack) without
  * symbolizing them, so the drain loop stays cheap; agg_to_profile() then symbolizes each
- * distinct stack once into the profile model.
+ * distinct stack once into the profile model. Off-CPU records (SAMPLE_F_OFFCPU) are kept apart
+ * by their flags and add up their weights (nanoseconds); agg_to_profile_kind() makes CPU,
+ * off-CPU or wall-clock profiles of them.
  *
  * Memory is bounded by max_stacks distinct stacks; samples past the cap are counted in
  * agg_dropped() and not stored. */
@@ -34,7 +36,8 @@ void agg_reset(struct agg *a);
  * -EINVAL for a malformed record, -ENOSPC when the stack cap was hit. */
 int agg_add_record(struct agg *a, const struct event_hdr *hdr, size_t size);
 
-uint64_t agg_samples(const struct agg *a);  /* samples counted */
+uint64_t agg_samples(const struct agg *a);  /* CPU samples counted */
+uint64_t agg_offcpu_records(const struct agg *a); /* off-CPU records counted (SAMPLE_F_OFFCPU) */
 uint64_t agg_dropped(const struct agg *a);  /* samples dropped at the cap */
 size_t agg_stacks(const struct agg *a);     /* distinct stacks */
 
@@ -44,5 +47,16 @@ typedef struct profile *(*agg_pick_fn)(void *ctx, uint32_t pid, const char *comm
 /* Symbolize every stack and add it to the profile chosen by pick (or to `into` when pick is
  * NULL), with labels comm (string) and pid (number), value = number of samples. */
 int agg_to_profile(struct agg *a, struct symbolizer *sym, struct profile *into, agg_pick_fn pick, void *pick_ctx);
+
+/* Which records a profile is made of, and its values:
+ *   AGG_CPU     CPU samples, value = number of samples (agg_to_profile())
+ *   AGG_OFFCPU  off-CPU records, value = nanoseconds (their weights); the stack's leaf is a
+ *               pseudo frame naming the reason ("[off-cpu: io]", bpf/offcpu.h)
+ *   AGG_WALL    both, in nanoseconds: a CPU sample weighs cpu_period_ns; idle CPU is left out
+ * Several calls may build several kinds from the same records before agg_reset(). */
+enum agg_kind { AGG_CPU = 0, AGG_OFFCPU = 1, AGG_WALL = 2 };
+int agg_to_profile_kind(struct agg *a, struct symbolizer *sym, enum agg_kind kind,
+			int64_t cpu_period_ns, struct profile *into, agg_pick_fn pick,
+			void *pick_ctx);
 
 #endif

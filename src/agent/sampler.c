@@ -8,6 +8,7 @@
 #include "sampler.skel.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -25,6 +26,8 @@ struct sampler {
 	struct sampler_opts opts;
 	int *perf_fds;
 	struct bpf_link **links;
+	struct bpf_link *switch_in; /* off-CPU: the kprobe, on kernels without sched_exit_tp */
+	int switch_in_tp;           /* off-CPU: the kernel has sched_exit_tp */
 	int ncpus;
 	int *cpus;
 	sampler_record_fn fn;
@@ -113,6 +116,20 @@ static int has_cap(int cap)
 	return !!(data[cap / 32].effective & (1u << (cap % 32)));
 }
 
+/* Whether the kernel has the sched_exit_tp tracepoint (6.16+): the end of __schedule() in the
+ * context of the thread that runs next, where off-CPU intervals end. */
+static int has_sched_exit_tp(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	int found;
+
+	if (!btf)
+		return 0;
+	found = btf__find_by_name_kind(btf, "btf_trace_sched_exit_tp", BTF_KIND_TYPEDEF) > 0;
+	btf__free(btf);
+	return found;
+}
+
 int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct errmsg *err)
 {
 	struct sampler *s = xcalloc(1, sizeof(*s));
@@ -148,6 +165,28 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct e
 	s->skel->rodata->follow_children = opts->follow_children ? 1 : 0;
 	s->skel->rodata->include_idle = opts->include_idle ? 1 : 0;
 	s->skel->rodata->want_lineage = opts->lineage ? 1 : 0;
+	if (opts->offcpu) {
+		uint64_t period = opts->offcpu_period_ns ? opts->offcpu_period_ns :
+				  1000000000ULL / (uint64_t)s->opts.freq_hz;
+
+		if (period > SAMPLER_OFFCPU_MAX_PERIOD_NS)
+			period = SAMPLER_OFFCPU_MAX_PERIOD_NS;
+		s->skel->rodata->offcpu_min_ns = opts->offcpu_min_ns;
+		s->skel->rodata->offcpu_period_ns = period;
+		s->skel->rodata->offcpu_rate_cost_ns = opts->offcpu_max_rate ?
+			1000000000ULL / opts->offcpu_max_rate : 0;
+		/* a burst of an eighth of a second's worth */
+		s->skel->rodata->offcpu_rate_burst_ns = 125000000ULL;
+		s->switch_in_tp = has_sched_exit_tp();
+		/* one switch-in program: the tracepoint where the kernel has it */
+		bpf_program__set_autoload(s->switch_in_tp ? s->skel->progs.offcpu_switch_in_kprobe :
+					  s->skel->progs.offcpu_switch_in, false);
+	} else {
+		bpf_program__set_autoload(s->skel->progs.offcpu_switch_out, false);
+		bpf_program__set_autoload(s->skel->progs.offcpu_switch_in, false);
+		bpf_program__set_autoload(s->skel->progs.offcpu_switch_in_kprobe, false);
+		bpf_program__set_autoload(s->skel->progs.offcpu_seed, false);
+	}
 	if (opts->configure)
 		opts->configure(opts->configure_ctx, s->skel);
 	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)rb);
@@ -213,6 +252,80 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	return s->fn_ret;
 }
 
+/* The kernel's name of finish_task_switch(): the compiler may have cloned it
+ * ("finish_task_switch.isra.0"), and kprobes attach to the name kallsyms shows. */
+static int switch_in_symbol(char *name, size_t len)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char line[512];
+	int found = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (found && fgets(line, sizeof(line), f)) {
+		char *sym = strchr(line, ' '), *end;
+
+		if (!sym || !(sym = strchr(sym + 1, ' ')))
+			continue;
+		sym++;
+		end = sym + strcspn(sym, " \t\n");
+		*end = '\0';
+		if (!strncmp(sym, "finish_task_switch", 18) && (!sym[18] || sym[18] == '.') &&
+		    (size_t)(end - sym) < len) {
+			memcpy(name, sym, (size_t)(end - sym) + 1);
+			found = 0;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* Kernels without sched_exit_tp: the switch-in program as a kprobe on finish_task_switch(). */
+static int attach_switch_in_kprobe(struct sampler *s, struct errmsg *err)
+{
+	char name[128];
+	int ret = switch_in_symbol(name, sizeof(name));
+
+	if (ret)
+		return errmsg_set(err, ret, "off-CPU profiling needs the sched_exit_tp tracepoint "
+				  "(Linux 6.16+) or a kprobe on finish_task_switch, which "
+				  "/proc/kallsyms does not list (%s)", strerror(-ret));
+	s->switch_in = bpf_program__attach_kprobe(s->skel->progs.offcpu_switch_in_kprobe, false,
+						  name);
+	if (!s->switch_in) {
+		ret = -errno;
+		return errmsg_set(err, ret, "off-CPU profiling needs the sched_exit_tp tracepoint "
+				  "(Linux 6.16+) or a kprobe on '%s': %s (is the kernel built "
+				  "with CONFIG_KPROBES?)", name, strerror(-ret));
+	}
+	log_debug("off-CPU: switch-in probe on %s", name);
+	return 0;
+}
+
+/* Run offcpu_seed over every task once: threads blocked now get a mark, so their wait counts
+ * from now on. A failure only loses those waits, and is said. */
+static void seed_blocked(struct sampler *s)
+{
+	struct bpf_link *link = s->skel->links.offcpu_seed;
+	char buf[64];
+	int fd;
+
+	if (!link) {
+		log_warn("off-CPU: threads blocked when profiling started are not counted until "
+			 "they run again (no task iterator)");
+		return;
+	}
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		log_warn("off-CPU: threads blocked when profiling started are not counted until "
+			 "they run again: %s", strerror(errno));
+		return;
+	}
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+}
+
 int sampler_attach(struct sampler *s, struct errmsg *err)
 {
 	int i, ret;
@@ -221,7 +334,7 @@ int sampler_attach(struct sampler *s, struct errmsg *err)
 	s->links = xcalloc((size_t)s->ncpus, sizeof(*s->links));
 	for (i = 0; i < s->ncpus; i++)
 		s->perf_fds[i] = -1;
-	for (i = 0; i < s->ncpus; i++) {
+	for (i = 0; i < s->ncpus && !s->opts.no_cpu; i++) {
 		s->perf_fds[i] = open_perf_event(s->cpus[i], s->opts.freq_hz);
 		if (s->perf_fds[i] < 0) {
 			ret = -errno;
@@ -253,8 +366,17 @@ int sampler_attach(struct sampler *s, struct errmsg *err)
 	}
 	ret = sampler_bpf__attach(s->skel);
 	if (ret)
-		return errmsg_set(err, ret, "cannot attach the fork/exec/exit tracepoints: %s",
+		return errmsg_set(err, ret, "cannot attach the %s tracepoints: %s",
+				  s->opts.offcpu ? "fork/exec/exit/sched_switch" : "fork/exec/exit",
 				  strerror(-ret));
+	if (s->opts.offcpu) {
+		if (!s->switch_in_tp) {
+			ret = attach_switch_in_kprobe(s, err);
+			if (ret)
+				return ret;
+		}
+		seed_blocked(s);
+	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ring_record, s, NULL);
 	if (!s->rb) {
 		ret = -errno;
@@ -297,6 +419,17 @@ void sampler_stop(struct sampler *s)
 		if (s->perf_fds[i] >= 0)
 			ioctl(s->perf_fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	}
+	/* no new off-CPU intervals, and none ends any more */
+	if (s->skel && s->skel->links.offcpu_switch_out) {
+		bpf_link__destroy(s->skel->links.offcpu_switch_out);
+		s->skel->links.offcpu_switch_out = NULL;
+	}
+	if (s->skel && s->skel->links.offcpu_switch_in) {
+		bpf_link__destroy(s->skel->links.offcpu_switch_in);
+		s->skel->links.offcpu_switch_in = NULL;
+	}
+	bpf_link__destroy(s->switch_in);
+	s->switch_in = NULL;
 }
 
 int sampler_stats(struct sampler *s, uint64_t out[STAT__COUNT])
@@ -334,6 +467,54 @@ int sampler_prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_c
 	return info.run_cnt ? 0 : -ENODATA;
 }
 
+int sampler_offcpu_stats(struct sampler *s, uint64_t out[OFFCPU_STAT__COUNT])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *vals;
+	__u32 key;
+	int i;
+
+	memset(out, 0, OFFCPU_STAT__COUNT * sizeof(out[0]));
+	if (!s->opts.offcpu)
+		return 0;
+	if (ncpu <= 0)
+		return -EINVAL;
+	vals = xcalloc((size_t)ncpu, sizeof(uint64_t));
+	for (key = 0; key < OFFCPU_STAT__COUNT; key++) {
+		if (bpf_map__lookup_elem(s->skel->maps.offcpu_stats, &key, sizeof(key), vals,
+					 (size_t)ncpu * sizeof(uint64_t), 0))
+			continue;
+		for (i = 0; i < ncpu; i++)
+			out[key] += vals[i];
+	}
+	xfree(vals);
+	return 0;
+}
+
+int sampler_offcpu_prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_cnt)
+{
+	struct bpf_program *progs[2] = { s->skel->progs.offcpu_switch_out,
+					 s->switch_in_tp ? s->skel->progs.offcpu_switch_in :
+					 s->skel->progs.offcpu_switch_in_kprobe };
+	int i;
+
+	*run_time_ns = *run_cnt = 0;
+	if (!s->opts.offcpu)
+		return -ENODATA;
+	for (i = 0; i < 2; i++) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len))
+			return -errno;
+		*run_time_ns += info.run_time_ns;
+		if (i == 0)
+			*run_cnt = info.run_cnt; /* one switch-out per context switch */
+	}
+	return *run_cnt ? 0 : -ENODATA;
+}
+
 struct sampler_bpf *sampler_skel(struct sampler *s)
 {
 	return s->skel;
@@ -356,6 +537,7 @@ void sampler_close(struct sampler *s)
 	if (!s)
 		return;
 	ring_buffer__free(s->rb);
+	bpf_link__destroy(s->switch_in);
 	for (i = 0; s->links && i < s->ncpus; i++)
 		bpf_link__destroy(s->links[i]);
 	for (i = 0; s->perf_fds && i < s->ncpus; i++) {

@@ -1,6 +1,7 @@
 /* sampler.h: user-space side of the BPF sampler (src/bpf/sampler.bpf.c). Opens and loads the
  * BPF object, opens one cpu-clock perf event per online CPU in frequency mode, attaches the
- * sampling program and the fork/exec/exit tracepoints, and drains the ring buffer.
+ * sampling program and the fork/exec/exit tracepoints, the off-CPU programs when asked
+ * (bpf/offcpu.h), and drains the ring buffer.
  *
  * Lifecycle: sampler_open() -> [sampler_add_pid()...] -> sampler_attach() -> sampler_poll()...
  * -> sampler_close(). Records handed to the poll callback live only during the call. */
@@ -11,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bpf/offcpu.h"
 #include "bpf/sampler.h"
 #include "lib/log.h"
 
@@ -25,18 +27,28 @@ struct sampler_opts {
 	int include_idle;     /* report idle CPU samples (pid 0) when not filtering */
 	int lineage;          /* samples carry the process's start and ancestors (the agent) */
 	size_t ringbuf_bytes; /* ring buffer size, power of two (default 8 MiB) */
+	int no_cpu;           /* open no cpu-clock events (off-CPU records only) */
+	/* Off-CPU intervals (bpf/offcpu.h: the estimator): offcpu = 1 loads and attaches the
+	 * switch programs. period 0: 1e9 / freq_hz; max_rate 0: no limit. */
+	int offcpu;
+	uint64_t offcpu_min_ns;
+	uint64_t offcpu_period_ns;  /* at most SAMPLER_OFFCPU_MAX_PERIOD_NS */
+	uint32_t offcpu_max_rate;   /* stacks per CPU and second */
 	/* Called with the opened skeleton before it is loaded, for the runtimes to set their
 	 * knobs (const volatile globals of their walkers; runtime.h: runtimes_configure_bpf). */
 	void (*configure)(void *ctx, struct sampler_bpf *skel);
 	void *configure_ctx;
 };
 
+#define SAMPLER_OFFCPU_MAX_PERIOD_NS 4000000000ULL
+
 /* Open and load the BPF object. On failure returns a negative errno and explains the problem
  * and its fix in err (not root, missing CAP_BPF/CAP_PERFMON, no BTF, ...). */
 int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct errmsg *err);
 /* Add a process (thread group id) to the profiled set. */
 int sampler_add_pid(struct sampler *s, int pid);
-/* Open the perf events on every online CPU and attach the programs. */
+/* Open the perf events on every online CPU and attach the programs; with offcpu, attach the
+ * switch programs and mark the threads already blocked. */
 int sampler_attach(struct sampler *s, struct errmsg *err);
 
 /* Called for each record: hdr->type says what follows the header (sampler.h).
@@ -48,12 +60,14 @@ typedef int (*sampler_record_fn)(void *ctx, const struct event_hdr *hdr, size_t 
 #define SAMPLER_MAX_WAIT_MS 50
 int sampler_poll(struct sampler *s, int timeout_ms, sampler_record_fn fn, void *ctx);
 
-/* Stop sampling: disable the perf events (records already in the ring buffer can still be
- * polled). Idempotent. */
+/* Stop sampling: disable the perf events and detach the off-CPU programs (records already in
+ * the ring buffer can still be polled). Idempotent. */
 void sampler_stop(struct sampler *s);
 
 /* Sum over CPUs of each enum sampler_stat counter. */
 int sampler_stats(struct sampler *s, uint64_t out[STAT__COUNT]);
+/* Sum over CPUs of each enum offcpu_stat counter (bpf/offcpu.h); zeros without offcpu. */
+int sampler_offcpu_stats(struct sampler *s, uint64_t out[OFFCPU_STAT__COUNT]);
 /* The loaded skeleton, for modules that add their own maps (unwind tables, interpreters). */
 struct sampler_bpf *sampler_skel(struct sampler *s);
 int sampler_ncpus(const struct sampler *s);
@@ -64,5 +78,8 @@ void sampler_close(struct sampler *s);
 /* Run time (ns) and run count of the sampling program from kernel.bpf_stats_enabled, or
  * -ENODATA when stats are off. */
 int sampler_prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_cnt);
+/* The same for the off-CPU programs: switch-out and switch-in together (each context switch
+ * runs both), or -ENODATA. */
+int sampler_offcpu_prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_cnt);
 
 #endif

@@ -60,6 +60,8 @@ struct session {
 	int stop_sig;         /* the signal that stopped us (0: none) */
 	int duration_over;
 	uint64_t samples_before; /* samples already handed out by session_profile() */
+	uint64_t offcpu_before;  /* the same for off-CPU records */
+	uint64_t offcpu_said[OFFCPU_STAT__COUNT]; /* counters as of the last report */
 	char lost_note[64];
 	int status_shown;
 };
@@ -308,12 +310,14 @@ static int on_record(void *ctx, const struct event_hdr *hdr, size_t size)
 
 /* Ring buffer size: about two seconds of samples at 4 KiB each, so that a pause of the reader
  * (a big unwind table built, an interval symbolized) loses nothing, within [2, 32] MiB. The
- * consumer maps the data twice, so it counts double in our RSS: do not oversize it. */
-static size_t ringbuf_size(int freq_hz)
+ * consumer maps the data twice, so it counts double in our RSS: do not oversize it. Off-CPU
+ * records come at about the rate of samples per blocked thread (one per period of off-CPU
+ * time): count them as much again. */
+static size_t ringbuf_size(int freq_hz, int offcpu)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	uint64_t want = (uint64_t)(ncpu > 0 ? ncpu : 1) * (uint64_t)(freq_hz > 0 ? freq_hz : 99) *
-			8192;
+			(offcpu ? 16384 : 8192);
 	size_t sz = 2u << 20;
 
 	while (sz < want && sz < (32u << 20))
@@ -368,9 +372,17 @@ int session_start(const struct session_opts *opts, struct session **out)
 		}
 	}
 
+	if (!s->opts.kinds)
+		s->opts.kinds = SESSION_CPU;
 	memset(&so, 0, sizeof(so));
 	so.freq_hz = opts->freq_hz;
-	so.ringbuf_bytes = ringbuf_size(opts->freq_hz);
+	so.offcpu = !!(s->opts.kinds & (SESSION_OFFCPU | SESSION_WALL));
+	so.no_cpu = !(s->opts.kinds & (SESSION_CPU | SESSION_WALL));
+	so.offcpu_min_ns = opts->offcpu_min_ns;
+	so.offcpu_period_ns = opts->offcpu_period_ns;
+	so.offcpu_max_rate = opts->offcpu_max_rate ? opts->offcpu_max_rate :
+			     SESSION_OFFCPU_DEFAULT_RATE;
+	so.ringbuf_bytes = ringbuf_size(opts->freq_hz, so.offcpu);
 	so.filter_pids = s->filtering;
 	so.follow_children = opts->command != NULL;
 	so.include_idle = opts->include_idle;
@@ -488,9 +500,15 @@ static void show_status(struct session *s, int final)
 	s->last_status = t;
 	/* \r and erase-line: each refresh (and any log message, see log_status_line()) starts
 	 * on a clean line; the final one ends it. */
-	fprintf(stderr, "\r\033[Krecording %6.1f s  %8llu samples  %llu lost%s", t - s->start,
-		(unsigned long long)session_samples(s), (unsigned long long)session_lost(s),
-		final ? "\n" : "");
+	if (s->opts.kinds & (SESSION_OFFCPU | SESSION_WALL))
+		fprintf(stderr, "\r\033[Krecording %6.1f s  %8llu samples  %8llu off-CPU  %llu "
+			"lost%s", t - s->start, (unsigned long long)session_samples(s),
+			(unsigned long long)session_offcpu_records(s),
+			(unsigned long long)session_lost(s), final ? "\n" : "");
+	else
+		fprintf(stderr, "\r\033[Krecording %6.1f s  %8llu samples  %llu lost%s",
+			t - s->start, (unsigned long long)session_samples(s),
+			(unsigned long long)session_lost(s), final ? "\n" : "");
 	fflush(stderr);
 	s->status_shown = !final;
 	log_status_line(!final);
@@ -646,13 +664,71 @@ int session_stop_signal(const struct session *s)
 	return s->stop_sig;
 }
 
-struct profile *session_new_profile(struct session *s)
+const char *session_kind_name(enum session_kind kind)
+{
+	switch (kind) {
+	case SESSION_OFFCPU: return "offcpu";
+	case SESSION_WALL: return "wall";
+	default: return "cpu";
+	}
+}
+
+int session_kinds_parse(const char *list, unsigned *mask, char *bad, size_t badlen)
+{
+	unsigned m = 0;
+
+	for (;;) {
+		size_t n = strcspn(list, ",");
+		unsigned k = 0;
+
+		if (n == 3 && !strncmp(list, "cpu", 3))
+			k = SESSION_CPU;
+		else if (n == 6 && !strncmp(list, "offcpu", 6))
+			k = SESSION_OFFCPU;
+		else if (n == 4 && !strncmp(list, "wall", 4))
+			k = SESSION_WALL;
+		if (!k) {
+			snprintf(bad, badlen, "%.*s", (int)n, list);
+			return -EINVAL;
+		}
+		m |= k;
+		if (!list[n])
+			break;
+		list += n + 1;
+	}
+	*mask = m;
+	return 0;
+}
+
+static int64_t cpu_period_ns(const struct session *s)
+{
+	return 1000000000LL / (s->opts.freq_hz > 0 ? s->opts.freq_hz : 99);
+}
+
+static int64_t offcpu_period_ns(const struct session *s)
+{
+	int64_t p = s->opts.offcpu_period_ns ? (int64_t)s->opts.offcpu_period_ns : cpu_period_ns(s);
+
+	return p > (int64_t)SAMPLER_OFFCPU_MAX_PERIOD_NS ? (int64_t)SAMPLER_OFFCPU_MAX_PERIOD_NS : p;
+}
+
+struct profile *session_new_profile(struct session *s, enum session_kind kind)
 {
 	struct profile *p = profile_new();
-	int hz = s->opts.freq_hz > 0 ? s->opts.freq_hz : 99;
 
-	profile_set_type(p, "samples", "count", 1000000000LL / hz);
-	profile_set_period_type(p, "cpu", "nanoseconds");
+	switch (kind) {
+	case SESSION_OFFCPU:
+		/* values are nanoseconds; the period is the off-CPU sampling period */
+		profile_set_type(p, "offcpu", "nanoseconds", offcpu_period_ns(s));
+		break;
+	case SESSION_WALL:
+		profile_set_type(p, "wall", "nanoseconds", cpu_period_ns(s));
+		break;
+	default:
+		profile_set_type(p, "samples", "count", cpu_period_ns(s));
+		profile_set_period_type(p, "cpu", "nanoseconds");
+		break;
+	}
 	p->time_nanos = (int64_t)s->period_start_ns;
 	p->duration_nanos = (int64_t)(wall_ns() - s->period_start_ns);
 	return p;
@@ -663,11 +739,39 @@ const struct procinfo *session_procinfo(struct session *s, uint32_t pid)
 	return process_labels(s->reg, (int)pid);
 }
 
+/* agg_pick_fn for one kind: the caller's pick with the kind added. */
+struct kind_pick {
+	enum session_kind kind;
+	session_pick_fn pick;
+	void *ctx;
+};
+
+static struct profile *pick_kind(void *ctx, uint32_t pid, const char *comm)
+{
+	struct kind_pick *kp = ctx;
+
+	return kp->pick(kp->ctx, kp->kind, pid, comm);
+}
+
 int session_collect(struct session *s, session_pick_fn pick, void *ctx)
 {
-	int ret = agg_to_profile(s->agg, s->sym, NULL, pick, ctx);
+	static const struct {
+		enum session_kind kind;
+		enum agg_kind agg;
+	} kinds[] = { { SESSION_CPU, AGG_CPU }, { SESSION_OFFCPU, AGG_OFFCPU },
+		      { SESSION_WALL, AGG_WALL } };
+	size_t i;
+	int ret = 0;
 
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]) && !ret; i++) {
+		struct kind_pick kp = { kinds[i].kind, pick, ctx };
+
+		if (s->opts.kinds & kinds[i].kind)
+			ret = agg_to_profile_kind(s->agg, s->sym, kinds[i].agg, cpu_period_ns(s),
+						  NULL, pick_kind, &kp);
+	}
 	s->samples_before += agg_samples(s->agg);
+	s->offcpu_before += agg_offcpu_records(s->agg);
 	agg_reset(s->agg);
 	s->period_start_ns = wall_ns();
 	/* processes that exited are forgotten now that their last samples have names */
@@ -675,22 +779,66 @@ int session_collect(struct session *s, session_pick_fn pick, void *ctx)
 	return ret;
 }
 
-static struct profile *pick_one(void *ctx, uint32_t pid, const char *comm)
+static enum session_kind first_kind(const struct session *s)
 {
-	return ctx;
+	if (s->opts.kinds & SESSION_CPU)
+		return SESSION_CPU;
+	return (s->opts.kinds & SESSION_OFFCPU) ? SESSION_OFFCPU : SESSION_WALL;
+}
+
+struct one_pick {
+	enum session_kind kind;
+	struct profile *p;
+};
+
+static struct profile *pick_one(void *ctx, enum session_kind kind, uint32_t pid, const char *comm)
+{
+	struct one_pick *op = ctx;
+
+	return kind == op->kind ? op->p : NULL;
 }
 
 struct profile *session_profile(struct session *s)
 {
-	struct profile *p = session_new_profile(s);
+	struct one_pick op = { first_kind(s), NULL };
 
-	session_collect(s, pick_one, p);
-	return p;
+	op.p = session_new_profile(s, op.kind);
+	session_collect(s, pick_one, &op);
+	return op.p;
 }
 
 uint64_t session_samples(const struct session *s)
 {
 	return s->samples_before + agg_samples(s->agg);
+}
+
+uint64_t session_offcpu_records(const struct session *s)
+{
+	return s->offcpu_before + agg_offcpu_records(s->agg);
+}
+
+void session_offcpu_report(struct session *s)
+{
+	uint64_t st[OFFCPU_STAT__COUNT], d[OFFCPU_STAT__COUNT];
+	size_t i;
+
+	if (!(s->opts.kinds & (SESSION_OFFCPU | SESSION_WALL)) || sampler_offcpu_stats(s->sampler, st))
+		return;
+	for (i = 0; i < OFFCPU_STAT__COUNT; i++)
+		d[i] = st[i] - s->offcpu_said[i];
+	memcpy(s->offcpu_said, st, sizeof(st));
+	if (d[OFFCPU_STAT_RATE_LIMITED])
+		log_warn("off-CPU: %llu of %llu intervals recorded without their stack (over %u "
+			 "stacks per CPU and second: --off-cpu-max-rate); their time is kept under "
+			 "[rate limited]", (unsigned long long)d[OFFCPU_STAT_RATE_LIMITED],
+			 (unsigned long long)d[OFFCPU_STAT_RECORDS], s->opts.offcpu_max_rate ?
+			 s->opts.offcpu_max_rate : SESSION_OFFCPU_DEFAULT_RATE);
+	if (d[OFFCPU_STAT_LOST])
+		log_warn("off-CPU: %llu intervals (%.3f s) lost: the ring buffer was full",
+			 (unsigned long long)d[OFFCPU_STAT_LOST], d[OFFCPU_STAT_LOST_NS] / 1e9);
+	if (d[OFFCPU_STAT_NO_MARK])
+		log_warn("off-CPU: %llu switches could not be followed (no task storage)",
+			 (unsigned long long)d[OFFCPU_STAT_NO_MARK]);
 }
 
 void session_print_stats(struct session *s)
@@ -700,11 +848,13 @@ void session_print_stats(struct session *s)
 	memset(st, 0, sizeof(st));
 	sampler_stats(s->sampler, st);
 	sampler_prog_stats(s->sampler, &rt, &cnt);
-	fprintf(stderr, "stats: samples=%llu stacks_lost=%llu ringbuf_lost=%llu kstack_errors=%llu "
+	fprintf(stderr, "stats: samples=%llu stacks_lost=%llu ringbuf_lost=%llu busy_lost=%llu "
+		"kstack_errors=%llu "
 		"ustack_errors=%llu ustack_truncated=%llu bpf_runtime_ns=%llu bpf_run_cnt=%llu "
 		"alloc_live_bytes=%llu alloc_peak_bytes=%llu\n",
 		(unsigned long long)session_samples(s), (unsigned long long)agg_dropped(s->agg),
-		(unsigned long long)st[STAT_LOST_RINGBUF], (unsigned long long)st[STAT_KSTACK_ERRORS],
+		(unsigned long long)st[STAT_LOST_RINGBUF], (unsigned long long)st[STAT_BUSY],
+		(unsigned long long)st[STAT_KSTACK_ERRORS],
 		(unsigned long long)st[STAT_USTACK_ERRORS], (unsigned long long)st[STAT_USTACK_TRUNCATED],
 		(unsigned long long)rt, (unsigned long long)cnt,
 		(unsigned long long)alloc_live_bytes(), (unsigned long long)alloc_peak_bytes());
@@ -721,6 +871,28 @@ void session_print_stats(struct session *s)
 			(unsigned long long)ps.maps_changes, agg_stacks(s->agg), ss.pids, ss.files,
 			ss.symbols, ss.cached_addrs,
 			(unsigned long long)sampler_bad_records(s->sampler));
+	}
+	if (s->opts.kinds & (SESSION_OFFCPU | SESSION_WALL)) {
+		uint64_t o[OFFCPU_STAT__COUNT];
+
+		rt = cnt = 0;
+		sampler_offcpu_stats(s->sampler, o);
+		sampler_offcpu_prog_stats(s->sampler, &rt, &cnt);
+		fprintf(stderr, "offcpu: records=%llu switches=%llu off_ns=%llu short=%llu "
+			"short_ns=%llu recorded=%llu weight_ns=%llu rate_limited=%llu lost=%llu "
+			"lost_ns=%llu no_mark=%llu seeded=%llu bpf_runtime_ns=%llu bpf_run_cnt=%llu\n",
+			(unsigned long long)session_offcpu_records(s),
+			(unsigned long long)o[OFFCPU_STAT_SWITCHES],
+			(unsigned long long)o[OFFCPU_STAT_NS], (unsigned long long)o[OFFCPU_STAT_SHORT],
+			(unsigned long long)o[OFFCPU_STAT_SHORT_NS],
+			(unsigned long long)o[OFFCPU_STAT_RECORDS],
+			(unsigned long long)o[OFFCPU_STAT_WEIGHT_NS],
+			(unsigned long long)o[OFFCPU_STAT_RATE_LIMITED],
+			(unsigned long long)o[OFFCPU_STAT_LOST],
+			(unsigned long long)o[OFFCPU_STAT_LOST_NS],
+			(unsigned long long)o[OFFCPU_STAT_NO_MARK],
+			(unsigned long long)o[OFFCPU_STAT_SEEDED], (unsigned long long)rt,
+			(unsigned long long)cnt);
 	}
 	runtimes_print_stats(s->rts, stderr);
 	if (s->unw) {
@@ -777,7 +949,7 @@ uint64_t session_lost(struct session *s)
 
 	if (sampler_stats(s->sampler, st))
 		return 0;
-	return st[STAT_LOST_RINGBUF] + agg_dropped(s->agg);
+	return st[STAT_LOST_RINGBUF] + st[STAT_BUSY] + agg_dropped(s->agg);
 }
 
 const char *session_lost_note(struct session *s)

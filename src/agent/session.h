@@ -1,6 +1,6 @@
 /* session.h: one profiling session: the BPF sampler, the processes it follows, the raw-stack
  * aggregate and the symbolizer, driven by one event loop. Shared by `scorch record`, `scorch
- * top` and `scorch agent`.
+ * top` and `scorch agent`. A session makes CPU, off-CPU and wall-clock profiles (kinds).
  *
  *   session_start()  load BPF, start the command (if any), attach
  *   session_run()    loop until the command exits, the pids exit, the duration passes or
@@ -18,8 +18,26 @@
 struct session;
 struct profile;
 
+/* The kinds of profile a session makes (session_opts.kinds, a mask):
+ *   SESSION_CPU     CPU samples; value: number of samples (period 1e9 / freq_hz ns each)
+ *   SESSION_OFFCPU  time threads spent off CPU (blocked or waiting for a CPU), nanoseconds
+ *   SESSION_WALL    both: every thread's wall time, nanoseconds
+ * Off-CPU intervals are recorded as bpf/offcpu.h describes (sampling, reasons, stacks). */
+enum session_kind { SESSION_CPU = 1, SESSION_OFFCPU = 2, SESSION_WALL = 4 };
+#define SESSION_KINDS_ALL (SESSION_CPU | SESSION_OFFCPU | SESSION_WALL)
+#define SESSION_OFFCPU_DEFAULT_RATE 1000 /* off-CPU stacks per CPU and second */
+/* "cpu", "offcpu", "wall": the profile type servers know them by. */
+const char *session_kind_name(enum session_kind kind);
+/* Parse a comma-separated list of kind names into a mask ("cpu,offcpu"): 0, or -EINVAL with
+ * the unknown (or empty) name copied into bad (NUL-terminated, truncated to badlen). */
+int session_kinds_parse(const char *list, unsigned *mask, char *bad, size_t badlen);
+
 struct session_opts {
 	int freq_hz;              /* default 99 */
+	unsigned kinds;           /* enum session_kind mask; 0: SESSION_CPU */
+	uint64_t offcpu_min_ns;   /* off-CPU intervals shorter than this are not recorded */
+	uint64_t offcpu_period_ns; /* off-CPU sampling period (0: 1e9 / freq_hz) */
+	uint32_t offcpu_max_rate; /* off-CPU stacks per CPU and second (0: default, 1000) */
 	int include_idle;         /* whole-machine mode: count idle CPU as [idle] */
 	int status_line;          /* live status on stderr */
 	int procinfo;             /* read executable name and container of each process
@@ -65,25 +83,32 @@ void session_stop(struct session *s);
  * Returns 0 or a negative errno. */
 int session_run(struct session *s);
 
-/* Symbolize everything collected since the last call into a new profile (the caller frees it
- * with profile_free()), and reset the aggregate. */
+/* Symbolize everything collected since the last call into a new profile of the session's
+ * first kind (CPU, else off-CPU, else wall; the caller frees it with profile_free()), and
+ * reset the aggregate. */
 struct profile *session_profile(struct session *s);
 
-/* The same, but each process's stacks go to the profile pick() returns for it (see
- * aggregate.h; pick may return NULL to drop them). Profiles should come from
- * session_new_profile(). Processes that exited are forgotten afterwards. */
+/* The same for every kind of the session, but each process's stacks go to the profile pick()
+ * returns for it and the kind (see aggregate.h; pick may return NULL to drop them). Profiles
+ * should come from session_new_profile(). Processes that exited are forgotten afterwards. */
 struct profile;
-typedef struct profile *(*session_pick_fn)(void *ctx, uint32_t pid, const char *comm);
+typedef struct profile *(*session_pick_fn)(void *ctx, enum session_kind kind, uint32_t pid,
+					   const char *comm);
 int session_collect(struct session *s, session_pick_fn pick, void *ctx);
-/* A new empty profile with this session's sample type, period and current interval. */
-struct profile *session_new_profile(struct session *s);
+/* A new empty profile of this kind with its sample type (samples/count with a cpu period,
+ * offcpu/nanoseconds, wall/nanoseconds), period and the current interval. */
+struct profile *session_new_profile(struct session *s, enum session_kind kind);
 
 /* What we know of a process seen in this interval (exe name, container, Python script), or
  * NULL (always NULL without session_opts.procinfo). */
 struct procinfo;
 const struct procinfo *session_procinfo(struct session *s, uint32_t pid);
 
-uint64_t session_samples(const struct session *s);
+uint64_t session_samples(const struct session *s);     /* CPU samples */
+uint64_t session_offcpu_records(const struct session *s); /* off-CPU intervals recorded */
+/* Say (log_warn) what the off-CPU estimate lost since the last call: intervals recorded
+ * without stack over the rate limit, records the ring buffer refused. Quiet when nothing. */
+void session_offcpu_report(struct session *s);
 /* Print machine-readable counters (samples, lost, BPF run time) on one line to stderr. */
 void session_print_stats(struct session *s);
 uint64_t session_lost(struct session *s);

@@ -3,7 +3,7 @@
  * records pid, tid, cpu, time, comm, the kernel stack and the user stack of the interrupted
  * task into the ring buffer (layout: sampler.h). Tracepoints on fork/exec/exit keep user space
  * informed and let `scorch record -- CMD` follow the command's children.
- * User-stack unwinding lives in unwind_user.bpf.h. */
+ * User-stack unwinding lives in unwind_user.bpf.h; off-CPU profiling in offcpu.bpf.h. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
@@ -82,6 +82,9 @@ static __always_inline int wanted(__u32 pid)
 #include "runtime/runtime.bpf.h"
 #include "unwind_user.bpf.h"
 #include "runtime/walkers.bpf.h"
+/* Off-CPU profiling: switch-out and switch-in programs that share the ring buffer, the scratch
+ * record and the user-stack unwinder with on_sample (loaded only when asked for). */
+#include "offcpu.bpf.h"
 
 /* "Runtime frames only" (runtime_only_kind != 0): the walker of that kind replaces the user
  * words by the thread's runtime frames (a benchmark and debugging knob). */
@@ -112,6 +115,11 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	stat_inc(STAT_SAMPLES);
 	if (pid == 0 ? !include_idle || filter_pids : !wanted(pid)) {
 		stat_inc(STAT_FILTERED);
+		return 0;
+	}
+	if (offcpu_is_busy()) {
+		/* this CPU's scratch record holds an off-CPU record being built */
+		stat_inc(STAT_BUSY);
 		return 0;
 	}
 	rec = bpf_map_lookup_elem(&scratch, &zero);

@@ -8,7 +8,7 @@
  *   offset  size              field
  *   0       sizeof(hdr)       struct event_hdr  (type, version, pid, tid, cpu, time)
  *   ..      sizeof(sample)    struct sample_body (comm, nkernel, nuser, flags, ancestors,
- *                             start_ns)
+ *                             start_ns, weight_ns)
  *   ..      8 * nkernel       kernel return addresses, leaf first
  *   ..      8 * nuser         user frame words, leaf first (see FRAME WORDS)
  *
@@ -31,7 +31,7 @@
 #ifndef SCORCH_BPF_SAMPLER_H
 #define SCORCH_BPF_SAMPLER_H
 
-#define SCORCH_EVENT_VERSION 2
+#define SCORCH_EVENT_VERSION 3
 
 #define MAX_KERNEL_FRAMES 127
 #define MAX_USER_WORDS    2048
@@ -74,6 +74,12 @@ enum fw_marker {
 #define SAMPLE_F_KERNEL_ERROR (1u << 0) /* bpf_get_stack failed for the kernel stack */
 #define SAMPLE_F_IDLE         (1u << 1) /* the CPU was idle (pid 0) */
 #define SAMPLE_F_KTHREAD      (1u << 2) /* a kernel thread (PF_KTHREAD) */
+#define SAMPLE_F_OFFCPU       (1u << 3) /* an off-CPU interval, not a CPU sample (offcpu.h):
+					 * weight_ns is its weight, the stacks are the thread's
+					 * as it resumed */
+#define SAMPLE_F_NO_STACK     (1u << 4) /* off-CPU, stack not taken (rate limit, full buffer) */
+#define SAMPLE_F_REASON_SHIFT 8         /* off-CPU: enum offcpu_reason in bits 8..11 */
+#define SAMPLE_F_REASON_MASK  (0xfu << SAMPLE_F_REASON_SHIFT)
 
 struct event_hdr {
 	__u8 type;    /* enum event_type */
@@ -97,6 +103,7 @@ struct sample_body {
 	__u64 start_ns; /* when the process started (group leader's start_time, CLOCK_MONOTONIC),
 	                 * so that user space knows its age even after it is gone; this and
 	                 * ancestors are 0 unless the sampler was loaded with want_lineage */
+	__u64 weight_ns; /* SAMPLE_F_OFFCPU: the nanoseconds off CPU this record stands for; else 0 */
 };
 
 struct fork_body {
@@ -127,6 +134,8 @@ enum sampler_stat {
 	STAT_USTACK_ERRORS,    /* user stack unwind errors */
 	STAT_USTACK_TRUNCATED, /* user stacks cut at MAX_USER_WORDS */
 	STAT_EVENTS_LOST,      /* exec/exit/fork events dropped: ring buffer full */
+	STAT_BUSY,             /* samples skipped: they interrupted an off-CPU record being
+				* built on their CPU (bpf/offcpu.bpf.h) */
 	STAT__COUNT,
 };
 

@@ -1,6 +1,8 @@
 /* unwind_user.bpf.h: the user-stack step of the sampler. The sampler calls unwind_user() once
  * per sample with the record being built; it appends user frame words (sampler.h, FRAME WORDS)
- * leaf first at rec->frames[start..] and returns how many it wrote.
+ * leaf first at rec->frames[start..] and returns how many it wrote. Programs that run while
+ * the task is in the kernel (off-CPU, offcpu.bpf.h) call unwind_user_regs() with the user
+ * registers saved on kernel entry (unwind_saved_regs()): the same unwinder and walkers.
  *
  * Native code is unwound without frame pointers, from per-file tables user space builds from
  * DWARF CFI (maps and formats: unwind.h; the step itself: unwind_step.h, shared with user
@@ -371,32 +373,18 @@ copied:
 	return words + deferred;
 }
 
-static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
-					 struct sample_record *rec, __u32 start, __u64 *wake)
+/* Unwind the current task's user stack from its registers pc, sp, bp (see unwind_user()). */
+static __always_inline __u32 unwind_user_regs(struct sample_record *rec, __u32 start, __u64 pc,
+					      __u64 sp, __u64 bp, __u64 *wake)
 {
 	struct unw_state st, *stp;
 	struct unwind_pid *up;
 	__u32 zero = 0;
 	__u32 pid = rec->hdr.pid, idx;
-	__u64 pc, sp, bp, cs, marker;
+	__u64 marker;
 
 	if (start > MAX_KERNEL_FRAMES)
 		return 0;
-	/* cs is a union of u16 and u64 on recent kernels; the context allows only 8-byte loads */
-	cs = *(volatile __u64 *)((char *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs));
-	if (cs & 3) {
-		pc = ctx->regs.ip;
-		sp = ctx->regs.sp;
-		bp = ctx->regs.bp;
-	} else {
-		/* The sample hit kernel code: the user registers were saved on kernel entry. */
-		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-
-		pc = BPF_CORE_READ(regs, ip);
-		sp = BPF_CORE_READ(regs, sp);
-		bp = BPF_CORE_READ(regs, bp);
-		ustat_inc(USTAT_FROM_KERNEL);
-	}
 	stp = bpf_map_lookup_elem(&unw_state_map, &zero);
 	if (!stp)
 		return 0;
@@ -444,6 +432,35 @@ static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
 snapshot:
 	*wake = 1; /* user space must read the process's maps now */
 	return unwind_snapshot(rec, stp, start, pc, sp, bp);
+}
+
+/* The user registers of the current task while it is in the kernel: those saved on entry. */
+static __always_inline void unwind_saved_regs(__u64 *pc, __u64 *sp, __u64 *bp)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+	*pc = BPF_CORE_READ(regs, ip);
+	*sp = BPF_CORE_READ(regs, sp);
+	*bp = BPF_CORE_READ(regs, bp);
+}
+
+static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
+					 struct sample_record *rec, __u32 start, __u64 *wake)
+{
+	__u64 pc, sp, bp, cs;
+
+	/* cs is a union of u16 and u64 on recent kernels; the context allows only 8-byte loads */
+	cs = *(volatile __u64 *)((char *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs));
+	if (cs & 3) {
+		pc = ctx->regs.ip;
+		sp = ctx->regs.sp;
+		bp = ctx->regs.bp;
+	} else {
+		/* The sample hit kernel code: the user registers were saved on kernel entry. */
+		unwind_saved_regs(&pc, &sp, &bp);
+		ustat_inc(USTAT_FROM_KERNEL);
+	}
+	return unwind_user_regs(rec, start, pc, sp, bp, wake);
 }
 
 #endif

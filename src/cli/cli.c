@@ -1,5 +1,7 @@
 /* cli.c: argument helpers shared by the commands (see cli.h). */
 #include "cli/cli.h"
+#include "agent/sampler.h"
+#include "agent/session.h"
 #include "lib/alloc.h"
 #include "lib/log.h"
 #include "profile/output.h"
@@ -57,4 +59,59 @@ int cli_check_output(const char *path)
 		ret = error("cannot write output '%s': %s", path, strerror(errno));
 	xfree(copy);
 	return ret;
+}
+
+int cli_parse_duration_ns(const char *arg, const char *option, uint64_t min_ns, uint64_t max_ns,
+			  uint64_t *out)
+{
+	static const struct {
+		const char *suffix;
+		double mult;
+	} units[] = { { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 } };
+	char *end;
+	double v, ns = -1;
+	size_t i;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (end != arg && !errno && v >= 0) {
+		if (!*end && v == 0)
+			ns = 0;
+		for (i = 0; i < sizeof(units) / sizeof(units[0]) && ns < 0; i++)
+			if (!strcmp(end, units[i].suffix))
+				ns = v * units[i].mult;
+	}
+	if (ns < 0)
+		return error("invalid %s '%s': expected a duration with its unit, e.g. 500us, 2ms, 1s",
+			     option, arg);
+	if (ns < (double)min_ns || ns > (double)max_ns)
+		return error("invalid %s '%s': expected %llu ns to %llu ns", option, arg,
+			     (unsigned long long)min_ns, (unsigned long long)max_ns);
+	*out = (uint64_t)(ns + 0.5);
+	return 0;
+}
+
+int cli_offcpu_option(int code, const char *arg, struct session_opts *so)
+{
+	char *end;
+	long v;
+
+	switch (code) {
+	case CLI_OPT_OFFCPU_MIN:
+		return cli_parse_duration_ns(arg, "--off-cpu-min", 0, 60000000000ULL,
+					     &so->offcpu_min_ns);
+	case CLI_OPT_OFFCPU_PERIOD:
+		return cli_parse_duration_ns(arg, "--off-cpu-period", 1000,
+					     SAMPLER_OFFCPU_MAX_PERIOD_NS, &so->offcpu_period_ns);
+	case CLI_OPT_OFFCPU_RATE:
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || v < 1 || v > 1000000)
+			return error("invalid --off-cpu-max-rate '%s': expected stacks per CPU and "
+				     "second, 1..1000000", arg);
+		so->offcpu_max_rate = (uint32_t)v;
+		return 0;
+	default:
+		return error("unknown off-CPU option");
+	}
 }

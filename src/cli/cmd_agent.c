@@ -8,6 +8,7 @@
 #include "agent/service_name.h"
 #include "agent/session.h"
 #include "agent/table_cache.h"
+#include "cli/cli.h"
 #include "cli/commands.h"
 #include "lib/alloc.h"
 #include "lib/buf.h"
@@ -29,11 +30,12 @@
 
 static const char agent_usage[] =
 	"usage: scorch agent (--server URL | --otlp-endpoint URL) [-F HZ] [--interval SECS]\n"
-	"                    [--label K=V]...\n"
+	"                    [--profile cpu,offcpu,wall] [--label K=V]...\n"
 	"\n"
-	"Profile the whole machine continuously and push one pprof profile per service to a\n"
-	"scorch server (or any server with Pyroscope's /ingest API) every interval, and/or send\n"
-	"the interval's profiles as OTLP/HTTP (protobuf) to any OpenTelemetry profiles receiver.\n"
+	"Profile the whole machine continuously and push one pprof profile per service (and\n"
+	"profile type) to a scorch server (or any server with Pyroscope's /ingest API) every\n"
+	"interval, and/or send the interval's profiles as OTLP/HTTP (protobuf) to any\n"
+	"OpenTelemetry profiles receiver.\n"
 	"\n"
 	"  -s, --server URL          where to push pprof, e.g. http://127.0.0.1:4040\n"
 	"      --otlp-endpoint URL   OTLP receiver: a base URL (http://collector:4318, the path\n"
@@ -41,6 +43,14 @@ static const char agent_usage[] =
 	"      --otlp-header 'N: V'  add a header to OTLP requests, e.g. authorization (repeatable)\n"
 	"      --otlp-compression C  gzip (default) or none\n"
 	"  -F, --freq HZ             samples per second per CPU (default 19)\n"
+	"      --profile LIST        profile types to send, comma-separated (default cpu):\n"
+	"                              cpu     CPU samples (units: samples at HZ)\n"
+	"                              offcpu  time threads spent off CPU: blocked in I/O,\n"
+	"                                      locks, sleeps, or waiting for a CPU\n"
+	"                                      (nanoseconds)\n"
+	"                              wall    both: threads' wall time (nanoseconds)\n"
+	"                            each is its own type on the server (APP.offcpu, ...)\n"
+	CLI_OFFCPU_USAGE
 	"  -i, --interval SECS       push period in seconds, suffix s/m allowed (default 10s)\n"
 	"  -l, --label K=V           add a label to every profile (repeatable)\n"
 	"      --auth-token-file F   send the bearer token in F\n"
@@ -69,17 +79,28 @@ static const char agent_usage[] =
 	"examples:\n"
 	"  scorch agent --server http://127.0.0.1:4040\n"
 	"  scorch agent --server http://profiles:4040 -F 49 --interval 15s --label env=prod\n"
+	"  scorch agent --server http://127.0.0.1:4040 --profile cpu,offcpu\n"
 	"  scorch agent --otlp-endpoint http://otel-collector:4318\n"
 	"  scorch agent --server http://127.0.0.1:4040 --otlp-endpoint https://otlp.example/v1development/profiles \\\n"
 	"               --otlp-header 'Authorization: Bearer TOKEN'\n"
 	"  scorch agent --server http://127.0.0.1:4040 --cache-dir /var/lib/scorch/tables\n";
 
+/* One service's profiles of the interval, one per kind (index: kind_index()). */
+#define AGENT_KINDS 3
 struct service_profile {
 	char service[PROCINFO_NAME_MAX];
 	char process[PROCINFO_NAME_MAX];
 	char container[65];
-	struct profile *prof;
+	struct profile *prof[AGENT_KINDS];
 };
+
+static const enum session_kind agent_kinds[AGENT_KINDS] = { SESSION_CPU, SESSION_OFFCPU,
+							    SESSION_WALL };
+
+static size_t kind_index(enum session_kind kind)
+{
+	return kind == SESSION_OFFCPU ? 1 : kind == SESSION_WALL ? 2 : 0;
+}
 
 struct agent {
 	struct session *session;
@@ -191,7 +212,8 @@ static void service_of(struct agent *a, const struct procinfo *pi, uint64_t now_
 	service_name(&f, &a->rules, out, outlen);
 }
 
-static struct profile *pick_profile(void *ctx, uint32_t pid, const char *comm)
+static struct profile *pick_profile(void *ctx, enum session_kind kind, uint32_t pid,
+				    const char *comm)
 {
 	struct agent *a = ctx;
 	const struct procinfo *pi = pid ? session_procinfo(a->session, pid) : NULL;
@@ -215,15 +237,20 @@ static struct profile *pick_profile(void *ctx, uint32_t pid, const char *comm)
 	for (i = 0; i < a->nsvc; i++) {
 		if (!strcmp(a->svc[i].service, service) && !strcmp(a->svc[i].process, process) &&
 		    !strcmp(a->svc[i].container, container))
-			return a->svc[i].prof;
+			break;
 	}
-	ALLOC_GROW(a->svc, a->nsvc + 1, a->svc_cap);
-	memset(&a->svc[a->nsvc], 0, sizeof(a->svc[a->nsvc]));
-	snprintf(a->svc[a->nsvc].service, PROCINFO_NAME_MAX, "%s", service);
-	snprintf(a->svc[a->nsvc].process, PROCINFO_NAME_MAX, "%s", process);
-	snprintf(a->svc[a->nsvc].container, sizeof(a->svc[a->nsvc].container), "%s", container);
-	a->svc[a->nsvc].prof = session_new_profile(a->session);
-	return a->svc[a->nsvc++].prof;
+	if (i == a->nsvc) {
+		ALLOC_GROW(a->svc, a->nsvc + 1, a->svc_cap);
+		memset(&a->svc[a->nsvc], 0, sizeof(a->svc[a->nsvc]));
+		snprintf(a->svc[a->nsvc].service, PROCINFO_NAME_MAX, "%s", service);
+		snprintf(a->svc[a->nsvc].process, PROCINFO_NAME_MAX, "%s", process);
+		snprintf(a->svc[a->nsvc].container, sizeof(a->svc[a->nsvc].container), "%s",
+			 container);
+		a->nsvc++;
+	}
+	if (!a->svc[i].prof[kind_index(kind)])
+		a->svc[i].prof[kind_index(kind)] = session_new_profile(a->session, kind);
+	return a->svc[i].prof[kind_index(kind)];
 }
 
 /* Label values go inside name={...}: keep them to a safe character set. */
@@ -255,7 +282,8 @@ static void export_otlp(struct agent *a)
 {
 	struct otlp_export_resource *res = xcalloc(a->nsvc + 1, sizeof(*res));
 	struct otlp_attr *attrs = xcalloc((a->nsvc + 1) * (4 + a->nlabels), sizeof(*attrs));
-	size_t i, j, n = 0;
+	struct profile **profs = xcalloc((a->nsvc + 1) * AGENT_KINDS, sizeof(*profs));
+	size_t i, j, n = 0, nprofs = 0;
 
 	for (i = 0; i < a->nsvc; i++) {
 		struct service_profile *sp = &a->svc[i];
@@ -270,21 +298,77 @@ static void export_otlp(struct agent *a)
 		for (j = 0; j < a->nlabels; j++) {
 			at[k++] = (struct otlp_attr){ a->label_keys[j], strchr(a->labels[j], '=') + 1, 0 };
 		}
+		/* the kinds this service has profiles of, side by side in one resource */
+		for (j = 0; j < AGENT_KINDS; j++)
+			if (sp->prof[j])
+				profs[nprofs + res[n].nprofiles++] = sp->prof[j];
 		res[n].attrs = at;
 		res[n].nattrs = k;
-		res[n].profiles = &sp->prof;
-		res[n].nprofiles = 1;
+		res[n].profiles = profs + nprofs;
+		nprofs += res[n].nprofiles;
 		n++;
 	}
 	if (otlp_exporter_push(a->otlp, res, n) < 0)
 		log_warn("cannot encode the interval's profiles as OTLP");
 	xfree(res);
 	xfree(attrs);
+	xfree(profs);
+}
+
+/* Queue one service's profile of one kind for the server: /ingest?name=SERVICE.KIND{labels}. */
+static void push_profile(struct agent *a, struct service_profile *sp, size_t kind)
+{
+	const struct profile *prof = sp->prof[kind];
+	struct buf body = BUF_INIT(BUF_UNLIMITED), name = BUF_INIT(16384);
+	struct buf path = BUF_INIT(65536);
+	int64_t from = prof->time_nanos / 1000000000LL;
+	int64_t until = (prof->time_nanos + prof->duration_nanos) / 1000000000LL;
+	int cpu = agent_kinds[kind] == SESSION_CPU;
+	char *data;
+	size_t len, j;
+
+	if (until <= from)
+		until = from + 1;
+	if (pprof_encode(prof, &body) < 0) {
+		log_warn("cannot encode the %s profile of '%s'", session_kind_name(agent_kinds[kind]),
+			 sp->service);
+		buf_release(&body);
+		return;
+	}
+	put_label_value(&name, sp->service);
+	buf_printf(&name, ".%s{host=", session_kind_name(agent_kinds[kind]));
+	put_label_value(&name, a->host);
+	buf_puts(&name, ",process=");
+	put_label_value(&name, sp->process);
+	buf_printf(&name, ",cpus=%d", a->ncpus);
+	if (sp->container[0])
+		buf_printf(&name, ",container_id=%s", sp->container);
+	for (j = 0; j < a->nlabels; j++) {
+		const char *eq = strchr(a->labels[j], '=');
+
+		buf_putc(&name, ',');
+		buf_append(&name, a->labels[j], (size_t)(eq - a->labels[j]));
+		buf_putc(&name, '=');
+		put_label_value(&name, eq + 1);
+	}
+	buf_putc(&name, '}');
+	buf_puts(&path, "/ingest?name=");
+	put_urlencoded(&path, name.data, name.len);
+	/* CPU: counts of samples at HZ; off-CPU and wall: nanoseconds, whose "rate" is
+	 * the profile's period (1e9 / period) */
+	buf_printf(&path, "&from=%lld&until=%lld&format=pprof&sampleRate=%lld&spyName=scorch"
+		   "&units=%s", (long long)from, (long long)until,
+		   cpu ? (long long)a->hz : prof->period > 0 ?
+		   (long long)(1000000000LL / prof->period) : (long long)a->hz,
+		   cpu ? "samples" : "nanoseconds");
+	data = buf_detach(&body, &len);
+	pusher_enqueue(a->pusher, buf_detach(&path, NULL), "application/octet-stream", data, len);
+	buf_release(&name);
 }
 
 static void push_interval(struct agent *a)
 {
-	size_t i, j;
+	size_t i, k;
 
 	{
 		struct timespec ts;
@@ -296,52 +380,15 @@ static void push_interval(struct agent *a)
 	forget_others(a);
 	if (a->otlp)
 		export_otlp(a);
-	for (i = 0; i < a->nsvc && a->pusher; i++) {
-		struct service_profile *sp = &a->svc[i];
-		struct buf body = BUF_INIT(BUF_UNLIMITED), name = BUF_INIT(16384);
-		struct buf path = BUF_INIT(65536);
-		int64_t from = sp->prof->time_nanos / 1000000000LL;
-		int64_t until = (sp->prof->time_nanos + sp->prof->duration_nanos) / 1000000000LL;
-		char *data;
-		size_t len;
-
-		if (until <= from)
-			until = from + 1;
-		if (pprof_encode(sp->prof, &body) < 0) {
-			log_warn("cannot encode the profile of '%s'", sp->service);
-			buf_release(&body);
-			goto next;
-		}
-		put_label_value(&name, sp->service);
-		buf_puts(&name, ".cpu{host=");
-		put_label_value(&name, a->host);
-		buf_puts(&name, ",process=");
-		put_label_value(&name, sp->process);
-		buf_printf(&name, ",cpus=%d", a->ncpus);
-		if (sp->container[0])
-			buf_printf(&name, ",container_id=%s", sp->container);
-		for (j = 0; j < a->nlabels; j++) {
-			const char *eq = strchr(a->labels[j], '=');
-
-			buf_putc(&name, ',');
-			buf_append(&name, a->labels[j], (size_t)(eq - a->labels[j]));
-			buf_putc(&name, '=');
-			put_label_value(&name, eq + 1);
-		}
-		buf_putc(&name, '}');
-		buf_puts(&path, "/ingest?name=");
-		put_urlencoded(&path, name.data, name.len);
-		buf_printf(&path, "&from=%lld&until=%lld&format=pprof&sampleRate=%d&spyName=scorch&units=samples",
-			   (long long)from, (long long)until, a->hz);
-		data = buf_detach(&body, &len);
-		pusher_enqueue(a->pusher, buf_detach(&path, NULL), "application/octet-stream", data, len);
-		buf_release(&name);
-next:
-		;
-	}
+	for (i = 0; i < a->nsvc && a->pusher; i++)
+		for (k = 0; k < AGENT_KINDS; k++)
+			if (a->svc[i].prof[k])
+				push_profile(a, &a->svc[i], k);
 	for (i = 0; i < a->nsvc; i++)
-		profile_free(a->svc[i].prof);
+		for (k = 0; k < AGENT_KINDS; k++)
+			profile_free(a->svc[i].prof[k]);
 	a->nsvc = 0;
+	session_offcpu_report(a->session);
 }
 
 static int read_token(const char *path, char **out)
@@ -396,6 +443,8 @@ int cmd_agent(int argc, char **argv)
 		{ "cache-dir", required_argument, NULL, 'D' },
 		{ "no-cache-dir", no_argument, NULL, 'N' },
 		{ "short-lived", required_argument, NULL, 'S' },
+		{ "profile", required_argument, NULL, 'P' },
+		CLI_OFFCPU_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -413,10 +462,12 @@ int cmd_agent(int argc, char **argv)
 	const char *cache_dir = TABLE_CACHE_DEFAULT_DIR;
 	double interval = 10, duration = 0, next_push, start;
 	int c, ret = 2, r;
+	unsigned kinds = SESSION_CPU;
 	size_t cap = 0;
 	struct timespec ts;
 
 	memset(&a, 0, sizeof(a));
+	memset(&so, 0, sizeof(so));
 	memset(&po, 0, sizeof(po));
 	memset(&oo, 0, sizeof(oo));
 	memset(&os, 0, sizeof(os));
@@ -531,6 +582,22 @@ int cmd_agent(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case 'P': {
+			char bad[64];
+
+			if (session_kinds_parse(optarg, &kinds, bad, sizeof(bad))) {
+				error("invalid --profile '%s': unknown profile type '%s' (cpu, "
+				      "offcpu, wall)", optarg, bad);
+				goto out;
+			}
+			break;
+		}
+		case CLI_OPT_OFFCPU_MIN:
+		case CLI_OPT_OFFCPU_PERIOD:
+		case CLI_OPT_OFFCPU_RATE:
+			if (cli_offcpu_option(c, optarg, &so))
+				goto out;
+			break;
 		case 'h':
 			fputs(agent_usage, stdout);
 			ret = 0;
@@ -565,8 +632,13 @@ int cmd_agent(int argc, char **argv)
 		error("%s", err.msg);
 		goto out;
 	}
+	if ((so.offcpu_min_ns || so.offcpu_period_ns || so.offcpu_max_rate) &&
+	    !(kinds & (SESSION_OFFCPU | SESSION_WALL))) {
+		error("the --off-cpu-* options need --profile with offcpu or wall");
+		goto out;
+	}
 	ret = 1;
-	memset(&so, 0, sizeof(so));
+	so.kinds = kinds;
 	so.freq_hz = a.hz;
 	so.include_idle = a.include_idle;
 	so.procinfo = 1;
@@ -578,7 +650,12 @@ int cmd_agent(int argc, char **argv)
 	so.short_lived_s = a.rules.short_lived_s;
 	if (session_start(&so, &a.session))
 		goto out;
-	log_info("agent: profiling %d CPUs at %d Hz, sending to %s%s%s every %.0f s", a.ncpus, a.hz,
+	log_info("agent: profiling %d CPUs at %d Hz (%s%s%s%s%s), sending to %s%s%s every %.0f s",
+		 a.ncpus, a.hz, kinds & SESSION_CPU ? "cpu" : "",
+		 (kinds & SESSION_CPU) && (kinds & ~SESSION_CPU) ? "," : "",
+		 kinds & SESSION_OFFCPU ? "offcpu" : "",
+		 (kinds & SESSION_OFFCPU) && (kinds & SESSION_WALL) ? "," : "",
+		 kinds & SESSION_WALL ? "wall" : "",
 		 po.server_url ? po.server_url : "", po.server_url && a.otlp ? " and " : "",
 		 a.otlp ? otlp_exporter_url(a.otlp) : "", interval);
 	clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -18,9 +18,12 @@
 #include <unistd.h>
 
 static const char record_usage[] =
-	"usage: scorch record [-F HZ] [-d SECONDS] [-p PID[,PID...] | -a | -- COMMAND [ARGS...]] -o FILE\n"
+	"usage: scorch record [-F HZ] [-d SECONDS] [--off-cpu | --wall]\n"
+	"                     [-p PID[,PID...] | -a | -- COMMAND [ARGS...]] -o FILE\n"
 	"\n"
 	"Sample stacks (kernel, native, Python) of every CPU with eBPF and write a profile.\n"
+	"With --off-cpu, record instead where threads wait (blocked in I/O, locks, sleeps, or\n"
+	"runnable but not running); with --wall, both: where every thread spends its wall time.\n"
 	"\n"
 	"  -o, --output FILE     where to write; the format follows the extension:\n"
 	"                          .pb.gz .pprof  gzip pprof (go tool pprof, Pyroscope, ...)\n"
@@ -36,6 +39,12 @@ static const char record_usage[] =
 	"  -a, --all             profile the whole machine, idle CPU included as [idle]\n"
 	"                        (the default without -p or a command)\n"
 	"      --no-idle         with -a, leave idle CPU out\n"
+	"      --off-cpu         an off-CPU profile: nanoseconds threads spent off CPU, by\n"
+	"                        stack at the wait (kernel, native, Python) and reason, a\n"
+	"                        leaf frame [off-cpu: io|lock|sleep|preempted|other]\n"
+	"      --wall            a wall-clock profile: CPU samples (1/HZ s each) plus off-CPU\n"
+	"                        time, in nanoseconds; idle CPU is left out\n"
+	CLI_OFFCPU_USAGE
 	"  -q, --quiet           no status line\n"
 	"      --stats           print counters at the end (samples, lost, BPF run time,\n"
 	"                        unwind tables built and reused)\n"
@@ -58,6 +67,8 @@ static const char record_usage[] =
 	"  scorch record -p 1234,5678 -d 30 -o app.folded\n"
 	"  scorch record -F 999 -o build.svg -- make -j4\n"
 	"  scorch record --cache-dir /var/cache/scorch/tables -o t.html -- make test\n"
+	"  scorch record --off-cpu -o waits.html -- ./server --once   # where it blocks\n"
+	"  scorch record --wall -p 1234 -d 10 -o wall.pb.gz           # running and waiting\n"
 	"  go tool pprof -top machine.pb.gz\n";
 
 /* getopt's message said what was wrong with the option; point to the help. */
@@ -79,6 +90,9 @@ int cmd_record(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "stats", no_argument, NULL, 'S' },
 		{ "cache-dir", required_argument, NULL, 'C' },
+		{ "off-cpu", no_argument, NULL, 'O' },
+		{ "wall", no_argument, NULL, 'W' },
+		CLI_OFFCPU_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -145,6 +159,21 @@ int cmd_record(int argc, char **argv)
 			}
 			so.cache_dir = optarg;
 			break;
+		case 'O':
+		case 'W':
+			if (so.kinds && so.kinds != (c == 'O' ? SESSION_OFFCPU : SESSION_WALL)) {
+				error("--off-cpu and --wall are exclusive: --wall includes the "
+				      "off-CPU time");
+				goto out;
+			}
+			so.kinds = c == 'O' ? SESSION_OFFCPU : SESSION_WALL;
+			break;
+		case CLI_OPT_OFFCPU_MIN:
+		case CLI_OPT_OFFCPU_PERIOD:
+		case CLI_OPT_OFFCPU_RATE:
+			if (cli_offcpu_option(c, optarg, &so))
+				goto out;
+			break;
 		case 'h':
 			fputs(record_usage, stdout);
 			ret = 0;
@@ -169,9 +198,15 @@ int cmd_record(int argc, char **argv)
 		error("-a, -p and -- COMMAND are exclusive: choose one");
 		goto out;
 	}
+	if ((so.offcpu_min_ns || so.offcpu_period_ns || so.offcpu_max_rate) && !so.kinds) {
+		error("the --off-cpu-* options need --off-cpu or --wall");
+		goto out;
+	}
 	ret = 1;
 	if (cli_check_output(output))
 		goto out;
+	if (so.kinds)
+		so.include_idle = 0; /* idle CPU is no thread's time */
 
 	so.duration_s = duration;
 	so.stop_flag = session_signals_install();
@@ -187,9 +222,12 @@ int cmd_record(int argc, char **argv)
 	prof = session_profile(s);
 	if (!prof)
 		goto out;
-	if (session_samples(s) == 0)
-		log_warn("no samples were recorded%s", so.command ? " (did the command run long enough?)" :
-			 npids ? " (did the processes exit or stay idle?)" : "");
+	if (so.kinds == SESSION_OFFCPU ? session_offcpu_records(s) == 0 :
+	    session_samples(s) + session_offcpu_records(s) == 0)
+		log_warn("no %s recorded%s", so.kinds == SESSION_OFFCPU ? "off-CPU time was" :
+			 "samples were", so.command ? " (did the command run long enough?)" :
+			 npids ? " (did the processes exit?)" : "");
+	session_offcpu_report(s);
 	c = output_write_file(prof, output, so.command ? so.command[0] : "scorch record");
 	if (c < 0) {
 		error("cannot write '%s': %s", output, strerror(-c));
@@ -197,8 +235,20 @@ int cmd_record(int argc, char **argv)
 	}
 	if (stats)
 		session_print_stats(s);
-	fprintf(stderr, "scorch: wrote %s (%llu samples, %zu stacks%s)\n", output,
-		(unsigned long long)session_samples(s), prof->nsamples, session_lost_note(s));
+	if (so.kinds == SESSION_OFFCPU)
+		fprintf(stderr, "scorch: wrote %s (%.3f s off CPU in %llu waits recorded, %zu "
+			"stacks%s)\n", output, profile_total(prof) / 1e9,
+			(unsigned long long)session_offcpu_records(s), prof->nsamples,
+			session_lost_note(s));
+	else if (so.kinds == SESSION_WALL)
+		fprintf(stderr, "scorch: wrote %s (%.3f s of wall time: %llu samples, %llu waits "
+			"recorded, %zu stacks%s)\n", output, profile_total(prof) / 1e9,
+			(unsigned long long)session_samples(s),
+			(unsigned long long)session_offcpu_records(s), prof->nsamples,
+			session_lost_note(s));
+	else
+		fprintf(stderr, "scorch: wrote %s (%llu samples, %zu stacks%s)\n", output,
+			(unsigned long long)session_samples(s), prof->nsamples, session_lost_note(s));
 	ret = so.command ? session_command_status(s) : (status < 0 ? 1 : 0);
 out:
 	profile_free(prof);

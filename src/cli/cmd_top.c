@@ -27,12 +27,15 @@
 
 static const char top_usage[] =
 	"usage: scorch top [-F HZ] [-p PID[,PID...]] [-i SECS] [-n ROWS] [-d SECS] [-s KEY]\n"
-	"                  [--per-process] [--no-idle]\n"
+	"                  [--per-process] [--no-idle] [--off-cpu | --wall]\n"
 	"\n"
 	"Show the hottest functions of the whole machine (or of some processes), refreshed every\n"
 	"interval. SELF is the share of samples where the function was running, TOTAL where it was\n"
 	"anywhere on the stack; PROCESS the process with most of its samples (+N when others have\n"
 	"some too). Kernel functions end in _[k]; Python ones show file and line.\n"
+	"With --off-cpu the shares are of the time threads spent waiting (TIME: seconds of it in\n"
+	"the interval; the reason is a frame of its own, e.g. [off-cpu: io]); with --wall, of\n"
+	"their wall time, running or waiting.\n"
 	"\n"
 	"  -F, --freq HZ        samples per second per CPU (default 99)\n"
 	"  -p, --pid PID,...    only these processes\n"
@@ -42,6 +45,9 @@ static const char top_usage[] =
 	"  -s, --sort KEY       self (default), total, name or process\n"
 	"      --per-process    one row per function and process\n"
 	"      --no-idle        leave idle CPU out\n"
+	"      --off-cpu        where threads wait instead of where they run\n"
+	"      --wall           where threads spend wall time, running or waiting\n"
+	CLI_OFFCPU_USAGE
 	"\n"
 	"keys (on a terminal): q or Ctrl-C quit; s, t, n, p sort by self, total, name, process;\n"
 	"r reverses the order; g toggles one row per function and process.\n"
@@ -49,7 +55,8 @@ static const char top_usage[] =
 	"examples:\n"
 	"  scorch top\n"
 	"  scorch top -p $(pidof postgres | tr ' ' ,) -n 30 -s total\n"
-	"  scorch top -d 5 -i 5 > hot.txt     # one plain report when not on a terminal\n";
+	"  scorch top -d 5 -i 5 > hot.txt     # one plain report when not on a terminal\n"
+	"  scorch top --off-cpu -p $(pidof nginx | tr ' ' ,)   # where its workers block\n";
 
 enum sort_key { SORT_SELF, SORT_TOTAL, SORT_NAME, SORT_PROCESS };
 
@@ -142,6 +149,7 @@ static void show(const struct profile *p, const struct view *v, double interval)
 	time_t now = time(NULL);
 	char when[32];
 	int rows = v->rows, cols = 0, namew;
+	int ns = !strcmp(profile_get_str(p, p->sample_unit), "nanoseconds");
 	struct winsize ws;
 
 	if (v->tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) {
@@ -217,7 +225,19 @@ static void show(const struct profile *p, const struct view *v, double interval)
 	strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
 	if (v->tty)
 		fputs("\033[H\033[2J", stdout);
-	{
+	if (ns) {
+		/* off-CPU or wall time: values are nanoseconds of threads' time */
+		char head[256];
+
+		snprintf(head, sizeof(head), "scorch top - %s  %s %.2f s in %.1f s  (%.2f threads on "
+			 "average)", when, profile_get_str(p, p->sample_type), (double)total / 1e9,
+			 interval, interval > 0 ? (double)total / 1e9 / interval : 0.0);
+		if (cols > 1)
+			put_cut(head, cols - 1, v->utf8, 0);
+		else
+			fputs(head, stdout);
+		printf("\n\n");
+	} else {
 		char head[256];
 		int n = snprintf(head, sizeof(head), "scorch top - %s  %lld samples in %.1f s", when,
 				 (long long)total, interval);
@@ -237,8 +257,8 @@ static void show(const struct profile *p, const struct view *v, double interval)
 	namew = cols ? cols - (7 + 1 + 7 + 1 + 9 + 2 + 18 + 2) : 0;
 	/* the sorted column in inverse video on a terminal */
 	{
-		static const char *const heads[] = { "   SELF", "  TOTAL", "  SAMPLES", "PROCESS           ",
-						     "FUNCTION" };
+		const char *const heads[] = { "   SELF", "  TOTAL", ns ? "     TIME" : "  SAMPLES",
+					      "PROCESS           ", "FUNCTION" };
 		static const enum sort_key keys[] = { SORT_SELF, SORT_TOTAL, (enum sort_key)-1,
 						      SORT_PROCESS, SORT_NAME };
 		static const char *const seps[] = { " ", " ", "  ", "  ", "\n" };
@@ -252,8 +272,12 @@ static void show(const struct profile *p, const struct view *v, double interval)
 	for (i = 0; i < nfns && (int)i < rows; i++) {
 		char proc[64];
 
-		printf("%6.2f%% %6.2f%% %9lld  ", total ? 100.0 * fns[i].self / total : 0.0,
-		       total ? 100.0 * fns[i].total / total : 0.0, (long long)fns[i].self);
+		printf("%6.2f%% %6.2f%% ", total ? 100.0 * fns[i].self / total : 0.0,
+		       total ? 100.0 * fns[i].total / total : 0.0);
+		if (ns)
+			printf("%8.3fs  ", (double)fns[i].self / 1e9);
+		else
+			printf("%9lld  ", (long long)fns[i].self);
 		if (!v->per_process && fns[i].nprocs > 1)
 			snprintf(proc, sizeof(proc), "%s +%u", strtab_get(names, fns[i].process),
 				 fns[i].nprocs - 1);
@@ -370,6 +394,9 @@ int cmd_top(int argc, char **argv)
 		{ "no-idle", no_argument, NULL, 'I' },
 		{ "sort", required_argument, NULL, 's' },
 		{ "per-process", no_argument, NULL, 'P' },
+		{ "off-cpu", no_argument, NULL, 'O' },
+		{ "wall", no_argument, NULL, 'W' },
+		CLI_OFFCPU_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -452,6 +479,21 @@ int cmd_top(int argc, char **argv)
 		case 'I':
 			so.include_idle = 0;
 			break;
+		case 'O':
+		case 'W':
+			if (so.kinds && so.kinds != (c == 'O' ? SESSION_OFFCPU : SESSION_WALL)) {
+				error("--off-cpu and --wall are exclusive: --wall includes the "
+				      "off-CPU time");
+				goto out;
+			}
+			so.kinds = c == 'O' ? SESSION_OFFCPU : SESSION_WALL;
+			break;
+		case CLI_OPT_OFFCPU_MIN:
+		case CLI_OPT_OFFCPU_PERIOD:
+		case CLI_OPT_OFFCPU_RATE:
+			if (cli_offcpu_option(c, optarg, &so))
+				goto out;
+			break;
 		case 'h':
 			fputs(top_usage, stdout);
 			ret = 0;
@@ -465,6 +507,12 @@ int cmd_top(int argc, char **argv)
 		error("unexpected argument '%s': see 'scorch top --help'", argv[optind]);
 		goto out;
 	}
+	if ((so.offcpu_min_ns || so.offcpu_period_ns || so.offcpu_max_rate) && !so.kinds) {
+		error("the --off-cpu-* options need --off-cpu or --wall");
+		goto out;
+	}
+	if (so.kinds)
+		so.include_idle = 0; /* idle CPU is no thread's time */
 	ret = 1;
 	v.ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	so.stop_flag = session_signals_install();
@@ -502,6 +550,7 @@ int cmd_top(int argc, char **argv)
 			profile_free(shown);
 			shown = session_profile(s);
 			show(shown, &v, now - last);
+			session_offcpu_report(s);
 			last = now;
 		}
 	} while (r > 0);
