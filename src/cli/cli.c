@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -61,6 +62,20 @@ int cli_check_output(const char *path)
 	return ret;
 }
 
+/* A duration in the largest unit that shows it whole: "4s", "1us", "0". */
+static const char *fmt_duration(uint64_t ns, char *out, size_t len)
+{
+	if (ns && ns % 1000000000ULL == 0)
+		snprintf(out, len, "%llus", (unsigned long long)(ns / 1000000000ULL));
+	else if (ns && ns % 1000000ULL == 0)
+		snprintf(out, len, "%llums", (unsigned long long)(ns / 1000000ULL));
+	else if (ns && ns % 1000ULL == 0)
+		snprintf(out, len, "%lluus", (unsigned long long)(ns / 1000ULL));
+	else
+		snprintf(out, len, ns ? "%lluns" : "%llu", (unsigned long long)ns);
+	return out;
+}
+
 int cli_parse_duration_ns(const char *arg, const char *option, uint64_t min_ns, uint64_t max_ns,
 			  uint64_t *out)
 {
@@ -84,9 +99,12 @@ int cli_parse_duration_ns(const char *arg, const char *option, uint64_t min_ns, 
 	if (ns < 0)
 		return error("invalid %s '%s': expected a duration with its unit, e.g. 500us, 2ms, 1s",
 			     option, arg);
-	if (ns < (double)min_ns || ns > (double)max_ns)
-		return error("invalid %s '%s': expected %llu ns to %llu ns", option, arg,
-			     (unsigned long long)min_ns, (unsigned long long)max_ns);
+	if (ns < (double)min_ns || ns > (double)max_ns) {
+		char lo[32], hi[32];
+
+		return error("invalid %s '%s': expected %s to %s", option, arg,
+			     fmt_duration(min_ns, lo, sizeof(lo)), fmt_duration(max_ns, hi, sizeof(hi)));
+	}
 	*out = (uint64_t)(ns + 0.5);
 	return 0;
 }

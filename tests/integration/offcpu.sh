@@ -1,0 +1,131 @@
+#!/bin/sh
+# offcpu.sh: off-CPU and wall-clock profiles with real BPF.
+#  1. Native, three kinds of wait (tests/helpers/offcpu_work.c: pipe read, futex, nanosleep),
+#     recorded with --wall: the wait's stack reaches the kernel's wait path and ends in the
+#     right reason frame; the waiting thread's share of wall time is within 3 points of the
+#     program's own measure; the thread's wall profile adds up to its wall time (within 5%).
+#  2. Python (tests/helpers/python/offcpu.py), recorded with --off-cpu: the three waits under
+#     the Python functions that made them, with their reasons; values are nanoseconds.
+#  3. The agent with --profile cpu,offcpu pushes an offcpu profile (nanoseconds) that the
+#     server stores next to cpu and answers queries on.
+. tests/integration/server.inc
+need_bpf
+[ -x "$B/helpers/offcpu_work" ] || fail "no $B/helpers/offcpu_work (run make test-build)"
+
+# Kernels without the switch-in hooks (sched_exit_tp, or kprobes) are told apart from failures.
+if ! $SCORCH record --off-cpu -q -d 0.2 -o "$TMP/probe.folded" -- sleep 0.1 2> "$TMP/probe.log"; then
+	if grep -q "off-CPU profiling needs" "$TMP/probe.log"; then
+		echo "SKIP: $(grep -m1 'off-CPU profiling needs' "$TMP/probe.log")"
+		exit 0
+	fi
+	fail "scorch record --off-cpu failed: $(cat "$TMP/probe.log")"
+fi
+
+# ns_matching FILE REGEX: nanoseconds of the folded lines whose stack matches REGEX (as an
+# integer: off-CPU sums pass 2^31, where awk's default output turns to exponents).
+ns_matching() {
+	awk -v re="$2" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ re) s += n } END { printf "%.0f\n", s }' "$1"
+}
+
+# check_native FOLDED OUT WAIT_FN STACK_RE: prints a verdict line, exit 0 when it holds.
+check_native() {
+	awk -v fn="$3" -v re="$4" -v out="$2" '
+	BEGIN {
+		getline line < out
+		n = split(line, kv, /[ =]/)
+		for (i = 1; i < n; i += 2) m[kv[i]] = kv[i + 1]
+	}
+	{
+		v = $NF; s = $0; sub(/ [0-9]+$/, "", s)
+		if (s !~ /^blocker;/ || s !~ /;work_loop;/) next
+		tot += v
+		if (index(s, ";" fn ";")) blk += v
+		if (s ~ re) hit += v
+	}
+	END {
+		if (!m["wall_ns"] || !tot) { print "no data (profile total " tot ")"; exit 1 }
+		share = 100 * blk / tot; own = 100 * m["blocked_ns"] / m["wall_ns"]
+		sum = 100 * tot / m["wall_ns"]
+		printf "waiting share %.1f%% (its own measure %.1f%%), wall sum %.1f%% of %.3f s, %.1f%% of the wait on the expected stack\n", share, own, sum, m["wall_ns"] / 1e9, blk ? 100 * hit / blk : 0
+		d = share - own
+		if (d < -3 || d > 3 || sum < 95 || sum > 105 || hit < 0.5 * blk) exit 1
+	}' "$1"
+}
+
+# 1. native
+for kind in pipe futex sleep; do
+	case $kind in
+	pipe) fn=wait_for_data re=';wait_for_data;read;.*pipe_read_\[k\];.*schedule_\[k\];.*\[off-cpu: io\]$' ;;
+	futex) fn=wait_for_lock re=';wait_for_lock;.*futex.*schedule_\[k\];.*\[off-cpu: lock\]$' ;;
+	sleep) fn=take_a_nap re=';take_a_nap;.*nanosleep.*schedule_\[k\];.*\[off-cpu: sleep\]$' ;;
+	esac
+	ok=0
+	# Two tries: the machine is shared and a burst of load can skew one run.
+	for try in 1 2; do
+		$SCORCH record --wall -F 499 -q -o "$TMP/$kind.folded" -- \
+			"$B/helpers/offcpu_work" $kind 1.5 6 4 > "$TMP/$kind.out" 2> "$TMP/$kind.log" ||
+			fail "record --wall of $kind failed: $(cat "$TMP/$kind.log")"
+		if res=$(check_native "$TMP/$kind.folded" "$TMP/$kind.out" $fn "$re"); then
+			echo "$kind: $res"
+			ok=1
+			break
+		fi
+		echo "$kind (try $try): $res"
+	done
+	if [ $ok = 0 ]; then
+		grep "^blocker" "$TMP/$kind.folded" | sort -t' ' -k2 -n | tail -5
+		fail "$kind: the wall profile does not match the program's own measure"
+	fi
+done
+
+# 2. Python
+PY=
+for p in /usr/bin/python3.11 /usr/bin/python3 /root/.pyenv/versions/3.12.*/bin/python3.12; do
+	[ -x "$p" ] && { PY=$p; break; }
+done
+if [ -z "$PY" ]; then
+	echo "skipped (no python3): the Python part"
+else
+	$SCORCH record --off-cpu -F 199 -q -o "$TMP/py.folded" -- "$PY" tests/helpers/python/offcpu.py 1.5 \
+		> "$TMP/py.out" 2> "$TMP/py.log" || fail "record --off-cpu of $PY failed: $(cat "$TMP/py.log")"
+	for want in 'wait_for_data \(.*offcpu\.py:[0-9]+\);.*read;.*pipe_read_\[k\];.*\[off-cpu: io\]$' \
+		    'wait_for_lock \(.*offcpu\.py:[0-9]+\);.*futex.*\[off-cpu: lock\]$' \
+		    'take_a_nap \(.*offcpu\.py:[0-9]+\);.*nanosleep.*\[off-cpu: sleep\]$'; do
+		n=$(ns_matching "$TMP/py.folded" "$want")
+		echo "python: $n ns under $want"
+		# each wait takes about a third of 1.5 s: at least 0.2 s of it must be there
+		[ "$n" -ge 200000000 ] || {
+			grep -E 'wait_for|take_a_nap' "$TMP/py.folded" | sort -t' ' -k2 -n | tail -4
+			fail "python: too little off-CPU time under $want"
+		}
+	done
+	waited=$(sed -n 's/^waited_s=\([0-9.]*\) .*/\1/p' "$TMP/py.out")
+	got=$(ns_matching "$TMP/py.folded" '(wait_for_data|wait_for_lock|take_a_nap) \(')
+	echo "python: ${waited}s waited by its own measure, $got ns in the profile"
+	awk -v w="$waited" -v g="$got" 'BEGIN { r = g / 1e9 / w; exit !(r > 0.85 && r < 1.15) }' ||
+		fail "python: the waits add up to $got ns, the program measured ${waited} s"
+fi
+
+# 3. agent -> server, an offcpu profile next to cpu
+start_server
+"$B/helpers/offcpu_work" sleep 6 20 5 > /dev/null &
+work=$!
+$SCORCH agent --server "$URL" --profile cpu,offcpu -F 99 --interval 2s -d 4 --cache-dir "$TMP/tables" \
+	2> "$TMP/agent.log" || fail "agent exited $?: $(tail -5 "$TMP/agent.log")"
+kill $work 2>/dev/null
+wait $work 2>/dev/null
+types=$(get /label-values label=__type__)
+echo "profile types: $types"
+echo "$types" | grep -q '"offcpu"' || fail "no offcpu profile type at the server: $types"
+echo "$types" | grep -q '"cpu"' || fail "no cpu profile type at the server: $types"
+r=$(get /render query='offcpu_work.offcpu{}' from=now-1h until=now format=json)
+echo "$r" | grep -q '"units":"nanoseconds"' || fail "the offcpu series is not in nanoseconds: $(echo "$r" | head -c 300)"
+get /render query='offcpu_work.offcpu{}' from=now-1h until=now format=folded > "$TMP/agent.folded"
+n=$(ns_matching "$TMP/agent.folded" ';take_a_nap;.*\[off-cpu: sleep\]$')
+echo "agent: ${n} ns of sleep under take_a_nap at the server"
+# the helper sleeps 20 ms of every 25: of 4 s of profiling, at least 1.5 s
+[ "$n" -ge 1500000000 ] || fail "too little offcpu time under take_a_nap at the server: $(head -3 "$TMP/agent.folded")"
+s=$(get /api/v1/series query='offcpu_work.offcpu{}' from=now-1h until=now unit=seconds)
+echo "$s" | grep -q '"unit":"seconds"' || fail "/api/v1/series does not give the offcpu series in seconds: $(echo "$s" | head -c 300)"
+stop_server
+echo ok
