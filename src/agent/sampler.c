@@ -469,23 +469,21 @@ int sampler_prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_c
 
 int sampler_offcpu_stats(struct sampler *s, uint64_t out[OFFCPU_STAT__COUNT])
 {
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *vals;
-	__u32 key;
-	int i;
+	int ncpu = libbpf_num_possible_cpus(), i, j;
+	struct offcpu_stats *vals;
+	__u32 key = 0;
 
 	memset(out, 0, OFFCPU_STAT__COUNT * sizeof(out[0]));
 	if (!s->opts.offcpu)
 		return 0;
 	if (ncpu <= 0)
 		return -EINVAL;
-	vals = xcalloc((size_t)ncpu, sizeof(uint64_t));
-	for (key = 0; key < OFFCPU_STAT__COUNT; key++) {
-		if (bpf_map__lookup_elem(s->skel->maps.offcpu_stats, &key, sizeof(key), vals,
-					 (size_t)ncpu * sizeof(uint64_t), 0))
-			continue;
+	vals = xcalloc((size_t)ncpu, sizeof(*vals));
+	if (bpf_map__lookup_elem(s->skel->maps.offcpu_stats, &key, sizeof(key), vals,
+				 (size_t)ncpu * sizeof(*vals), 0) == 0) {
 		for (i = 0; i < ncpu; i++)
-			out[key] += vals[i];
+			for (j = 0; j < OFFCPU_STAT__COUNT; j++)
+				out[j] += vals[i].v[j];
 	}
 	xfree(vals);
 	return 0;

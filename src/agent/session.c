@@ -812,6 +812,26 @@ uint64_t session_samples(const struct session *s)
 	return s->samples_before + agg_samples(s->agg);
 }
 
+void session_offcpu_log_totals(struct session *s)
+{
+	uint64_t o[OFFCPU_STAT__COUNT], rt = 0, cnt = 0;
+	char bpf[96] = "";
+
+	if (!(s->opts.kinds & (SESSION_OFFCPU | SESSION_WALL)) || sampler_offcpu_stats(s->sampler, o))
+		return;
+	if (sampler_offcpu_prog_stats(s->sampler, &rt, &cnt) == 0)
+		snprintf(bpf, sizeof(bpf), "; BPF %.0f ns per context switch (%llu switches)",
+			 (double)rt / (double)cnt, (unsigned long long)cnt);
+	log_info("off-CPU: %llu waits ended (%.3f s), %llu recorded (%.3f s), %llu shorter than "
+		 "--off-cpu-min (%.3f s), %llu without stack (rate limit, full buffer), %llu lost "
+		 "(%.3f s)%s",
+		 (unsigned long long)o[OFFCPU_STAT_SWITCHES], o[OFFCPU_STAT_NS] / 1e9,
+		 (unsigned long long)o[OFFCPU_STAT_RECORDS], o[OFFCPU_STAT_WEIGHT_NS] / 1e9,
+		 (unsigned long long)o[OFFCPU_STAT_SHORT], o[OFFCPU_STAT_SHORT_NS] / 1e9,
+		 (unsigned long long)(o[OFFCPU_STAT_RATE_LIMITED] + o[OFFCPU_STAT_BACKPRESSURE]),
+		 (unsigned long long)o[OFFCPU_STAT_LOST], o[OFFCPU_STAT_LOST_NS] / 1e9, bpf);
+}
+
 uint64_t session_offcpu_records(const struct session *s)
 {
 	return s->offcpu_before + agg_offcpu_records(s->agg);
@@ -833,6 +853,11 @@ void session_offcpu_report(struct session *s)
 			 "[rate limited]", (unsigned long long)d[OFFCPU_STAT_RATE_LIMITED],
 			 (unsigned long long)d[OFFCPU_STAT_RECORDS], s->opts.offcpu_max_rate ?
 			 s->opts.offcpu_max_rate : SESSION_OFFCPU_DEFAULT_RATE);
+	if (d[OFFCPU_STAT_BACKPRESSURE])
+		log_warn("off-CPU: %llu of %llu intervals recorded without their stack while the "
+			 "ring buffer was more than half full (reading new processes?); their time "
+			 "is kept under [rate limited]", (unsigned long long)d[OFFCPU_STAT_BACKPRESSURE],
+			 (unsigned long long)d[OFFCPU_STAT_RECORDS]);
 	if (d[OFFCPU_STAT_LOST])
 		log_warn("off-CPU: %llu intervals (%.3f s) lost: the ring buffer was full",
 			 (unsigned long long)d[OFFCPU_STAT_LOST], d[OFFCPU_STAT_LOST_NS] / 1e9);
@@ -879,8 +904,9 @@ void session_print_stats(struct session *s)
 		sampler_offcpu_stats(s->sampler, o);
 		sampler_offcpu_prog_stats(s->sampler, &rt, &cnt);
 		fprintf(stderr, "offcpu: records=%llu switches=%llu off_ns=%llu short=%llu "
-			"short_ns=%llu recorded=%llu weight_ns=%llu rate_limited=%llu lost=%llu "
-			"lost_ns=%llu no_mark=%llu seeded=%llu bpf_runtime_ns=%llu bpf_run_cnt=%llu\n",
+			"short_ns=%llu recorded=%llu weight_ns=%llu rate_limited=%llu backpressure=%llu "
+			"lost=%llu lost_ns=%llu no_mark=%llu seeded=%llu bpf_runtime_ns=%llu "
+			"bpf_run_cnt=%llu\n",
 			(unsigned long long)session_offcpu_records(s),
 			(unsigned long long)o[OFFCPU_STAT_SWITCHES],
 			(unsigned long long)o[OFFCPU_STAT_NS], (unsigned long long)o[OFFCPU_STAT_SHORT],
@@ -888,6 +914,7 @@ void session_print_stats(struct session *s)
 			(unsigned long long)o[OFFCPU_STAT_RECORDS],
 			(unsigned long long)o[OFFCPU_STAT_WEIGHT_NS],
 			(unsigned long long)o[OFFCPU_STAT_RATE_LIMITED],
+			(unsigned long long)o[OFFCPU_STAT_BACKPRESSURE],
 			(unsigned long long)o[OFFCPU_STAT_LOST],
 			(unsigned long long)o[OFFCPU_STAT_LOST_NS],
 			(unsigned long long)o[OFFCPU_STAT_NO_MARK],

@@ -109,6 +109,10 @@ uint64_t session_offcpu_records(const struct session *s); /* off-CPU intervals r
 /* Say (log_warn) what the off-CPU estimate lost since the last call: intervals recorded
  * without stack over the rate limit, records the ring buffer refused. Quiet when nothing. */
 void session_offcpu_report(struct session *s);
+/* Log (info) the off-CPU totals of the session: waits that ended, recorded, under the minimum,
+ * without stack, lost, and the BPF run time per context switch when kernel.bpf_stats_enabled
+ * is on. Nothing without off-CPU profiles. */
+void session_offcpu_log_totals(struct session *s);
 /* Print machine-readable counters (samples, lost, BPF run time) on one line to stderr. */
 void session_print_stats(struct session *s);
 uint64_t session_lost(struct session *s);

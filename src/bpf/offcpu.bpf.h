@@ -39,20 +39,23 @@ struct {
 	__type(value, struct offcpu_rate);
 } offcpu_rate_map SEC(".maps");
 
+/* One lookup per program run for all its counters: the switch programs run at every context
+ * switch of the machine. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, OFFCPU_STAT__COUNT);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct offcpu_stats);
 } offcpu_stats SEC(".maps");
 
-static __always_inline void ostat_add(__u32 which, __u64 n)
+static __always_inline struct offcpu_stats *ostats(void)
 {
-	__u64 *v = bpf_map_lookup_elem(&offcpu_stats, &which);
+	__u32 zero = 0;
 
-	if (v)
-		*v += n;
+	return bpf_map_lookup_elem(&offcpu_stats, &zero);
 }
+
+#define OSTAT_ADD(st, which, n) do { if (st) (st)->v[which] += (n); } while (0)
 
 /* What the thread was doing as it left the CPU (OFFCPU_I_*). A system call is told from an
  * exception (a page fault's error code also lands in orig_ax) by ax, which the syscall entry
@@ -65,11 +68,15 @@ static __always_inline __u32 offcpu_info(struct task_struct *t, __u32 preempt, _
 
 	if (preempt || state == 0)
 		return OFFCPU_I_RUNNABLE;
-	if (BPF_CORE_READ_BITFIELD_PROBED(t, in_iowait))
+	/* direct loads through BTF pointers: no helper call on this path, which runs at every
+	 * switch-out */
+	if (BPF_CORE_READ_BITFIELD(t, in_iowait))
 		info |= OFFCPU_I_IOWAIT;
 	regs = (struct pt_regs *)bpf_task_pt_regs(t);
-	nr = BPF_CORE_READ(regs, orig_ax);
-	ax = BPF_CORE_READ(regs, ax);
+	if (!regs)
+		return info;
+	nr = regs->orig_ax;
+	ax = regs->ax;
 	if (ax == (__u64)-OFFCPU_ENOSYS && nr < 1024)
 		info |= OFFCPU_I_SYSCALL | (__u32)nr;
 	return info;
@@ -95,16 +102,18 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch_out, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	__u32 pid = BPF_CORE_READ(prev, tgid);
+	__u32 pid = prev->tgid;
 	struct offcpu_mark *m;
 
 	/* the idle task, kernel threads (no user stack, and no user's wait) and the last
 	 * switch-out of an exiting thread */
-	if (!pid || !BPF_CORE_READ(prev, mm) || (prev_state & OFFCPU_TASK_DEAD) || !wanted(pid))
+	if (!pid || !prev->mm || (prev_state & OFFCPU_TASK_DEAD) || !wanted(pid))
 		return 0;
 	m = bpf_task_storage_get(&offcpu_marks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!m) {
-		ostat_add(OFFCPU_STAT_NO_MARK, 1);
+		struct offcpu_stats *st = ostats();
+
+		OSTAT_ADD(st, OFFCPU_STAT_NO_MARK, 1);
 		return 0;
 	}
 	m->t = bpf_ktime_get_ns();
@@ -137,6 +146,7 @@ static __always_inline int offcpu_resume(void *ctx)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 pid_tgid, now, t, d, w, rsize, wake = 0, pc, sp, bp;
 	struct sample_record *rec;
+	struct offcpu_stats *st;
 	struct offcpu_mark *m;
 	__u32 zero = 0, nk = 0, nu = 0, info, *busy;
 	long n;
@@ -151,11 +161,12 @@ static __always_inline int offcpu_resume(void *ctx)
 	if (now <= t)
 		return 0;
 	d = now - t;
-	ostat_add(OFFCPU_STAT_SWITCHES, 1);
-	ostat_add(OFFCPU_STAT_NS, d);
+	st = ostats();
+	OSTAT_ADD(st, OFFCPU_STAT_SWITCHES, 1);
+	OSTAT_ADD(st, OFFCPU_STAT_NS, d);
 	if (d < offcpu_min_ns) {
-		ostat_add(OFFCPU_STAT_SHORT, 1);
-		ostat_add(OFFCPU_STAT_SHORT_NS, d);
+		OSTAT_ADD(st, OFFCPU_STAT_SHORT, 1);
+		OSTAT_ADD(st, OFFCPU_STAT_SHORT_NS, d);
 		return 0;
 	}
 	w = d;
@@ -166,8 +177,8 @@ static __always_inline int offcpu_resume(void *ctx)
 			return 0;
 		w = offcpu_period_ns;
 	}
-	ostat_add(OFFCPU_STAT_RECORDS, 1);
-	ostat_add(OFFCPU_STAT_WEIGHT_NS, w);
+	OSTAT_ADD(st, OFFCPU_STAT_RECORDS, 1);
+	OSTAT_ADD(st, OFFCPU_STAT_WEIGHT_NS, w);
 
 	rec = bpf_map_lookup_elem(&scratch, &zero);
 	busy = bpf_map_lookup_elem(&offcpu_busy, &zero);
@@ -186,7 +197,11 @@ static __always_inline int offcpu_resume(void *ctx)
 	bpf_get_current_comm(rec->body.comm, sizeof(rec->body.comm));
 	if (!offcpu_rate_ok(now)) {
 		rec->body.flags |= SAMPLE_F_NO_STACK;
-		ostat_add(OFFCPU_STAT_RATE_LIMITED, 1);
+		OSTAT_ADD(st, OFFCPU_STAT_RATE_LIMITED, 1);
+	} else if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
+		   bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2) {
+		rec->body.flags |= SAMPLE_F_NO_STACK;
+		OSTAT_ADD(st, OFFCPU_STAT_BACKPRESSURE, 1);
 	} else {
 		n = bpf_get_stack(ctx, rec->frames, MAX_KERNEL_FRAMES * sizeof(__u64), 0);
 		if (n < 0) {
@@ -211,8 +226,8 @@ static __always_inline int offcpu_resume(void *ctx)
 	if (bpf_ringbuf_output(&events, rec, rsize,
 			       wake ? BPF_RB_FORCE_WAKEUP : sample_wakeup(rsize))) {
 		stat_inc(STAT_LOST_RINGBUF);
-		ostat_add(OFFCPU_STAT_LOST, 1);
-		ostat_add(OFFCPU_STAT_LOST_NS, w);
+		OSTAT_ADD(st, OFFCPU_STAT_LOST, 1);
+		OSTAT_ADD(st, OFFCPU_STAT_LOST_NS, w);
 	}
 	*busy = 0;
 	return 0;
@@ -223,6 +238,9 @@ static __always_inline int offcpu_resume(void *ctx)
 SEC("tp_btf/sched_exit_tp")
 int BPF_PROG(offcpu_switch_in, bool is_switch)
 {
+	/* __schedule() kept the same thread: nothing ended */
+	if (!is_switch)
+		return 0;
 	return offcpu_resume(ctx);
 }
 
@@ -242,21 +260,23 @@ int offcpu_seed(struct bpf_iter__task *ctx)
 	struct offcpu_mark *m;
 	__u32 pid, state;
 
+	struct offcpu_stats *st;
+
 	if (!task)
 		return 0;
-	pid = BPF_CORE_READ(task, tgid);
-	state = BPF_CORE_READ(task, __state);
+	pid = task->tgid;
+	state = task->__state;
 	/* running or runnable threads are not waiting; one that is about to switch out gets
 	 * its own mark then */
-	if (!pid || state == 0 || (state & OFFCPU_TASK_DEAD) || !BPF_CORE_READ(task, mm) ||
-	    !wanted(pid))
+	if (!pid || state == 0 || (state & OFFCPU_TASK_DEAD) || !task->mm || !wanted(pid))
 		return 0;
 	m = bpf_task_storage_get(&offcpu_marks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!m || m->t)
 		return 0;
 	m->t = bpf_ktime_get_ns();
 	m->info = offcpu_info(task, 0, state);
-	ostat_add(OFFCPU_STAT_SEEDED, 1);
+	st = ostats();
+	OSTAT_ADD(st, OFFCPU_STAT_SEEDED, 1);
 	return 0;
 }
 

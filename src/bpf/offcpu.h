@@ -16,7 +16,8 @@
  * samples have the same resolution. A recorded interval costs the unwind of its stack; at most
  * max_rate of them per CPU and second get one (a virtual-time bucket, burst max_rate / 8), the
  * others are recorded without stack (SAMPLE_F_NO_STACK, OFFCPU_STAT_RATE_LIMITED): the time is
- * kept, the stack is not.
+ * kept, the stack is not. So are intervals that end while the ring buffer is more than half
+ * full (OFFCPU_STAT_BACKPRESSURE): stacks are what fills it, and the time must not be lost.
  *
  * The record is an EVENT_SAMPLE (sampler.h) with SAMPLE_F_OFFCPU, the reason in the flags
  * (SAMPLE_F_REASON), body.weight_ns the weight, and the stacks as the thread resumes: the
@@ -54,7 +55,7 @@ struct offcpu_rate {
 	__u64 tat; /* theoretical arrival time of the next stack (GCRA) */
 };
 
-/* Counters in the per-CPU array offcpu_stats. */
+/* Counters: the one value of the per-CPU array offcpu_stats is a struct offcpu_stats. */
 enum offcpu_stat {
 	OFFCPU_STAT_SWITCHES = 0,  /* intervals that ended (a marked thread ran again) */
 	OFFCPU_STAT_NS,            /* their total duration */
@@ -64,11 +65,17 @@ enum offcpu_stat {
 	OFFCPU_STAT_WEIGHT_NS,     /* the sum of their weights (estimate of OFFCPU_STAT_NS minus
 				    * the short ones) */
 	OFFCPU_STAT_RATE_LIMITED,  /* records sent without stack: over max_rate */
+	OFFCPU_STAT_BACKPRESSURE,  /* records sent without stack: the ring buffer was more than
+				    * half full (user space behind, e.g. reading new processes) */
 	OFFCPU_STAT_LOST,          /* records the ring buffer refused */
 	OFFCPU_STAT_LOST_NS,       /* their weight */
 	OFFCPU_STAT_NO_MARK,       /* switch-outs whose mark could not be stored */
 	OFFCPU_STAT_SEEDED,        /* threads found blocked when profiling started */
 	OFFCPU_STAT__COUNT,
+};
+
+struct offcpu_stats {
+	__u64 v[OFFCPU_STAT__COUNT];
 };
 
 /* x86-64 system call numbers (arch/x86/entry/syscalls/syscall_64.tbl). */

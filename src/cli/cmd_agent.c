@@ -737,6 +737,8 @@ out:
 	}
 	forget_others(&a);
 	u64map_release(&a.others);
+	if (a.session)
+		session_offcpu_log_totals(a.session);
 	session_free(a.session);
 	xfree(a.svc);
 	xfree(a.labels);
