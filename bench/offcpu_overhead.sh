@@ -13,7 +13,7 @@
 #                      has no kprobes, so the stacks are taken at the switch-out (in the thread
 #                      that leaves) and the time summed at its switch-in, per (kstack, ustack,
 #                      comm) in a map, as offcputime.bt does (maps of up to 1 M keys)
-# Measured from 3 s after the profiler started to 2 s before its end:
+# Measured from 2 s after the profiler is attached to 3 s before its end:
 #   - context switches a second, the machine's (/proc/stat ctxt) and the load's;
 #   - the load's CPU time per context switch (user + system of its threads: the kernel's work
 #     at their switches, tracepoints and BPF programs included, is charged to them), and its
@@ -98,9 +98,19 @@ for p in json.load(sys.stdin):
 print(rt, cnt)' "$1" "$2" "$3"
 }
 
+# wait_for FILE PATTERN: until FILE has a line matching PATTERN (at most 30 s).
+wait_for() {
+	i=0
+	until grep -q "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -gt 300 ] && { echo "error: '$2' not seen in $1" >&2; return 1; }
+		sleep 0.1
+	done
+}
+
 run_one() { # NAME
 	name=$1
-	"$B/bench/cswitch_load" "$RATE" $((DURATION + 6)) > "$TMP/load.out" &
+	"$B/bench/cswitch_load" "$RATE" $((DURATION + 20)) > "$TMP/load.out" &
 	LOAD=$!
 	sleep 2
 	old=$(prog_ids)
@@ -114,7 +124,14 @@ run_one() { # NAME
 			2> "$TMP/$name.log" & PROF=$! ;;
 	bpftrace) BPFTRACE_MAP_KEYS_MAX=1048576 bpftrace "$TMP/offcpu.bt" > "$TMP/bt.out" 2> "$TMP/$name.log" & PROF=$! ;;
 	esac
-	sleep 3
+	# the window starts once the profiler is attached (bpftrace compiles for seconds under
+	# load) and settled
+	case $name in
+	scorch-*) wait_for "$TMP/$name.log" 'agent: profiling' ;;
+	bpftrace) wait_for "$TMP/bt.out" 'Attaching' ;;
+	*) sleep 1 ;;
+	esac
+	sleep 2
 	re=x^ cre=x^
 	case $name in
 	scorch-offcpu) re='^offcpu_sw' cre='^offcpu_switch_o' ;;
@@ -127,6 +144,7 @@ run_one() { # NAME
 	b1=$(bpf_stats "$old" "$re" "$cre"); t1=$(date +%s.%N)
 	wait $PROF || true
 	PROF=
+	kill $LOAD 2>/dev/null || true
 	wait $LOAD || true
 	LOAD=
 	echo "$t0 $t1 $c0 $c1 $l0 $l1 $lc0 $lc1 $p0 $p1 $b0 $b1" | awk '{

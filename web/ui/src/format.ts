@@ -10,6 +10,7 @@ export interface UnitContext {
   sampleRate: number; // samples per second of CPU time
   duration: number;   // seconds covered by the selection (for cores)
   machineCores: number; // CPUs of the machines in the selection (0 unknown)
+  nanoseconds?: boolean; // values are nanoseconds of threads' time (offcpu, wall), not samples
 }
 
 export function fmtNumber(v: number): string {
@@ -39,8 +40,18 @@ export function fmtCores(c: number): string {
   return c.toFixed(2) + ' cores';
 }
 
-// A count of samples in the chosen unit.
+// Seconds of threads' time per second: how many threads, on average (off-CPU, wall-clock).
+export function fmtThreads(t: number): string {
+  return (t < 10 ? t.toFixed(2) : t.toFixed(1)) + ' threads';
+}
+
+// A count of samples in the chosen unit; for nanosecond profiles a time (samples, seconds) or
+// threads on average (cores, % of machine).
 export function fmtValue(samples: number, u: UnitContext): string {
+  if (u.nanoseconds) {
+    const s = samples / 1e9;
+    return u.unit === 'samples' || u.unit === 'seconds' ? fmtSeconds(s) : fmtThreads(s / Math.max(1, u.duration));
+  }
   switch (u.unit) {
     case 'seconds': return fmtSeconds(samples / u.sampleRate);
     case 'cores': return fmtCores(samples / u.sampleRate / Math.max(1, u.duration));

@@ -9,7 +9,7 @@ import {
 } from './api';
 import { FlameGraph, KIND_COLORS, KIND_LABELS, diffColor, type FrameRef, type Kind } from './flame';
 import {
-  UNITS, escapeHtml, fmtCores, fmtDuration, fmtNumber, fmtPercent, fmtSeconds, fmtTime, fmtValue, fuzzyScore, parseTime,
+  UNITS, escapeHtml, fmtCores, fmtDuration, fmtNumber, fmtPercent, fmtSeconds, fmtThreads, fmtTime, fmtValue, fuzzyScore, parseTime,
   type Unit, type UnitContext,
 } from './format';
 import { Menu, type MenuItem } from './menu';
@@ -54,6 +54,9 @@ function readState(): State {
 
 let state = readState();
 let sampleRate = 100;
+// Off-CPU and wall-clock series count nanoseconds of threads' time, not samples.
+let nanoseconds = false;
+const nsType = () => nanoseconds || state.type === 'offcpu' || state.type === 'wall';
 let machineCores = 0;
 let busy = 0;
 let generation = 0;
@@ -112,11 +115,12 @@ function range(): { from: number; until: number } {
 
 function units(): UnitContext {
   const r = range();
-  return { unit: state.unit, sampleRate, duration: r.until - r.from, machineCores };
+  return { unit: state.unit, sampleRate, duration: r.until - r.from, machineCores, nanoseconds: nsType() };
 }
 
 function rateOf(res: RenderResult): number {
-  if (res.metadata.units === 'nanoseconds') return 1e9;
+  nanoseconds = res.metadata.units === 'nanoseconds';
+  if (nanoseconds) return 1e9;
   return res.metadata.sampleRate || 100;
 }
 
@@ -329,6 +333,7 @@ async function loadFlame(gen: number): Promise<void> {
 }
 
 function summaryText(t: number, r: { from: number; until: number }): string {
+  if (nanoseconds) return `${fmtSeconds(t / 1e9)} of threads' time · ${fmtThreads(t / 1e9 / (r.until - r.from))} average`;
   const cores = t / sampleRate / (r.until - r.from);
   let s = `${fmtNumber(t)} samples · ${fmtSeconds(t / sampleRate)} CPU · ${fmtCores(cores)} average`;
   if (machineCores) s += ` · ${fmtPercent(cores, machineCores)} of ${machineCores} CPUs`;
@@ -347,7 +352,7 @@ async function loadTopRows(): Promise<void> {
   topRows = res.rows;
   topTotal = res.total;
   topKey = key;
-  $('top-summary').textContent = `${fmtNumber(res.functions)} functions · ${fmtNumber(res.total)} samples`;
+  $('top-summary').textContent = `${fmtNumber(res.functions)} functions · ${nsType() ? fmtSeconds(res.total / 1e9) : fmtNumber(res.total) + ' samples'}`;
 }
 
 async function loadSampleRate(): Promise<void> {
@@ -718,7 +723,8 @@ async function loadMachine(): Promise<void> {
 async function loadTimeline(gen: number): Promise<void> {
   const r = range();
   const span = state.view === 'diff' ? (() => { const d = diffSelections(); return { from: Math.min(r.from, d.lf, d.rf), until: Math.max(r.until, d.lu, d.ru) }; })() : r;
-  const rate = state.unit !== 'samples';
+  // nanosecond series: threads on average, whatever the unit chosen
+  const rate = state.unit !== 'samples' || nsType();
   let res: SeriesResult;
   const q = state.view === 'diff' && state.lq && state.rq ? diffSelections().rq : query();
   const params = { query: q, from: span.from, until: span.until, group_by: state.groupBy || undefined };
@@ -731,7 +737,7 @@ async function loadTimeline(gen: number): Promise<void> {
   if (gen !== generation) return;
   const now = Date.now() / 1000;
   const n = span.until > now - 5 ? lastDrawn(res, now, 30) : res.points;
-  const machine = state.unit === 'machine' && machineCores > 0 && res.unit === 'cores';
+  const machine = state.unit === 'machine' && machineCores > 0 && res.unit === 'cores' && !nsType();
   const conv = (v: number, i: number) => {
     if (i >= n) return null;
     const c = coverage(res, i, span.from, span.until);
@@ -756,7 +762,8 @@ async function loadTimeline(gen: number): Promise<void> {
   }
   lastTimeline = { lines, start: res.start, step: res.step };
   const kind = res.unit === 'cores' ? (machine ? 'percent' : 'cores') : 'samples';
-  $('tl-title').textContent = kind === 'percent' ? `CPU usage (% of ${machineCores} CPUs)` : kind === 'cores' ? 'CPU usage (cores)' : `Samples per ${fmtDuration(res.step)}`;
+  $('tl-title').textContent = nsType() && res.unit === 'cores' ? `Threads ${state.type === 'wall' ? 'alive' : 'off CPU'} (average)` :
+    kind === 'percent' ? `CPU usage (% of ${machineCores} CPUs)` : kind === 'cores' ? 'CPU usage (cores)' : `Samples per ${fmtDuration(res.step)}`;
   const bands: Band[] = [];
   if (state.view === 'diff') {
     const d = diffSelections();
@@ -774,6 +781,7 @@ function renderGroups(res: SeriesResult, kind: string): void {
   const sorted = res.series.slice().sort((a, b) => b.total - a.total);
   const r = range();
   const fmt = (t: number) => kind === 'samples' ? fmtNumber(t) + ' samples' : state.unit === 'seconds' ? fmtSeconds(t) :
+    nsType() ? fmtThreads(t / (r.until - r.from)) :
     kind === 'percent' ? fmtPercent(t / (r.until - r.from), machineCores) + ' of machine' : fmtCores(t / (r.until - r.from));
   $<HTMLTableElement>('groups-table').tBodies[0].innerHTML = sorted.slice(0, 200).map((g, i) =>
     `<tr data-group="${escapeHtml(g.group)}"><td class="name"><i class="swatch" style="background:${GROUP_COLORS[Math.min(i, 9)]}"></i>${escapeHtml(g.group || '(no value)')}</td>` +
