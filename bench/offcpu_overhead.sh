@@ -145,7 +145,7 @@ run_one() { # NAME
 	wait $PROF || true
 	PROF=
 	kill $LOAD 2>/dev/null || true
-	wait $LOAD || true
+	wait $LOAD 2>/dev/null || true
 	LOAD=
 	echo "$t0 $t1 $c0 $c1 $l0 $l1 $lc0 $lc1 $p0 $p1 $b0 $b1" | awk '{
 		dt = $2 - $1; ls = $6 - $5

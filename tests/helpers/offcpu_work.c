@@ -1,8 +1,10 @@
 /* offcpu_work.c: a thread that blocks a known share of its wall time, and says how much.
  * usage: offcpu_work pipe|futex|sleep SECONDS BLOCK_MS BURN_MS
  *
- * The thread "blocker" runs work_loop() for SECONDS: burn() on the CPU for BURN_MS, then one
- * wait of about BLOCK_MS, again and again. The wait is
+ * The thread "blocker" runs work_loop() for SECONDS: burn() on the CPU for about BURN_MS, then
+ * one wait of about BLOCK_MS, again and again (each length drawn between half and one and a
+ * half times the nominal one, so that the cycle does not beat with a sampling period). The
+ * wait is
  *   pipe   wait_for_data(): read() on a pipe the thread "feeder" writes to BLOCK_MS later
  *   futex  wait_for_lock(): FUTEX_WAIT on a word the feeder sets (and wakes) BLOCK_MS later
  *   sleep  take_a_nap(): nanosleep(BLOCK_MS)
@@ -22,14 +24,15 @@
 #include <unistd.h>
 
 void burn(long ns);
-void wait_for_data(void);
-void wait_for_lock(void);
-void take_a_nap(void);
+void wait_for_data(long ns);
+void wait_for_lock(long ns);
+void take_a_nap(long ns);
 void work_loop(double seconds, long burn_ns, long long *blocked, long long *wall);
 
 static int go_pipe[2], data_pipe[2];
 static atomic_int word;
 static long block_ns;
+static unsigned long long rng = 88172645463325252ULL;
 static volatile unsigned long sink;
 static int mode; /* 0 pipe, 1 futex, 2 sleep */
 
@@ -39,6 +42,15 @@ static long long now_ns(clockid_t c)
 
 	clock_gettime(c, &ts);
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* ns times a factor in [0.5, 1.5) (xorshift64). */
+static long jitter(long ns)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return ns / 2 + (long)((double)(rng >> 11) / 9007199254740992.0 * (double)ns);
 }
 
 static void nap(long ns)
@@ -52,11 +64,12 @@ static void nap(long ns)
 /* The feeder: on each request, wait BLOCK_MS, then release the blocker. */
 static void *feeder(void *arg)
 {
-	char c;
+	long ns;
+	char c = 'x';
 
 	prctl(PR_SET_NAME, "feeder");
-	while (read(go_pipe[0], &c, 1) == 1) {
-		nap(block_ns);
+	while (read(go_pipe[0], &ns, sizeof(ns)) == (ssize_t)sizeof(ns)) {
+		nap(ns);
 		if (mode == 0) {
 			if (write(data_pipe[1], &c, 1) != 1)
 				break;
@@ -81,22 +94,21 @@ __attribute__((noinline)) void burn(long ns)
 	}
 }
 
-__attribute__((noinline)) void wait_for_data(void)
+__attribute__((noinline)) void wait_for_data(long ns)
 {
-	char c = 'x';
+	char c;
 
-	if (write(go_pipe[1], &c, 1) != 1 || read(data_pipe[0], &c, 1) != 1) {
+	if (write(go_pipe[1], &ns, sizeof(ns)) != (ssize_t)sizeof(ns) ||
+	    read(data_pipe[0], &c, 1) != 1) {
 		perror("offcpu_work: pipe");
 		exit(1);
 	}
 }
 
-__attribute__((noinline)) void wait_for_lock(void)
+__attribute__((noinline)) void wait_for_lock(long ns)
 {
-	char c = 'x';
-
 	atomic_store(&word, 0);
-	if (write(go_pipe[1], &c, 1) != 1) {
+	if (write(go_pipe[1], &ns, sizeof(ns)) != (ssize_t)sizeof(ns)) {
 		perror("offcpu_work: pipe");
 		exit(1);
 	}
@@ -104,9 +116,9 @@ __attribute__((noinline)) void wait_for_lock(void)
 		syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
 }
 
-__attribute__((noinline)) void take_a_nap(void)
+__attribute__((noinline)) void take_a_nap(long ns)
 {
-	nap(block_ns);
+	nap(ns);
 }
 
 __attribute__((noinline)) void work_loop(double seconds, long burn_ns, long long *blocked,
@@ -116,14 +128,17 @@ __attribute__((noinline)) void work_loop(double seconds, long burn_ns, long long
 
 	*blocked = 0;
 	do {
-		burn(burn_ns);
+		long ns;
+
+		burn(jitter(burn_ns));
+		ns = jitter(block_ns);
 		t = now_ns(CLOCK_MONOTONIC);
 		if (mode == 0)
-			wait_for_data();
+			wait_for_data(ns);
 		else if (mode == 1)
-			wait_for_lock();
+			wait_for_lock(ns);
 		else
-			take_a_nap();
+			take_a_nap(ns);
 		*blocked += now_ns(CLOCK_MONOTONIC) - t;
 	} while (now_ns(CLOCK_MONOTONIC) < end);
 	*wall = now_ns(CLOCK_MONOTONIC) - start;
