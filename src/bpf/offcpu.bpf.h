@@ -194,6 +194,7 @@ static __always_inline int offcpu_resume(void *ctx)
 	rec->hdr.time_ns = now;
 	rec->body.flags = SAMPLE_F_OFFCPU | (offcpu_reason(info) << SAMPLE_F_REASON_SHIFT);
 	rec->body.weight_ns = w;
+	sample_lineage(rec, task);
 	bpf_get_current_comm(rec->body.comm, sizeof(rec->body.comm));
 	if (!offcpu_rate_ok(now)) {
 		rec->body.flags |= SAMPLE_F_NO_STACK;

@@ -77,6 +77,37 @@ static __always_inline int wanted(__u32 pid)
 	return bpf_map_lookup_elem(&target_pids, &pid) != NULL;
 }
 
+/* Who the sampled process is, beyond its pid: a kernel thread or not, and (for the agent,
+ * want_lineage) when it started and who started it. The agent names a short-lived child after
+ * the nearest ancestor that lasts, which it can only do if it learns the chain before the child
+ * (and a shell in between) are gone. Every record of the scratch buffer goes through here, CPU
+ * samples and off-CPU intervals alike, so that none carries another's lineage. */
+static __always_inline void sample_lineage(struct sample_record *rec, struct task_struct *task)
+{
+	struct task_struct *anc;
+	int i;
+
+	__builtin_memset(rec->body.ancestors, 0, sizeof(rec->body.ancestors));
+	rec->body.reserved = 0;
+	rec->body.start_ns = 0;
+	if (!task)
+		return;
+	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
+		rec->body.flags |= SAMPLE_F_KTHREAD;
+	if (!want_lineage)
+		return;
+	rec->body.start_ns = BPF_CORE_READ(task, group_leader, start_time);
+	anc = BPF_CORE_READ(task, real_parent);
+	for (i = 0; i < SAMPLE_ANCESTORS && anc; i++) {
+		__u32 apid = BPF_CORE_READ(anc, tgid);
+
+		if (apid <= 1)
+			break;
+		rec->body.ancestors[i] = apid;
+		anc = BPF_CORE_READ(anc, real_parent);
+	}
+}
+
 /* User stacks: the native unwinder (unwind_user.bpf.h) hands frames of runtimes (CPython, ...)
  * to their walkers through the dispatch of runtime/runtime.bpf.h. */
 #include "runtime/runtime.bpf.h"
@@ -132,34 +163,15 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	rec->hdr.tid = tid;
 	rec->hdr.time_ns = bpf_ktime_get_ns();
 	rec->body.flags = 0;
-	__builtin_memset(rec->body.ancestors, 0, sizeof(rec->body.ancestors));
-	rec->body.reserved = 0;
-	rec->body.start_ns = 0;
+	rec->body.weight_ns = 0;
 	bpf_get_current_comm(rec->body.comm, sizeof(rec->body.comm));
 
 	if (pid == 0) {
 		/* The idle task: its kernel stack is the idle loop, which says nothing. */
 		rec->body.flags |= SAMPLE_F_IDLE;
+		sample_lineage(rec, NULL);
 	} else {
-		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-		struct task_struct *anc = want_lineage ? BPF_CORE_READ(task, real_parent) : NULL;
-		int i;
-
-		if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
-			rec->body.flags |= SAMPLE_F_KTHREAD;
-		/* Who started the process: the agent names a short-lived child after the nearest
-		 * ancestor that lasts, which it can only do if it learns the chain before the
-		 * child (and a shell in between) are gone. Only the agent asks for it. */
-		if (want_lineage)
-			rec->body.start_ns = BPF_CORE_READ(task, group_leader, start_time);
-		for (i = 0; i < SAMPLE_ANCESTORS && anc; i++) {
-			__u32 apid = BPF_CORE_READ(anc, tgid);
-
-			if (apid <= 1)
-				break;
-			rec->body.ancestors[i] = apid;
-			anc = BPF_CORE_READ(anc, real_parent);
-		}
+		sample_lineage(rec, (struct task_struct *)bpf_get_current_task());
 		n = bpf_get_stack(ctx, rec->frames, MAX_KERNEL_FRAMES * sizeof(__u64), 0);
 		if (n < 0) {
 			stat_inc(STAT_KSTACK_ERRORS);

@@ -149,7 +149,7 @@ static void show(const struct profile *p, const struct view *v, double interval)
 	time_t now = time(NULL);
 	char when[32];
 	int rows = v->rows, cols = 0, namew;
-	int ns = !strcmp(profile_get_str(p, p->sample_unit), "nanoseconds");
+	int in_ns = !strcmp(profile_get_str(p, p->sample_unit), "nanoseconds");
 	struct winsize ws;
 
 	if (v->tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) {
@@ -225,7 +225,7 @@ static void show(const struct profile *p, const struct view *v, double interval)
 	strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
 	if (v->tty)
 		fputs("\033[H\033[2J", stdout);
-	if (ns) {
+	if (in_ns) {
 		/* off-CPU or wall time: values are nanoseconds of threads' time */
 		char head[256];
 
@@ -257,7 +257,7 @@ static void show(const struct profile *p, const struct view *v, double interval)
 	namew = cols ? cols - (7 + 1 + 7 + 1 + 9 + 2 + 18 + 2) : 0;
 	/* the sorted column in inverse video on a terminal */
 	{
-		const char *const heads[] = { "   SELF", "  TOTAL", ns ? "     TIME" : "  SAMPLES",
+		const char *const heads[] = { "   SELF", "  TOTAL", in_ns ? "     TIME" : "  SAMPLES",
 					      "PROCESS           ", "FUNCTION" };
 		static const enum sort_key keys[] = { SORT_SELF, SORT_TOTAL, (enum sort_key)-1,
 						      SORT_PROCESS, SORT_NAME };
@@ -274,7 +274,7 @@ static void show(const struct profile *p, const struct view *v, double interval)
 
 		printf("%6.2f%% %6.2f%% ", total ? 100.0 * fns[i].self / total : 0.0,
 		       total ? 100.0 * fns[i].total / total : 0.0);
-		if (ns)
+		if (in_ns)
 			printf("%8.3fs  ", (double)fns[i].self / 1e9);
 		else
 			printf("%9lld  ", (long long)fns[i].self);
