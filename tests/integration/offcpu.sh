@@ -6,7 +6,8 @@
 #     program's own measure; the thread's wall profile adds up to its wall time (within 5%).
 #  2. Python (tests/helpers/python/offcpu.py), recorded with --off-cpu: the three waits under
 #     the Python functions that made them, with their reasons; values are nanoseconds.
-#  3. The agent with --profile cpu,offcpu pushes an offcpu profile (nanoseconds) that the
+#  3. top --off-cpu and --wall: seconds under the waiting function; wall covers the thread.
+#  4. The agent with --profile cpu,offcpu pushes an offcpu profile (nanoseconds) that the
 #     server stores next to cpu and answers queries on.
 . tests/integration/server.inc
 need_bpf
@@ -106,7 +107,37 @@ else
 		fail "python: the waits add up to $got ns, the program measured ${waited} s"
 fi
 
-# 3. agent -> server, an offcpu profile next to cpu
+# 3. top: --off-cpu reports seconds of waiting under the function that waited; --wall covers
+#    at least the whole wall time of the working thread (plain reports, not on a terminal)
+"$B/helpers/offcpu_work" sleep 3 6 4 > /dev/null &
+work=$!
+$SCORCH top --off-cpu -F 199 -p $work -i 1 -d 2.5 -n 100 > "$TMP/top_off.txt" 2> "$TMP/top_off.err" ||
+	fail "top --off-cpu exited $?: $(cat "$TMP/top_off.err")"
+kill $work 2>/dev/null
+wait $work 2>/dev/null
+head -12 "$TMP/top_off.txt"
+grep -q '^scorch top - .* offcpu [0-9.]* s in ' "$TMP/top_off.txt" ||
+	fail "top --off-cpu: no offcpu header: $(head -3 "$TMP/top_off.txt")"
+grep -Eq 'SELF +TOTAL +TIME +PROCESS' "$TMP/top_off.txt" ||
+	fail "top --off-cpu: no TIME column"
+# the first report: [off-cpu: sleep] has time of its own, take_a_nap is on a fifth of it or more
+awk '/^scorch top - / { r++ } r == 1 && /\[off-cpu: sleep\]$/ { t = $3 } r == 1 && $NF == "take_a_nap" { tot = $2 }
+     END { sub(/s$/, "", t); sub(/%$/, "", tot); printf "top --off-cpu: [off-cpu: sleep] %s s, take_a_nap total %s%%\n", t, tot
+	   exit !(t + 0 > 0.1 && tot + 0 >= 20) }' "$TMP/top_off.txt" || fail "top --off-cpu: the sleep is not where it waited"
+"$B/helpers/offcpu_work" sleep 3 6 4 > /dev/null &
+work=$!
+$SCORCH top --wall -F 499 -p $work -i 1 -d 2.5 -n 100 > "$TMP/top_wall.txt" 2> "$TMP/top_wall.err" ||
+	fail "top --wall exited $?: $(cat "$TMP/top_wall.err")"
+kill $work 2>/dev/null
+wait $work 2>/dev/null
+# the first report: the working thread alone is one thread all along (its main thread waits in
+# pthread_join(), counted when that wait ends; at most 3 threads: main, blocker, feeder)
+awk '/^scorch top - .* wall / { r++; if (r == 1) { n = $0; sub(/.*\(/, "", n); sub(/ threads.*/, "", n) } }
+     r == 1 && $NF == "burn" { b = $1 }
+     END { sub(/%$/, "", b); printf "top --wall: %s threads on average, burn %s%%\n", n, b; exit !(n + 0 >= 0.9 && n + 0 <= 3.3 && b + 0 > 0) }' \
+	"$TMP/top_wall.txt" || fail "top --wall: less than the thread's wall time: $(head -8 "$TMP/top_wall.txt")"
+
+# 4. agent -> server, an offcpu profile next to cpu
 start_server
 "$B/helpers/offcpu_work" sleep 6 20 5 > /dev/null &
 work=$!
