@@ -6,6 +6,7 @@
 #     program's own measure; the thread's wall profile adds up to its wall time (within 5%).
 #  2. Python (tests/helpers/python/offcpu.py), recorded with --off-cpu: the three waits under
 #     the Python functions that made them, with their reasons; values are nanoseconds.
+#     Ruby, PHP and Perl (when installed): their functions above the sleep.
 #  3. top --off-cpu and --wall: seconds under the waiting function; wall covers the thread.
 #  4. The agent with --profile cpu,offcpu,wall pushes offcpu and wall profiles (nanoseconds)
 #     that the server stores next to cpu and answers queries on.
@@ -106,6 +107,29 @@ else
 	awk -v w="$waited" -v g="$got" 'BEGIN { r = g / 1e9 / w; exit !(r > 0.85 && r < 1.15) }' ||
 		fail "python: the waits add up to $got ns, the program measured ${waited} s"
 fi
+
+# 2b. Ruby, PHP and Perl (each when installed): their frames above the sleep, through the same
+#     unwinder and walkers as CPU samples. Ruby's sleep waits in ppoll() on its signal fd: io.
+rt_check() { # name regex command...
+	name=$1 re=$2
+	shift 2
+	command -v "$1" > /dev/null || { echo "skipped (no $1): the $name part"; return 0; }
+	$SCORCH record --off-cpu -F 99 -q -o "$TMP/$name.folded" -- "$@" > /dev/null 2> "$TMP/$name.log" ||
+		fail "record --off-cpu of $name failed: $(cat "$TMP/$name.log")"
+	n=$(ns_matching "$TMP/$name.folded" "$re")
+	echo "$name: $n ns under $re"
+	# 60 sleeps of 10 ms: at least half of it under the runtime's frame
+	[ "$n" -ge 300000000 ] || {
+		sort -t' ' -k2 -n "$TMP/$name.folded" | tail -3
+		fail "$name: too little off-CPU time under $re"
+	}
+}
+rt_check ruby 'Object#take_nap \(-e:1\);Kernel#sleep;.*ppoll.*\[off-cpu: io\]$' \
+	ruby -e 'def take_nap; sleep 0.01; end; 60.times { take_nap }'
+rt_check php 'take_nap \(Command line code:1\);usleep;.*nanosleep.*\[off-cpu: sleep\]$' \
+	php -r 'function take_nap() { usleep(10000); } for ($i = 0; $i < 60; $i++) take_nap();'
+rt_check perl 'main::take_nap \(-e:1\);.*usleep;.*nanosleep.*\[off-cpu: sleep\]$' \
+	perl -e 'use Time::HiRes qw(usleep); sub take_nap { usleep(10000) } take_nap() for 1..60'
 
 # 3. top: --off-cpu reports seconds of waiting under the function that waited; --wall covers
 #    at least the whole wall time of the working thread (plain reports, not on a terminal)
