@@ -75,6 +75,10 @@ static void timed_burn(int path, int units)
 	leaf_cpu[path] += clock_secs(CLOCK_THREAD_CPUTIME_ID) - t0;
 }
 
+NOINLINE void a3(void);
+NOINLINE void a2(void);
+NOINLINE void a1(void);
+NOINLINE void path_a(void);
 NOINLINE void a3(void) { timed_burn(0, 4); sink++; }
 NOINLINE void a2(void) { a3(); sink++; }
 NOINLINE void a1(void) { a2(); sink++; }
@@ -89,6 +93,7 @@ NOINLINE void down(int n)
 		down(n - 1);
 	sink++;
 }
+NOINLINE void path_b(void);
 NOINLINE void path_b(void) { down(120); sink++; }
 
 NOINLINE void rec(int n);
@@ -100,6 +105,7 @@ NOINLINE void rec(int n)
 		rec(n - 1);
 	sink++;
 }
+NOINLINE void path_c(void);
 NOINLINE void path_c(void) { rec(500); sink++; }
 
 NOINLINE void short_b(double cpu_secs);
@@ -109,6 +115,7 @@ NOINLINE void short_b(double cpu_secs)
 		burn(2);
 	sink++;
 }
+NOINLINE void short_a(double cpu_secs);
 NOINLINE void short_a(double cpu_secs) { short_b(cpu_secs); sink++; }
 
 static int tree(double secs, const char *truth_path)
