@@ -2,7 +2,7 @@
 # run.sh: every test of scorch. Unit tests (ASan/UBSan builds), fuzz corpus replays, then the
 # integration tests (tests/integration/*.sh; those needing root/BPF print SKIP when they can't
 # run). Prints one line per test and a closing "N passed, N failed, N skipped" line.
-# TESTS=pattern limits the run to tests whose name contains pattern.
+# TESTS="pattern ..." limits the run to tests whose name contains one of the patterns.
 set -u
 cd "$(dirname "$0")/.."
 B=${B:-build}
@@ -13,7 +13,13 @@ mkdir -p $log
 
 run_one() { # name, command...
 	name=$1; shift
-	case "$name" in *"${TESTS:-}"*) ;; *) return ;; esac
+	if [ -n "${TESTS:-}" ]; then
+		want=0
+		for pat in $TESTS; do
+			case "$name" in *"$pat"*) want=1 ;; esac
+		done
+		[ $want = 1 ] || return
+	fi
 	start=$(date +%s)
 	mkdir -p "$(dirname "$log/$name.log")"
 	"$@" > "$log/$name.log" 2>&1
