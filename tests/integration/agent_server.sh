@@ -5,24 +5,35 @@
 . tests/integration/server.inc
 need_bpf
 
-# 1. A busy process, an agent pushing every 2 s, a server storing.
+# 1. An agent pushing every 2 s, a server storing; once the agent samples, a busy process that
+# runs 1 s of its own CPU time (and says how much it used) and a Python script. The agent stops
+# (SIGTERM, its last push) after both have exited, so all of fp_hot's CPU time was sampled.
+# The workload runs under a name of its own: the agent sees every process of the machine, other
+# fp_hot runs included.
+HOT=fph$$
+cp "$B/helpers/fp_hot" "$TMP/$HOT"
 start_server
-"$B/helpers/fp_hot" 8 &
+$SCORCH -v agent --server "$URL" -F 99 --interval 2s --label env=test --cache-dir "$TMP/tables" \
+	-d 300 2> "$TMP/agent.log" &
+agent=$!
+kill_at_exit $agent
+wait_for 60 "'agent: profiling' from the agent" grep -q 'agent: profiling' "$TMP/agent.log"
+"$TMP/$HOT" -c 1 > "$TMP/hot.out" &
 hot=$!
+kill_at_exit $hot
 PY=
 for p in /usr/bin/python3.11 /usr/bin/python3; do [ -x "$p" ] && { PY=$p; break; }; done
 if [ -n "$PY" ]; then
-	"$PY" tests/helpers/python/accuracy.py 6 > /dev/null 2>&1 &
+	"$PY" tests/helpers/python/accuracy.py 1 > /dev/null 2>&1 &
 	py=$!
 fi
-$SCORCH agent --server "$URL" -F 99 --interval 2s -d 5 --label env=test --cache-dir "$TMP/tables" \
-	2> "$TMP/agent.log" ||
-	fail "agent exited $?: $(tail -5 "$TMP/agent.log")"
 wait $hot
 [ -n "$PY" ] && wait $py
+kill -TERM $agent
+wait $agent || fail "agent exited $?: $(tail -5 "$TMP/agent.log")"
 services=$(get /label-values label=service_name)
 echo "services: $services"
-echo "$services" | grep -q '"fp_hot"' || fail "no fp_hot service: $services"
+echo "$services" | grep -q "\"$HOT\"" || fail "no $HOT service: $services"
 # A Python program's service is its script's name.
 if [ -n "$PY" ]; then
 	echo "$services" | grep -q '"accuracy.py"' || fail "no accuracy.py service for the Python script: $services"
@@ -32,10 +43,10 @@ labels=$(get /labels)
 for l in host process cpus env service_name; do
 	echo "$labels" | grep -q "\"$l\"" || fail "label $l missing: $labels"
 done
-n=$(ticks 'fp_hot.cpu{env="test"}')
-echo "fp_hot samples: $n"
-[ "${n:-0}" -ge 100 ] || fail "fp_hot has only ${n:-0} samples at the server"
-h=$(get /render query='fp_hot.cpu{}' from=now-1h until=now format=folded)
+cpu=$(sed -n 's/^fp_hot: cpu \([0-9.]*\) s$/\1/p' "$TMP/hot.out")
+[ -n "$cpu" ] || fail "fp_hot did not report its CPU time: $(cat "$TMP/hot.out")"
+check_samples "$HOT at the server" "$(ticks "$HOT.cpu{env=\"test\"}")" "$cpu" 99
+h=$(get /render query="$HOT.cpu{}" from=now-1h until=now format=folded)
 echo "$h" | grep -q 'main;run;hot_function [0-9]*$' || fail "no main;run;hot_function stack: $(echo "$h" | head -3)"
 host=$(hostname)
 get /label-values label=host | grep -q "\"$host\"" || fail "host label is not $host"
@@ -45,15 +56,21 @@ stop_server
 rm -rf "$DATA"
 PORT_FILE=$TMP/port
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$B/helpers/fp_hot" 12 &
+"$B/helpers/fp_hot" 120 &
 hot=$!
-$SCORCH -v agent --server "http://127.0.0.1:$port" -F 99 --interval 1s -d 7 --cache-dir "$TMP/tables" \
-	2> "$TMP/agent2.log" &
+kill_at_exit $hot
+$SCORCH -v agent --server "http://127.0.0.1:$port" -F 99 --interval 1s --cache-dir "$TMP/tables" \
+	-d 300 2> "$TMP/agent2.log" &
 agent=$!
-sleep 4.5
+kill_at_exit $agent
+# Up once the agent has failed to deliver a profile and kept it.
+wait_for 60 "failed push in the agent's log" grep -q 'agent: .* [1-9][0-9]* queued.*last error' "$TMP/agent2.log"
 "$SCORCH" server --listen "127.0.0.1:$port" --data "$DATA" 2>>"$TMP/server.log" &
 SRV_PID=$!
 URL="http://127.0.0.1:$port"
+# Stopped once the queue is delivered.
+wait_for 60 "delivery after the server came up" grep -q 'agent: [1-9][0-9]* profiles sent, 0 queued' "$TMP/agent2.log"
+kill -TERM $agent
 wait $agent || fail "agent exited $? after the server came back: $(tail -5 "$TMP/agent2.log")"
 kill $hot 2>/dev/null; wait $hot 2>/dev/null
 retries=$(sed -n 's/.*agent: stopped: .* \([0-9]*\) retries.*/\1/p' "$TMP/agent2.log")
