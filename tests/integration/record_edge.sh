@@ -49,24 +49,30 @@ rc=$?
 [ -f "$TMP/d.folded" ] || fail "-d 1 -- sleep 30: no profile"
 
 # ... and one that ignores SIGTERM is killed 5 s later.
-timeout -s KILL 40 $SCORCH record -q -d 1 -o "$TMP/d2.folded" -- sh -c 'trap "" TERM; while :; do :; done # scorch-edge-loop' 2> "$TMP/d2.err"
+# (The busy loops carry this test's PID: pgrep must not find those of another run.)
+LOOP=scorch-edge-loop-$$
+timeout -s KILL 40 $SCORCH record -q -d 1 -o "$TMP/d2.folded" -- sh -c "trap '' TERM; while :; do :; done # $LOOP" 2> "$TMP/d2.err"
 rc=$?
-for p in $(pgrep -f scorch-edge-loop); do kill -9 "$p"; done
+for p in $(pgrep -f "$LOOP"); do kill -9 "$p"; done
 [ $rc -eq 137 ] || fail "a command ignoring SIGTERM: exit $rc, expected 137: $(cat "$TMP/d2.err")"
 grep -q "did not exit after SIGTERM" "$TMP/d2.err" || fail "no word of the SIGKILL: $(cat "$TMP/d2.err")"
 grep -q '^sh;' "$TMP/d2.folded" || fail "the busy sh was not profiled: $(head -3 "$TMP/d2.folded")"
 
 # SIGINT is passed on to the command; a command that ignores it is killed by a second one.
-$SCORCH record -q -o "$TMP/i.folded" -- sh -c 'trap "" INT; while :; do :; done # scorch-edge-loop' 2> "$TMP/i.err" &
+# (Sent once the command runs and the recording samples; the pause after the first SIGINT is
+# the time record is given to exit wrongly, not a wait for anything.)
+$SCORCH record -q -o "$TMP/i.folded" -- sh -c "trap '' INT; while :; do :; done # $LOOP" 2> "$TMP/i.err" &
 pid=$!
-sleep 1
+kill_at_exit $pid
+wait_for 60 "busy command under record" pgrep -f "$LOOP"
+wait_for 60 "sampling by record" sampling $pid
 kill -INT $pid
 sleep 1.5
 kill -0 $pid 2>/dev/null || fail "record exited before the command did"
 kill -INT $pid
 wait $pid
 rc=$?
-for p in $(pgrep -f scorch-edge-loop); do kill -9 "$p"; done
+for p in $(pgrep -f "$LOOP"); do kill -9 "$p"; done
 [ $rc -eq 137 ] || fail "second SIGINT: exit $rc, expected 137: $(cat "$TMP/i.err")"
 grep -q '^sh;' "$TMP/i.folded" || fail "no profile after two SIGINTs"
 
@@ -89,30 +95,41 @@ ls "$TMP" | grep -q '\.tmp\.' && fail "a temporary file was left behind: $(ls "$
 
 # A command that starts a daemon and exits: we stop when the command exits.
 start=$(date +%s)
-timeout 20 $SCORCH record -q -o "$TMP/daemon.folded" -- sh -c 'sleep 29.5 & exit 0'
+timeout 20 $SCORCH record -q -o "$TMP/daemon.folded" -- sh -c "sleep 29.5$$ & exit 0"
 rc=$?
-for p in $(pgrep -f 'sleep 29.5'); do kill "$p"; done
+for p in $(pgrep -fx "sleep 29.5$$"); do kill "$p"; done
 [ $rc -eq 0 ] || fail "daemon case: exit $rc"
 [ $(($(date +%s) - start)) -lt 20 ] || fail "record waited for the daemon the command left"
 
 # -p: a process whose main thread exits first lives on in its other thread.
-"$B/helpers/leader_exit" 3 &
-pid=$!
-sleep 0.3
-$SCORCH record -q -F 199 -p $pid -d 2 -o "$TMP/le.folded" || fail "record -p (leader exited) exited $?"
+# Held stopped until the recording samples; its worker then runs 0.5 s of CPU, all of it after
+# the main thread is gone, and the process's exit ends the recording.
+start_stopped pid "$B/helpers/leader_exit" -c 0.5 > "$TMP/le.out"
+kill_at_exit $pid
+$SCORCH record -q -F 199 -p $pid -o "$TMP/le.folded" &
+rec=$!
+kill_at_exit $rec
+wait_for 60 "sampling by record -p" sampling $rec
+kill -CONT $pid
+wait $rec || fail "record -p (leader exited) exited $?"
 wait $pid
 # (Its frames do not resolve yet: /proc/PID/maps of a process whose main thread is gone is
 # empty; only /proc/PID/task/TID/maps of a live thread has them.)
-n=$(count_matching "$TMP/le.folded" '^leader_exit;')
-echo "leader_exit: $n samples"
-[ "$n" -ge 100 ] || fail "record -p stopped following the process when its main thread exited: $n samples"
+cpu=$(sed -n 's/^leader_exit: cpu \([0-9.]*\) s$/\1/p' "$TMP/le.out")
+[ -n "$cpu" ] || fail "leader_exit did not report its CPU time: $(cat "$TMP/le.out")"
+check_samples "record -p, main thread gone" "$(count_matching "$TMP/le.folded" '^leader_exit;')" "$cpu" 199
 
 # -p: record stops when the process exits.
-"$B/helpers/leader_exit" 1 &
-pid=$!
+start_stopped pid "$B/helpers/leader_exit" -c 0.2
+kill_at_exit $pid
+$SCORCH record -q -p $pid -d 60 -o "$TMP/end.folded" &
+rec=$!
+kill_at_exit $rec
+wait_for 60 "sampling by record -p" sampling $rec
+kill -CONT $pid
 start=$(date +%s)
-timeout 30 $SCORCH record -q -p $pid -d 60 -o "$TMP/end.folded" || fail "record -p exited $?"
-[ $(($(date +%s) - start)) -lt 30 ] || fail "record -p did not stop when the process exited"
+wait $rec || fail "record -p exited $?"
+[ $(($(date +%s) - start)) -lt 50 ] || fail "record -p did not stop when the process exited"
 grep -q '^leader_exit;' "$TMP/end.folded" || fail "record -p: no samples of the process"
 
 # -p: the process exits while we start: the (empty) profile is still written.
@@ -128,12 +145,17 @@ else
 fi
 
 # -F 10000: works (or says the kernel's limit plainly).
-$SCORCH record -q --stats -F 10000 -o "$TMP/f.folded" -- "$B/helpers/fp_hot" 0.5 2> "$TMP/f.err"
+# The kernel may throttle a rate this high (perf_cpu_time_max_percent), so only half of the
+# 10000 per CPU second is asked for: still five times what the next rate down (-F 999) gives.
+$SCORCH record -q --stats -F 10000 -o "$TMP/f.folded" -- "$B/helpers/fp_hot" -c 0.5 > "$TMP/f.out" 2> "$TMP/f.err"
 rc=$?
 if [ $rc -eq 0 ]; then
 	n=$(count_matching "$TMP/f.folded" '^fp_hot;')
-	echo "-F 10000: $n samples in 0.5 s"
-	[ "$n" -ge 500 ] || fail "-F 10000 gave only $n samples: $(cat "$TMP/f.err")"
+	cpu=$(sed -n 's/^fp_hot: cpu \([0-9.]*\) s$/\1/p' "$TMP/f.out")
+	[ -n "$cpu" ] || fail "fp_hot did not report its CPU time: $(cat "$TMP/f.out")"
+	echo "-F 10000: $n samples for $cpu s of CPU"
+	awk -v n="$n" -v c="$cpu" 'BEGIN { exit !(n >= 0.5 * c * 10000 && n <= 1.1 * c * 10000 + 300) }' ||
+		fail "-F 10000 gave $n samples for $cpu s of CPU: $(cat "$TMP/f.err")"
 else
 	grep -q "perf_event_max_sample_rate" "$TMP/f.err" || fail "-F 10000 failed unclearly: $(cat "$TMP/f.err")"
 fi
