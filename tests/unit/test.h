@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 static int test_failed_checks;
 static int test_passed, test_failed, test_skipped;
@@ -51,6 +54,25 @@ static const char *test_current;
 	else if (test_failed_checks) { test_failed++; fprintf(stderr, "not ok %s\n", #fn); } \
 	else { test_passed++; if (getenv("TEST_VERBOSE")) fprintf(stderr, "ok %s\n", #fn); } \
 	} while (0)
+
+/* Wait (up to 30 s) until process PID runs the executable at PATH, i.e. a child has done its
+ * exec: a fixed pause may be too short on a busy machine. 0 when it does, -1 otherwise. */
+static inline int test_wait_exec(pid_t pid, const char *path)
+{
+	struct stat want, got;
+	char exe[64];
+	int i;
+
+	if (stat(path, &want) < 0)
+		return -1;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	for (i = 0; i < 3000; i++) {
+		if (stat(exe, &got) == 0 && got.st_ino == want.st_ino && got.st_dev == want.st_dev)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
 
 static inline int test_summary(void)
 {

@@ -262,7 +262,12 @@ static void test_track_exited_process(void)
 	CHECK(pid > 0);
 	if (pid <= 0)
 		return;
-	usleep(100000); /* a zombie now: not reaped yet */
+	{
+		siginfo_t si;
+
+		/* a zombie now: waited for, not reaped yet */
+		CHECK_EQ_INT(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+	}
 	u = unwinder_new(NULL, NULL, &err);
 	CHECK(u != NULL);
 	if (u) {

@@ -63,7 +63,8 @@ static pid_t start_sleeper(void)
 		execl("/bin/sleep", "sleep", "30", (char *)NULL);
 		_exit(127);
 	}
-	usleep(50000); /* let it exec */
+	if (pid > 0 && test_wait_exec(pid, "/bin/sleep") < 0)
+		fprintf(stderr, "  (the child did not exec /bin/sleep within 30 s)\n");
 	return pid;
 }
 

@@ -630,7 +630,7 @@ static void test_unwinder_eviction_republishes(void)
 		_exit(127);
 	}
 	CHECK(child > 0);
-	usleep(100000);
+	CHECK_EQ_INT(test_wait_exec(child, "/bin/sleep"), 0);
 	memset(&o, 0, sizeof(o));
 	u = unwinder_new(NULL, &o, &err);
 	CHECK_EQ_INT(unwinder_track_pid(u, getpid()), 0);
@@ -707,7 +707,7 @@ static void test_exec_publish_learns(void)
 		execl("/bin/sleep", "sleep", "20", (char *)NULL);
 		_exit(127);
 	}
-	usleep(100000);
+	CHECK_EQ_INT(test_wait_exec(child, "/bin/sleep"), 0);
 	memset(&ev, 0, sizeof(ev));
 	ev.hdr.type = EVENT_EXEC;
 	ev.hdr.version = SCORCH_EVENT_VERSION;
