@@ -22,23 +22,24 @@ crashed() { # FILE: 0 when FILE holds a crash or sanitizer report
 for n in half zero gone; do cp "$LIBZ" "$TMP/libz_$n.so"; done
 pids=""
 for n in half zero gone; do
-	"$B/helpers/churn" mapped "$TMP/libz_$n.so" 14 > "$TMP/mapped_$n.out" &
+	# (they live until the test kills them: their profiling must not race their end)
+	"$B/helpers/churn" mapped "$TMP/libz_$n.so" 300 > "$TMP/mapped_$n.out" &
 	pids="$pids $!"
+	kill_at_exit $!
 done
 for n in half zero gone; do
-	i=0
-	while ! grep -q ready "$TMP/mapped_$n.out" 2>/dev/null; do
-		i=$((i + 1)); [ $i -lt 50 ] || fail "churn mapped $n did not start"; sleep 0.1
-	done
+	wait_for 60 "ready from churn mapped $n" grep -q ready "$TMP/mapped_$n.out"
 done
 
-$SCORCH record -q -a -d 8 -o "$TMP/x.pb.gz" 2> "$TMP/record.err" &
+$SCORCH record -q -a -d 120 -o "$TMP/x.pb.gz" 2> "$TMP/record.err" &
 rec=$!
-sleep 1
+kill_at_exit $rec
+wait_for 60 "sampling by record -a" sampling $rec
 truncate -s 4096 "$TMP/libz_half.so"
 truncate -s 0 "$TMP/libz_zero.so"
 rm -f "$TMP/libz_gone.so"
 "$B/helpers/churn" spawn 6 16 > "$TMP/spawn.out" || fail "churn spawn failed"
+kill -INT $rec
 wait $rec
 rc=$?
 cat "$TMP/spawn.out"

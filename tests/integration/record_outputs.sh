@@ -4,7 +4,7 @@
 . tests/integration/lib.inc
 need_bpf
 
-$SCORCH record -q -F 499 -o "$TMP/hot.pb.gz" -- "$B/helpers/fp_hot" 1 || fail "record to pprof exited $?"
+$SCORCH record -q -F 499 -o "$TMP/hot.pb.gz" -- "$B/helpers/fp_hot" -c 1 || fail "record to pprof exited $?"
 [ "$(head -c2 "$TMP/hot.pb.gz" | od -An -tx1 | tr -d ' ')" = "1f8b" ] || fail "pprof output is not gzip"
 if command -v go >/dev/null 2>&1; then
 	HOME=$TMP GOCACHE=$TMP/gocache GOFLAGS=-mod=mod go tool pprof -top "$TMP/hot.pb.gz" > "$TMP/top.txt" 2>&1 ||
@@ -19,21 +19,22 @@ fi
 $SCORCH convert "$TMP/hot.pb.gz" "$TMP/conv.folded" || fail "convert pprof -> folded"
 grep -q '^fp_hot;.*run;hot_function [0-9]*$' "$TMP/conv.folded" || fail "pprof lost the stacks: $(head -3 "$TMP/conv.folded")"
 
-$SCORCH record -q -F 199 -o "$TMP/hot.json" -- "$B/helpers/fp_hot" 0.5 || fail "record to speedscope exited $?"
+$SCORCH record -q -F 199 -o "$TMP/hot.json" -- "$B/helpers/fp_hot" -c 0.5 || fail "record to speedscope exited $?"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["profiles"][0]["type"]=="sampled"; assert any(f["name"]=="hot_function" for f in d["shared"]["frames"])' "$TMP/hot.json" ||
 	fail "speedscope output is not valid or lacks hot_function"
 
-$SCORCH record -q -F 199 -o "$TMP/hot.html" -- "$B/helpers/fp_hot" 0.5 || fail "record to html exited $?"
+$SCORCH record -q -F 199 -o "$TMP/hot.html" -- "$B/helpers/fp_hot" -c 0.5 || fail "record to html exited $?"
 grep -q hot_function "$TMP/hot.html" || fail "html lacks hot_function"
 grep -Eq '(src|href)="https?:' "$TMP/hot.html" && fail "html loads something from the network"
 
-$SCORCH record -q -F 199 -o "$TMP/hot.svg" -- "$B/helpers/fp_hot" 0.5 || fail "record to svg exited $?"
+$SCORCH record -q -F 199 -o "$TMP/hot.svg" -- "$B/helpers/fp_hot" -c 0.5 || fail "record to svg exited $?"
 grep -q '<svg' "$TMP/hot.svg" && grep -q hot_function "$TMP/hot.svg" || fail "svg lacks hot_function"
 
 # SIGINT to a whole-machine recording: stops, writes the profile, exits 0.
 $SCORCH record -q -a -o "$TMP/int.folded" &
 pid=$!
-sleep 1.5
+kill_at_exit $pid
+wait_for 60 "sampling by record -a" sampling $pid
 kill -INT $pid
 wait $pid
 rc=$?
@@ -42,9 +43,16 @@ rc=$?
 
 # SIGTERM while running a command: passed on to the command, the profile is still written and
 # the exit status is the command's (143 = killed by SIGTERM).
-$SCORCH record -q -o "$TMP/term.folded" -- "$B/helpers/fp_hot" 30 &
+# (sent once the command has run 0.2 s of CPU under the recording)
+$SCORCH record -q -o "$TMP/term.folded" -- "$B/helpers/fp_hot" 120 &
 pid=$!
-sleep 1
+kill_at_exit $pid
+wait_for 60 "sampling by record" sampling $pid
+wait_for 60 "fp_hot under record" pgrep -P $pid -x fp_hot
+hot=$(pgrep -P $pid -x fp_hot)
+kill_at_exit $hot
+ran() { awk -v c="$(cpu_of $hot)" 'BEGIN { exit !(c >= 0.2) }'; }
+wait_for 120 "0.2 s of CPU for fp_hot" ran
 kill -TERM $pid
 wait $pid
 rc=$?

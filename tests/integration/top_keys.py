@@ -12,16 +12,20 @@ proc = subprocess.Popen([scorch, 'top', '-F', '499', '-p', pid, '-i', '0.5'],
                         stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
 out = b''
 
-def read_for(secs):
+def read_for(secs, until=None):
+    """Reads the terminal for SECS seconds, or until until() holds (then True)."""
     global out
     end = time.time() + secs
     while time.time() < end:
+        if until and until():
+            return True
         r, _, _ = select.select([master], [], [], 0.1)
         if r:
             try:
                 out += os.read(master, 65536)
             except OSError:
-                return
+                return until() if until else False
+    return until() if until else False
 
 def screens():
     return [s for s in out.decode('utf-8', 'replace').split('\x1b[H\x1b[2J') if 'FUNCTION' in s]
@@ -34,7 +38,8 @@ def rows(screen):
         m = re.match(r'\s*([\d.]+)%\s+([\d.]+)%\s+(\d+)\s+(.{18})  (.*)$', l)
         if not m:
             break
-        res.append((float(m.group(1)), float(m.group(2)), m.group(4).strip(), m.group(5)))
+        res.append((float(m.group(1)), float(m.group(2)), m.group(4).strip(), m.group(5),
+                    int(m.group(3))))
     return res
 
 def fail(msg):
@@ -43,10 +48,15 @@ def fail(msg):
     print(out.decode('utf-8', 'replace')[-3000:])
     sys.exit(1)
 
-read_for(2.5)
-s = screens()
+# (the waits are bounded by conditions, not times: on a busy machine reports come late and thin;
+# the first check wants a report of at least 30 samples, where hot_function's 80% leads but
+# for a chance of 2e-4)
+def thick():
+    return any(sum(x[4] for x in rows(sc)) >= 30 for sc in screens())
+read_for(60, thick)
+s = [sc for sc in screens() if sum(x[4] for x in rows(sc)) >= 30]
 if not s:
-    fail('no report on the terminal')
+    fail('no report of 30 samples on the terminal within 60 s')
 for line in re.sub(r'\x1b\[[0-9;]*m', '', s[-1]).replace('\r', '').split('\n'):
     if len(line) > 60:
         fail('a line is wider than the terminal (%d): %r' % (len(line), line))
@@ -56,18 +66,19 @@ r = rows(s[-1])
 if not r or r[0][3] != 'hot_function':
     fail('default order is not by self: %r' % r[:3])
 print('ok default: by self, top row', r[0][3])
-n = len(s)
+n = len(screens())
 os.write(master, b't')
-read_for(0.4)
-s = screens()
-if len(s) <= n:
+if not read_for(30, lambda: len(screens()) > n):
     fail('t did not redraw')
+s = screens()
 r = rows(s[-1])
 if [x[1] for x in r] != sorted([x[1] for x in r], reverse=True) or r[0][1] < 99:
     fail('t does not sort by total: %r' % r[:4])
 print('ok t: by total, top row', r[0][3], r[0][1])
+n = len(screens())
 os.write(master, b'r')
-read_for(0.4)
+if not read_for(30, lambda: len(screens()) > n):
+    fail('r did not redraw')
 r = rows(screens()[-1])
 if r[0][1] > r[-1][1]:
     fail('r does not reverse: %r' % r[:4])
@@ -75,7 +86,7 @@ print('ok r: reversed')
 os.write(master, b'q')
 t0 = time.time()
 try:
-    rc = proc.wait(timeout=5)
+    rc = proc.wait(timeout=30)
 except subprocess.TimeoutExpired:
     fail('q did not quit')
 print('ok q quits in %.2f s with status %d' % (time.time() - t0, rc))
