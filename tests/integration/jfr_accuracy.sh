@@ -6,10 +6,15 @@
 #
 # JFR samples every 1 ms here; the workload runs until the recording holds 3000 worker samples
 # (binomial sigma 0.8 points at 70%). Up to three recordings are made; the test fails when none
-# is within 2 points. JFR's own sampler drifts by 2-3 points on a machine loaded far beyond its
-# CPUs (docs/benchmarks.md, "JFR"; scorch reads the recording exactly, see jfr_ingest.sh): when
-# no recording was within 2 points and the load average stayed above 1.5 per CPU, or the JVM
-# could not collect 1500 samples in 16 s, the test SKIPs, saying so and giving the figures.
+# is within 2 points. The server must hold at least the worker samples the JVM's own event
+# stream counted (its recording covers less time than the file), else scorch lost some.
+# JFR's sampler suspends a thread and waits for it to run, so when the workers spend much of
+# their time preempted (a machine loaded far beyond its CPUs) its samples follow the scheduler
+# more than the CPU time and drift by 2-3 points (docs/benchmarks.md, "JFR"; scorch reads the
+# recording exactly, see jfr_ingest.sh). So the test SKIPs, giving the figures, only when every
+# recording was off and in each the workers were on a CPU less than 75% of their wall-clock time
+# (the workload measures both), or when the JVM itself counted fewer than 1500 worker samples
+# in 16 s.
 . tests/integration/server.inc
 
 for t in java javac; do
@@ -29,7 +34,11 @@ while [ $attempt -le 3 ]; do
 		-cp $TMP/classes JfrWork 2000 2 3000 > $TMP/java.out 2> $TMP/java.err ||
 		fail "java: $(tail -3 $TMP/java.err)"
 	own=$(sed -n 's/^split hotA=\([0-9.]*\) .*/\1/p' $TMP/java.out)
-	[ -n "$own" ] || fail "the workload printed no split: $(cat $TMP/java.out)"
+	wall=$(sed -n 's/^wall hotA=\([0-9.]*\) .*/\1/p' $TMP/java.out)
+	running=$(sed -n 's/^running \([0-9.]*\)$/\1/p' $TMP/java.out)
+	jvm=$(sed -n 's/^samples \([0-9]*\)$/\1/p' $TMP/java.out)
+	[ -n "$own" ] && [ -n "$wall" ] && [ -n "$running" ] && [ -n "$jvm" ] ||
+		fail "the workload did not print its figures: $(cat $TMP/java.out)"
 	code=$(status_of --data-binary @$TMP/rec$attempt.jfr "$URL/ingest?name=acc$attempt&format=jfr&from=now-30s")
 	[ "$code" = 200 ] || fail "ingest: HTTP $code: $(cat $TMP/body)"
 	get /render query=acc$attempt.cpu format=folded > $TMP/cpu.folded
@@ -41,15 +50,17 @@ while [ $attempt -le 3 ]; do
 		s = a / (a + b); d = s - own; if (d < 0) d = -d
 		printf "%s jfr %.4f own %.4f diff %.2f points", (d <= 0.02 ? "within" : "off"), s, own, 100 * d }')
 	load=$(cut -d' ' -f1 /proc/loadavg)
-	echo "attempt $attempt: $samples worker samples (load $load on $ncpu CPUs): hotA $verdict"
-	[ "$samples" -ge 1500 ] || { echo "SKIP: only $samples JFR samples in 16 s: the machine is too busy to check a 2-point split"; exit 0; }
+	echo "attempt $attempt: $samples worker samples at the server, $jvm counted by the JVM; workers on a CPU $running of their time (load $load on $ncpu CPUs): hotA $verdict (wall-clock split $wall)"
+	[ $((samples * 100)) -ge $((jvm * 95)) ] ||
+		fail "the server holds $samples worker samples, the JVM's own event stream counted $jvm"
+	[ "$jvm" -ge 1500 ] || { echo "SKIP: JFR took only $jvm samples of the workers in 16 s (the JVM's own count): the machine is too busy to check a 2-point split"; exit 0; }
 	case $verdict in within*) echo ok; exit 0 ;; esac
-	seen="$seen; $verdict"
-	awk -v l=$load -v n=$ncpu 'BEGIN { exit !(l > 1.5 * n) }' && busy=$((busy + 1))
+	seen="$seen; $verdict, workers on a CPU $running of their time, load $load"
+	awk -v r=$running 'BEGIN { exit !(r < 0.75) }' && busy=$((busy + 1))
 	attempt=$((attempt + 1))
 done
 if [ $busy -eq 3 ]; then
-	echo "SKIP: JFR's sampler drifted beyond 2 points on a machine loaded above 1.5 per CPU${seen}"
+	echo "SKIP: JFR's sampler drifted beyond 2 points while the workers were preempted for over 25% of their time${seen}"
 	exit 0
 fi
 fail "the JFR share of hotA was never within 2 points of the workload's own measure${seen}"

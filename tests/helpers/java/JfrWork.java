@@ -9,6 +9,9 @@
 // and the same in wall-clock time:
 //   split hotA=0.7012 hotB=0.2988
 //   wall hotA=0.6934 hotB=0.3066
+//   running 0.9871
+// ("running": the workers' CPU time over their wall-clock time in hotA and hotB, i.e. how much
+// of it they were on a CPU rather than preempted.)
 // Two more threads ("contender-1", "contender-2") fight over a monitor (jdk.JavaMonitorEnter) and
 // a ReentrantLock (jdk.ThreadPark); the main thread allocates small arrays (in new TLABs) and
 // large ones (outside TLABs). With MIN_SAMPLES, the run goes on past MILLIS (up to 8x) until the
@@ -106,6 +109,7 @@ public class JfrWork {
         if (rs != null) rs.close();
         System.out.printf("split hotA=%.4f hotB=%.4f%n", (double) sa / (sa + sb), (double) sb / (sa + sb));
         System.out.printf("wall hotA=%.4f hotB=%.4f%n", (double) swa / (swa + swb), (double) swb / (swa + swb));
+        System.out.printf("running %.4f%n", (double) (sa + sb) / (swa + swb));
         System.out.println("samples " + samples.get());
     }
 }
