@@ -68,8 +68,9 @@ wait_for 60 "failed push in the agent's log" grep -q 'agent: .* [1-9][0-9]* queu
 "$SCORCH" server --listen "127.0.0.1:$port" --data "$DATA" 2>>"$TMP/server.log" &
 SRV_PID=$!
 URL="http://127.0.0.1:$port"
-# Stopped once the queue is delivered.
-wait_for 60 "delivery after the server came up" grep -q 'agent: [1-9][0-9]* profiles sent, 0 queued' "$TMP/agent2.log"
+# Stopped once the queue is delivered (but for the profile just queued: the line is printed
+# right after each interval's push). The bound is long: the agent's retries back off up to 30 s.
+wait_for 180 "delivery after the server came up" grep -q 'agent: [1-9][0-9]* profiles sent, [01] queued' "$TMP/agent2.log"
 kill -TERM $agent
 wait $agent || fail "agent exited $? after the server came back: $(tail -5 "$TMP/agent2.log")"
 kill $hot 2>/dev/null; wait $hot 2>/dev/null

@@ -50,7 +50,7 @@ rc=$?
 
 # ... and one that ignores SIGTERM is killed 5 s later.
 # (The busy loops carry this test's PID: pgrep must not find those of another run.)
-LOOP=scorch-edge-loop-$$
+LOOP=record-edge-busy-$$
 timeout -s KILL 40 $SCORCH record -q -d 1 -o "$TMP/d2.folded" -- sh -c "trap '' TERM; while :; do :; done # $LOOP" 2> "$TMP/d2.err"
 rc=$?
 for p in $(pgrep -f "$LOOP"); do kill -9 "$p"; done
@@ -59,13 +59,16 @@ grep -q "did not exit after SIGTERM" "$TMP/d2.err" || fail "no word of the SIGKI
 grep -q '^sh;' "$TMP/d2.folded" || fail "the busy sh was not profiled: $(head -3 "$TMP/d2.folded")"
 
 # SIGINT is passed on to the command; a command that ignores it is killed by a second one.
-# (Sent once the command runs and the recording samples; the pause after the first SIGINT is
+# (Sent once the command has run 0.3 s of CPU under the recording; the pause after the first SIGINT is
 # the time record is given to exit wrongly, not a wait for anything.)
 $SCORCH record -q -o "$TMP/i.folded" -- sh -c "trap '' INT; while :; do :; done # $LOOP" 2> "$TMP/i.err" &
 pid=$!
 kill_at_exit $pid
-wait_for 60 "busy command under record" pgrep -f "$LOOP"
+wait_for 60 "busy command under record" pgrep -P $pid -f "$LOOP"
 wait_for 60 "sampling by record" sampling $pid
+loop=$(pgrep -P $pid -f "$LOOP" | head -1)
+ran() { awk -v c="$(cpu_of $loop)" 'BEGIN { exit !(c >= 0.3) }'; }
+wait_for 120 "0.3 s of CPU for the busy command" ran
 kill -INT $pid
 sleep 1.5
 kill -0 $pid 2>/dev/null || fail "record exited before the command did"
