@@ -55,20 +55,32 @@ static const char *test_current;
 	else { test_passed++; if (getenv("TEST_VERBOSE")) fprintf(stderr, "ok %s\n", #fn); } \
 	} while (0)
 
-/* Wait (up to 30 s) until process PID runs the executable at PATH, i.e. a child has done its
- * exec: a fixed pause may be too short on a busy machine. 0 when it does, -1 otherwise. */
+/* Wait (up to 30 s) until process PID runs the executable at PATH and sleeps in it (a child
+ * that exec()s /bin/sleep: its exec and start-up, the dynamic loader's mappings included, are
+ * over). A fixed pause may be too short on a busy machine. 0 when it does, -1 otherwise. */
 static inline int test_wait_exec(pid_t pid, const char *path)
 {
 	struct stat want, got;
-	char exe[64];
+	char exe[64], st[64], buf[512];
 	int i;
 
 	if (stat(path, &want) < 0)
 		return -1;
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	snprintf(st, sizeof(st), "/proc/%d/stat", (int)pid);
 	for (i = 0; i < 3000; i++) {
-		if (stat(exe, &got) == 0 && got.st_ino == want.st_ino && got.st_dev == want.st_dev)
-			return 0;
+		if (stat(exe, &got) == 0 && got.st_ino == want.st_ino && got.st_dev == want.st_dev) {
+			FILE *f = fopen(st, "r");
+			size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+			const char *paren;
+
+			if (f)
+				fclose(f);
+			buf[n] = 0;
+			paren = strrchr(buf, ')');
+			if (paren && paren[1] == ' ' && paren[2] == 'S')
+				return 0;
+		}
 		usleep(10000);
 	}
 	return -1;
