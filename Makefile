@@ -32,7 +32,7 @@ WARN     := -Wall -Wextra -Werror -Wmissing-prototypes -Wstrict-prototypes -Wsha
             -Wno-unused-parameter -Wformat=2 -Wvla
 CFLAGS   ?= -O2 -g
 CPPFLAGS += -D_GNU_SOURCE -Isrc -I$(B)/bpf -include src/lib/banned.h
-LDLIBS   := -lbpf -lelf -ldw -lz -lzstd -lsqlite3 -lmicrohttpd -lcurl -liberty -lpthread -lm
+LDLIBS   := -lbpf -lelf -ldw -lz -lzstd -lsqlite3 -lcurl -liberty -lpthread -lm
 
 ifneq ($(SANITIZE),)
 CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -69,12 +69,19 @@ $(B)/libscorch.a: $(OBJS)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(B)/obj/%.o: %.c $(SKELS) $(B)/web_assets.h
+# Tools and headers are checked once, before anything is built (scripts/check-deps.sh): a
+# machine without them gets one message naming what is missing and `make deps`.
+$(B)/.deps-ok: scripts/check-deps.sh
+	$(Q)mkdir -p $(@D)
+	$(Q)sh scripts/check-deps.sh "$(CC)" "$(CLANG)" "$(BPFTOOL)"
+	$(Q)touch $@
+
+$(B)/obj/%.o: %.c $(SKELS) $(B)/web_assets.h | $(B)/.deps-ok
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) -I$(B) $(CFLAGS) $(WARN) -MMD -MP -c -o $@ $<
 
-$(B)/san/%.o: %.c $(SKELS) $(B)/web_assets.h
+$(B)/san/%.o: %.c $(SKELS) $(B)/web_assets.h | $(B)/.deps-ok
 	$(call say,CC-SAN,$<)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) -I$(B) -O1 -g $(SAN_FLAGS) $(WARN) -MMD -MP -c -o $@ $<
@@ -83,12 +90,17 @@ $(B)/libscorch-san.a: $(SAN_OBJS)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# --- BPF: vmlinux.h from the running kernel's BTF, objects with clang, skeletons with bpftool
-$(B)/bpf/vmlinux.h:
+# --- BPF: vmlinux.h from the running kernel's BTF, objects with clang, skeletons with bpftool.
+# Generated headers are written to a temporary file and renamed once complete, so a failed or
+# interrupted step never leaves a partial file that later builds would take as up to date.
+$(B)/bpf/vmlinux.h: | $(B)/.deps-ok
 	$(call say,BTF,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)test -r /sys/kernel/btf/vmlinux || { echo "error: /sys/kernel/btf/vmlinux is missing: this kernel has no BTF (CONFIG_DEBUG_INFO_BTF)"; exit 1; }
-	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+	$(Q)test -r /sys/kernel/btf/vmlinux || { echo "error: /sys/kernel/btf/vmlinux is missing: this kernel has no BTF (CONFIG_DEBUG_INFO_BTF)" >&2; exit 1; }
+	$(Q)rm -f $@.tmp
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && grep -q 'struct task_struct {' $@.tmp || \
+		{ rm -f $@.tmp; echo "error: '$(BPFTOOL) btf dump' failed: cannot write $@ (run 'make deps' to install bpftool)" >&2; exit 1; }
+	$(Q)mv $@.tmp $@
 
 # The sampler includes the runtimes' walkers (src/runtime/*/NAME.bpf.h) and their contracts.
 BPF_HDRS  := $(wildcard src/bpf/*.h src/runtime/*.h src/runtime/*/*.h)
@@ -99,7 +111,10 @@ $(B)/bpf/%.bpf.o: src/bpf/%.bpf.c $(B)/bpf/vmlinux.h $(BPF_HDRS)
 
 $(B)/bpf/%.skel.h: $(B)/bpf/%.bpf.o
 	$(call say,SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< > $@
+	$(Q)rm -f $@.tmp
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && test -s $@.tmp || \
+		{ rm -f $@.tmp; echo "error: '$(BPFTOOL) gen skeleton' failed for $<" >&2; exit 1; }
+	$(Q)mv $@.tmp $@
 
 # --- Web assets embedded in the binary (the standalone flame graph page and, later, the UI)
 WEB_FILES := $(sort $(wildcard web/static/*))

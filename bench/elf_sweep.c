@@ -36,7 +36,7 @@
  *   cc -D_GNU_SOURCE -Isrc -Ibuild/bpf -Ibuild -include src/lib/banned.h -O1 -g \
  *      -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
  *      -o build/bench/elf_sweep-san bench/elf_sweep.c build/libscorch-san.a \
- *      -fsanitize=address,undefined -lbpf -lelf -ldw -lz -lzstd -lsqlite3 -lmicrohttpd \
+ *      -fsanitize=address,undefined -lbpf -lelf -ldw -lz -lzstd -lsqlite3 \
  *      -lcurl -liberty -lpthread -lm
  */
 #include "agent/elf.h"

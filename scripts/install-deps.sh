@@ -7,7 +7,7 @@
 set -eu
 
 PKGS="make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libzstd-dev
-libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev libiberty-dev pkg-config golang-go
+libsqlite3-dev libcurl4-openssl-dev libiberty-dev pkg-config golang-go
 linux-perf python3 procps python3-protobuf openjdk-17-jdk-headless clickhouse-server
 ruby php-cli php-fpm"
 # The web UI needs node and npm (any origin: Debian's or another packaging), its browser test

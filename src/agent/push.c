@@ -10,7 +10,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 struct request {
 	struct request *next;
@@ -32,6 +34,9 @@ struct pusher {
 	int stopping;
 	struct timespec deadline; /* when stopping: give up after this */
 	struct pusher_stats st;
+	int failing;              /* delivery is failing (reported through on_state) */
+	struct timespec fail_start;
+	curl_socket_t sock;       /* the connection's socket (CURL_SOCKET_BAD when none) */
 };
 
 static void request_free(struct request *r)
@@ -55,6 +60,78 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
 	if (b && b->len < MAX_RESPONSE)
 		buf_append(b, ptr, n < MAX_RESPONSE - b->len ? n : MAX_RESPONSE - b->len);
 	return n;
+}
+
+static int past(const struct timespec *t);
+
+/* libcurl's progress callback: abort the request in flight once a stop's time is up. */
+static int progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		    curl_off_t ulnow)
+{
+	struct pusher *p = arg;
+	int stop;
+
+	pthread_mutex_lock(&p->lock);
+	stop = p->stopping && past(&p->deadline);
+	pthread_mutex_unlock(&p->lock);
+	return stop;
+}
+
+/* libcurl opens and closes the connection's socket through these, so that a stop can shut
+ * it down: an answer that never comes then ends at once, not at the request's timeout. */
+static curl_socket_t open_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	struct pusher *p = arg;
+	curl_socket_t fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+
+	pthread_mutex_lock(&p->lock);
+	if (fd != CURL_SOCKET_BAD)
+		p->sock = fd;
+	pthread_mutex_unlock(&p->lock);
+	return fd;
+}
+
+static int close_socket(void *arg, curl_socket_t fd)
+{
+	struct pusher *p = arg;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->sock == fd)
+		p->sock = CURL_SOCKET_BAD;
+	close(fd);
+	pthread_mutex_unlock(&p->lock);
+	return 0;
+}
+
+static double seconds_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
+}
+
+/* Delivery changed state: tell the caller once (called with the lock held; the callback
+ * runs without it). */
+static void report(struct pusher *p, int failing)
+{
+	struct pusher_stats st;
+
+	if (p->failing == failing)
+		return;
+	p->failing = failing;
+	if (failing) {
+		clock_gettime(CLOCK_MONOTONIC, &p->fail_start);
+		p->st.failing_seconds = 0;
+	} else {
+		p->st.failing_seconds = seconds_since(&p->fail_start);
+	}
+	st = p->st;
+	if (!p->opts.on_state)
+		return;
+	pthread_mutex_unlock(&p->lock);
+	p->opts.on_state(p->opts.on_state_arg, failing, &st);
+	pthread_mutex_lock(&p->lock);
 }
 
 /* Returns the HTTP status, or -1 on a transport error (message in err). */
@@ -88,6 +165,13 @@ static long send_one(struct pusher *p, CURL *c, struct request *r, char *err, si
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, p->opts.on_response ? &answer : NULL);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "scorch-agent");
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, p);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+	curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, p);
+	curl_easy_setopt(c, CURLOPT_CLOSESOCKETFUNCTION, close_socket);
+	curl_easy_setopt(c, CURLOPT_CLOSESOCKETDATA, p);
 	rc = curl_easy_perform(c);
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
@@ -120,7 +204,7 @@ static void *push_thread(void *arg)
 {
 	struct pusher *p = arg;
 	CURL *c = curl_easy_init();
-	int backoff_ms = 0;
+	int backoff_ms = 0, was_stopping;
 
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
@@ -147,6 +231,12 @@ static void *push_thread(void *arg)
 			p->st.sent++;
 			p->st.sent_bytes += r->len;
 			backoff_ms = 0;
+			p->st.queued--;
+			p->st.queued_bytes -= r->len;
+			request_free(r);
+			report(p, 0);
+			p->st.failed_attempts = 0;
+			continue;
 		} else if (status > 0 && !retryable(p, status)) {
 			p->st.rejected++;
 			snprintf(p->st.last_error, sizeof(p->st.last_error),
@@ -156,6 +246,7 @@ static void *push_thread(void *arg)
 			struct timespec until;
 
 			p->st.retries++;
+			p->st.failed_attempts++;
 			if (status > 0)
 				snprintf(p->st.last_error, sizeof(p->st.last_error),
 					 "server answered HTTP %ld", status);
@@ -164,6 +255,9 @@ static void *push_thread(void *arg)
 					 c ? err : "cannot initialize libcurl");
 			/* libcurl's messages start with a capital: ours do not */
 			p->st.last_error[0] = (char)tolower((unsigned char)p->st.last_error[0]);
+			/* An attempt aborted by a stop is not news. */
+			if (!(p->stopping && past(&p->deadline)))
+				report(p, 1);
 			backoff_ms = backoff_ms ? backoff_ms * 2 : 1000;
 			if (backoff_ms > (p->stopping ? 1000 : 30000))
 				backoff_ms = p->stopping ? 1000 : 30000;
@@ -180,13 +274,18 @@ static void *push_thread(void *arg)
 				p->tail = r;
 			if (p->stopping && past(&p->deadline))
 				break;
-			if (p->stopping && (until.tv_sec > p->deadline.tv_sec ||
-					    (until.tv_sec == p->deadline.tv_sec &&
-					     until.tv_nsec > p->deadline.tv_nsec)))
-				until = p->deadline;
-			while (pthread_cond_timedwait(&p->cond, &p->lock, &until) != ETIMEDOUT &&
-			       !(p->stopping && past(&p->deadline)))
-				;
+			/* Back off, but a stop ends the wait: one more attempt (the flush) is made
+			 * at once, and no wait outlasts the stop's deadline. */
+			was_stopping = p->stopping;
+			for (;;) {
+				if (p->stopping && (until.tv_sec > p->deadline.tv_sec ||
+						    (until.tv_sec == p->deadline.tv_sec &&
+						     until.tv_nsec > p->deadline.tv_nsec)))
+					until = p->deadline;
+				if (pthread_cond_timedwait(&p->cond, &p->lock, &until) == ETIMEDOUT ||
+				    (p->stopping && !was_stopping) || (p->stopping && past(&p->deadline)))
+					break;
+			}
 			continue;
 		}
 		p->st.queued--;
@@ -236,6 +335,7 @@ int pusher_start(const struct pusher_opts *opts, struct pusher **out, struct err
 	p->opts.headers = NULL;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
+	p->sock = CURL_SOCKET_BAD;
 	if (pthread_create(&p->thread, NULL, push_thread, p)) {
 		free_headers(p);
 		xfree(p->server);
@@ -304,7 +404,14 @@ void pusher_stop(struct pusher *p, int flush_ms, struct pusher_stats *final)
 	}
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
-	pthread_join(p->thread, NULL);
+	if (pthread_timedjoin_np(p->thread, NULL, &p->deadline)) {
+		/* Time is up and a request is still under way: end it now. */
+		pthread_mutex_lock(&p->lock);
+		if (p->sock != CURL_SOCKET_BAD)
+			shutdown(p->sock, SHUT_RDWR);
+		pthread_mutex_unlock(&p->lock);
+		pthread_join(p->thread, NULL);
+	}
 	if (final)
 		*final = p->st;
 	while ((r = p->head)) {

@@ -5,7 +5,12 @@
  * (and counted). Failed sends (network errors, 5xx, 408, 429; with otlp_retries only 429, 502,
  * 503, 504) are retried with exponential backoff (1 s doubling to 30 s); requests the server
  * rejects (other 4xx, or any other status with otlp_retries) are dropped and counted.
- * The same pusher also serves OTLP endpoints (src/agent/otlp_export.c). */
+ * The same pusher also serves OTLP endpoints (src/agent/otlp_export.c). Delivery changing
+ * state (starting to fail, working again) is reported once per change through
+ * pusher_opts.on_state, not once per attempt.
+ *
+ * Stopping is bounded: pusher_stop() gives delivery flush_ms, aborting a request in flight
+ * when that time is up (a server that accepts and never answers cannot hold the agent). */
 #ifndef SCORCH_PUSH_H
 #define SCORCH_PUSH_H
 
@@ -15,6 +20,8 @@
 #include "lib/log.h"
 
 struct pusher;
+
+struct pusher_stats;
 
 struct pusher_opts {
 	const char *server_url;  /* e.g. http://127.0.0.1:4040 */
@@ -29,6 +36,11 @@ struct pusher_opts {
 	 * e.g. to read an OTLP partial success. May be NULL. */
 	void (*on_response)(void *ctx, long status, const char *body, size_t len);
 	void *ctx;
+	/* Called from the push thread when delivery starts failing (failing = 1: the first
+	 * failed attempt after a success, or at start) and when it works again (0); st has the
+	 * counters then (queue size, last error). May be NULL. */
+	void (*on_state)(void *arg, int failing, const struct pusher_stats *st);
+	void *on_state_arg;
 };
 
 struct pusher_stats {
@@ -39,6 +51,9 @@ struct pusher_stats {
 	uint64_t dropped;        /* dropped: queue full (oldest first) */
 	uint64_t queued;         /* requests waiting now */
 	uint64_t queued_bytes;
+	uint64_t failed_attempts; /* since delivery last worked (0 while it works) */
+	double failing_seconds;  /* how long delivery has been failing (when it recovers: how
+	                          * long it failed) */
 	char last_error[160];
 };
 

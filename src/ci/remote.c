@@ -306,8 +306,14 @@ int remote_fetch(struct remote *r, const char *selector, const char *from, const
 	remote_urlencode(&q, selector);
 	put_range(&q, from, until);
 	rc = get(r, q.data, &body, err);
-	if (rc == 0)
-		rc = pprof_decode(body.data, body.len, (size_t)1 << 30, -1, out, err);
+	if (rc == 0) {
+		struct decode_limits lim;
+
+		/* A profile the server rendered: only its size is capped. */
+		decode_limits_none(&lim);
+		lim.max_inflated = (size_t)1 << 30;
+		rc = pprof_decode(body.data, body.len, &lim, -1, out, err);
+	}
 	buf_release(&q);
 	buf_release(&body);
 	return rc;

@@ -366,6 +366,23 @@ static void push_profile(struct agent *a, struct service_profile *sp, size_t kin
 	buf_release(&name);
 }
 
+/* Delivery changed state (push.c calls this once per change, from its thread): say so once,
+ * with what waits in the queue, instead of once per failed attempt. */
+static void delivery_state(void *arg, int failing, const struct pusher_stats *st)
+{
+	const char *url = arg;
+
+	if (failing)
+		log_warn("agent: cannot deliver profiles to %s: %s; retrying with backoff "
+			 "(%llu profiles, %llu KiB queued)", url, st->last_error,
+			 (unsigned long long)st->queued, (unsigned long long)(st->queued_bytes >> 10));
+	else
+		log_warn("agent: delivering profiles to %s again after %.0f s and %llu failed "
+			 "attempts (%llu profiles, %llu KiB queued)", url, st->failing_seconds,
+			 (unsigned long long)st->failed_attempts, (unsigned long long)st->queued,
+			 (unsigned long long)(st->queued_bytes >> 10));
+}
+
 static void push_interval(struct agent *a)
 {
 	size_t i, k;
@@ -461,7 +478,7 @@ int cmd_agent(int argc, char **argv)
 	char *token = NULL;
 	const char *cache_dir = TABLE_CACHE_DEFAULT_DIR;
 	double interval = 10, duration = 0, next_push, start;
-	int c, ret = 2, r;
+	int c, ret = 2, r, flush_ms;
 	unsigned kinds = SESSION_CPU;
 	size_t cap = 0;
 	struct timespec ts;
@@ -624,6 +641,8 @@ int cmd_agent(int argc, char **argv)
 	for (r = 0; r < (int)a.nlabels; r++)
 		a.label_keys[r] = xstrndup(a.labels[r], (size_t)(strchr(a.labels[r], '=') - a.labels[r]));
 	oo.max_queue_bytes = po.max_queue_bytes;
+	po.on_state = delivery_state;
+	po.on_state_arg = (void *)po.server_url;
 	if (po.server_url && pusher_start(&po, &a.pusher, &err) < 0) {
 		error("%s", err.msg);
 		goto out;
@@ -702,8 +721,12 @@ int cmd_agent(int argc, char **argv)
 	}
 	ret = r < 0 ? 1 : 0;
 out:
+	/* 0.8 s to deliver what is queued (an answer in flight included; then its socket is shut
+	 * down), shared by the destinations: the agent exits within 2 s of SIGTERM however slow
+	 * or absent they are (releasing the BPF programs and maps takes a few hundred ms more). */
+	flush_ms = a.pusher && a.otlp ? 400 : 800;
 	if (a.pusher) {
-		pusher_stop(a.pusher, 5000, &ps);
+		pusher_stop(a.pusher, flush_ms, &ps);
 		log_info("agent: stopped: %llu samples, %llu profiles sent (%llu KiB), %llu "
 			 "undelivered, %llu dropped (queue full), %llu rejected by the server, %llu "
 			 "retries",
@@ -718,7 +741,7 @@ out:
 				 ps.last_error[0] ? ": " : "", ps.last_error);
 	}
 	if (a.otlp) {
-		otlp_exporter_stop(a.otlp, 5000, &os);
+		otlp_exporter_stop(a.otlp, flush_ms, &os);
 		log_info("agent: otlp: stopped: %llu requests sent (%llu KiB), %llu undelivered, %llu "
 			 "dropped (queue full), %llu rejected, %llu retries, %llu profiles refused by "
 			 "the receiver",

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,11 +37,32 @@ static const char usage_text[] =
 	"  --max-disk SIZE         drop the oldest data beyond this size, e.g. 20GB (default 0 = no cap)\n"
 	"  --auth-token-file FILE  require 'Authorization: Bearer <token>' on every endpoint\n"
 	"  --max-body SIZE         largest request body accepted (default 64MiB; larger is 413)\n"
-	"  --threads N             request worker threads (default 4; 32 with ClickHouse, where an\n"
-	"                          ingest waits for the next batched insert)\n"
-	"  --max-connections N     open connections at most (default 256)\n"
+	"  --threads N             worker threads: half for ingest, half for queries (default 4;\n"
+	"                          32 with ClickHouse, where an ingest waits for the next batched\n"
+	"                          insert)\n"
+	"  --max-connections N     open connections at most (default 1024)\n"
+	"  --max-client-connections N\n"
+	"                          open connections per client address (default 128; 0 = no cap)\n"
+	"  --header-timeout DURATION\n"
+	"                          time for a whole request head, e.g. 10s (default 10s)\n"
+	"  --limit NAME=VALUE      change a limit (repeatable); see 'limits' below\n"
 	"  --sync-full             fsync every commit (survives power loss, slower ingest)\n"
 	"  --port-file FILE        write the bound port there once listening (for scripts)\n"
+	"\n"
+	"limits (--limit NAME=VALUE; sizes like 64MiB, counts like 2M, times like 10s):\n"
+	"  ingest-memory=96MiB     memory all ingests hold together (bodies and decoding); a\n"
+	"                          request that finds it full waits up to 10 s, then gets 503\n"
+	"  request-memory=64MiB    memory to decode one ingest (more is 413)\n"
+	"  query-memory=64MiB      memory all queries hold together (503 when full)\n"
+	"  render-memory=64MiB     memory of one query (503)\n"
+	"  render-seconds=10s      time of one query (503)\n"
+	"  render-stacks=65536     stacks of one flame graph (the lightest go to 'other')\n"
+	"  inflated=64MiB          pprof size after gzip inflation (413)\n"
+	"  strings=1M mappings=64K functions=1M locations=1M samples=512K frames=8M\n"
+	"  sample-types=16 stacks=1M depth=65536 labels=1024 profiles=4096\n"
+	"                          what one pushed profile (pprof, OTLP, JFR) may hold (413)\n"
+	"  cache=32MiB             memory of the store's caches\n"
+	"  merge-cache=32MiB       merged profiles kept for the next queries of a selection\n"
 	"\n"
 	"SIGTERM or SIGINT stop the server gracefully: no new connections, in-flight requests finish,\n"
 	"the store is closed. An ingest is acknowledged (2xx) only after its data is committed.\n"
@@ -53,7 +75,8 @@ static const char usage_text[] =
 	"       http://127.0.0.1:4040/render > flamegraph.html\n"
 	"  scorch server --listen 0.0.0.0:4040 --auth-token-file /etc/scorch/token\n"
 	"  scorch server --store clickhouse://127.0.0.1:8123/scorch --retention 30d\n"
-	"  scorch server --store 'clickhouse://ch1:8123,ch2:8123/scorch?cluster=profiles&user=scorch&password=secret'\n";
+	"  scorch server --store 'clickhouse://ch1:8123,ch2:8123/scorch?cluster=profiles&user=scorch&password=secret'\n"
+	"  scorch server --limit ingest-memory=512MiB --limit locations=4M --max-body 256MiB\n";
 
 enum {
 	OPT_LISTEN = 256,
@@ -67,6 +90,9 @@ enum {
 	OPT_MAX_CONN,
 	OPT_SYNC_FULL,
 	OPT_PORT_FILE,
+	OPT_MAX_CLIENT,
+	OPT_HEADER_TIMEOUT,
+	OPT_LIMIT,
 };
 
 static const struct option options[] = {
@@ -81,6 +107,9 @@ static const struct option options[] = {
 	{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
 	{ "sync-full", no_argument, NULL, OPT_SYNC_FULL },
 	{ "port-file", required_argument, NULL, OPT_PORT_FILE },
+	{ "max-client-connections", required_argument, NULL, OPT_MAX_CLIENT },
+	{ "header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT },
+	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -144,6 +173,64 @@ static int parse_count(const char *opt, const char *v, unsigned max, unsigned *o
 	return 0;
 }
 
+/* --limit NAME=VALUE: a limit of server.h's config or of decode_limits.h. */
+static int parse_limit(struct server_config *cfg, const char *arg)
+{
+	static const struct {
+		const char *name;
+		int kind; /* 0 size/count, 1 seconds */
+	} server_limits[] = {
+		{ "ingest-memory", 0 }, { "request-memory", 0 }, { "query-memory", 0 },
+		{ "render-memory", 0 }, { "render-seconds", 1 }, { "render-stacks", 0 },
+		{ "cache", 0 }, { "merge-cache", 0 },
+	};
+	const char *eq = strchr(arg, '=');
+	char name[32];
+	struct errmsg err;
+	uint64_t v = 0;
+	int64_t secs = 0;
+	size_t i, n;
+
+	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(name))
+		return error("bad --limit '%s': want NAME=VALUE (see scorch server --help)", arg);
+	n = (size_t)(eq - arg);
+	memcpy(name, arg, n);
+	name[n] = '\0';
+	for (i = 0; i < sizeof(server_limits) / sizeof(server_limits[0]); i++) {
+		if (strcmp(name, server_limits[i].name))
+			continue;
+		if (server_limits[i].kind == 1) {
+			if (timerange_parse_duration(eq + 1, &secs, &err) < 0 || secs <= 0 ||
+			    secs > 3600)
+				return error("bad --limit %s: want a duration from 1s to 1h", arg);
+			cfg->render_ms = (unsigned)secs * 1000;
+			return 0;
+		}
+		if (timerange_parse_size(eq + 1, &v, &err) < 0 || v == 0 || v > (1ULL << 40))
+			return error("bad --limit %s: %s", arg, v ? "too large" : "want a positive value");
+		switch (i) {
+		case 0: cfg->ingest_memory = v; break;
+		case 1: cfg->request_memory = v; break;
+		case 2: cfg->query_memory = v; break;
+		case 3: cfg->render_memory = v; break;
+		case 5: cfg->render.max_stacks = (size_t)v; break;
+		case 6: cfg->cache_bytes = v; break;
+		case 7: cfg->merge_cache_bytes = v; break;
+		}
+		return 0;
+	}
+	if (timerange_parse_size(eq + 1, &v, &err) < 0)
+		return error("bad --limit %s: %s", arg, err.msg);
+	switch (decode_limits_set(&cfg->limits, name, v)) {
+	case 0:
+		return 0;
+	case -EINVAL:
+		return error("bad --limit %s: want a positive value", arg);
+	default:
+		return error("unknown limit '%s' (see scorch server --help)", name);
+	}
+}
+
 int cmd_server(int argc, char **argv)
 {
 	struct server_config cfg;
@@ -159,6 +246,8 @@ int cmd_server(int argc, char **argv)
 	int c, rc = 1, sig = 0;
 
 	memset(&cfg, 0, sizeof(cfg));
+	server_config_defaults(&cfg);
+	cfg.threads = 0; /* its default depends on the store (below) */
 	cfg.listen = "127.0.0.1:4040";
 	cfg.data_dir = "scorch-data";
 	optind = 1;
@@ -221,6 +310,27 @@ int cmd_server(int argc, char **argv)
 		case OPT_PORT_FILE:
 			port_file = optarg;
 			break;
+		case OPT_MAX_CLIENT:
+			if (!strcmp(optarg, "0"))
+				cfg.max_client_connections = UINT_MAX;
+			else if (parse_count("--max-client-connections", optarg, 65536,
+					     &cfg.max_client_connections) < 0)
+				return 2;
+			break;
+		case OPT_HEADER_TIMEOUT: {
+			int64_t secs;
+
+			if (timerange_parse_duration(optarg, &secs, &err) < 0 || secs < 1 || secs > 600) {
+				error("bad --header-timeout '%s': want a duration from 1s to 10m", optarg);
+				return 2;
+			}
+			cfg.header_timeout_ms = (unsigned)secs * 1000;
+			break;
+		}
+		case OPT_LIMIT:
+			if (parse_limit(&cfg, optarg) < 0)
+				return 2;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
@@ -235,7 +345,14 @@ int cmd_server(int argc, char **argv)
 		return 2;
 	}
 	cfg.retention_sec = retention;
-	cfg.max_body = (size_t)max_body;
+	if (max_body)
+		cfg.max_body = (size_t)max_body;
+	if (cfg.max_body > cfg.ingest_memory) {
+		error("--max-body %zu is larger than the memory all ingests share "
+		      "(ingest-memory=%llu): raise it with --limit ingest-memory=SIZE",
+		      cfg.max_body, (unsigned long long)cfg.ingest_memory);
+		return 2;
+	}
 	if (token_file) {
 		token = read_token(token_file);
 		if (!token)
@@ -269,6 +386,15 @@ int cmd_server(int argc, char **argv)
 	else
 		fprintf(stderr, "scorch server: listening on %s (port %u), data in '%s'\n", cfg.listen,
 			server_port(srv), cfg.data_dir);
+	if (!cfg.auth_token && !http_listen_is_loopback(cfg.listen)) {
+		fprintf(stderr,
+			"scorch server: WARNING: listening on '%s' beyond loopback WITHOUT "
+			"authentication:\n"
+			"scorch server: WARNING: anyone who can reach this port can push profiles and "
+			"read every stored one.\n"
+			"scorch server: WARNING: use --auth-token-file FILE (and a TLS proxy), or "
+			"--listen 127.0.0.1:PORT.\n", cfg.listen);
+	}
 	if (port_file) {
 		char num[16];
 		int n = snprintf(num, sizeof(num), "%u\n", server_port(srv));
@@ -285,6 +411,7 @@ int cmd_server(int argc, char **argv)
 		sig = sigtimedwait(&sigs, NULL, &ts);
 		if (sig == SIGINT || sig == SIGTERM)
 			break;
+		server_tick(srv);
 		now = time(NULL);
 		if (now - last_maintain >= 10) {
 			last_maintain = now;

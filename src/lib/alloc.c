@@ -1,6 +1,7 @@
 /* alloc.c: counting allocation wrappers (see alloc.h). The count uses malloc_usable_size so no
  * header is added to each block. */
 #include "lib/alloc.h"
+#include "lib/budget.h"
 #include "lib/log.h"
 
 #include <errno.h>
@@ -14,6 +15,9 @@ static uint64_t live_bytes;
 static uint64_t peak_bytes;
 static uint64_t calls;
 static uint64_t fail_countdown;
+/* Bytes allocated minus bytes freed by this thread (negative when it frees what others
+ * allocated): the heap measure of lib/budget.h. */
+static __thread int64_t thread_bytes;
 
 static void account(void *p, int sign)
 {
@@ -22,6 +26,7 @@ static void account(void *p, int sign)
 	if (!p)
 		return;
 	n = malloc_usable_size(p);
+	thread_bytes += sign > 0 ? (int64_t)n : -(int64_t)n;
 	if (sign > 0) {
 		__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
 		now = __atomic_add_fetch(&live_bytes, n, __ATOMIC_RELAXED);
@@ -43,7 +48,7 @@ void *try_malloc(size_t n)
 {
 	void *p;
 
-	if (injected_failure()) {
+	if (injected_failure() || budget_admit(n) < 0) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -55,8 +60,9 @@ void *try_malloc(size_t n)
 void *try_realloc(void *p, size_t n)
 {
 	void *q;
+	size_t old = p ? malloc_usable_size(p) : 0;
 
-	if (injected_failure()) {
+	if (injected_failure() || (n > old && budget_admit(n - old) < 0)) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -162,6 +168,11 @@ void *xgrow(void *arr, size_t *cap, size_t need, size_t elem)
 uint64_t alloc_live_bytes(void)
 {
 	return __atomic_load_n(&live_bytes, __ATOMIC_RELAXED);
+}
+
+int64_t alloc_thread_bytes(void)
+{
+	return thread_bytes;
 }
 
 uint64_t alloc_peak_bytes(void)

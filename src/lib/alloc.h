@@ -33,6 +33,10 @@ uint64_t alloc_peak_bytes(void);
 void alloc_peak_reset(void);
 /* Allocations made so far (malloc, calloc and realloc calls), for benchmarks. */
 uint64_t alloc_calls(void);
+/* Bytes allocated minus bytes freed by the calling thread since it started (lib/budget.h
+ * measures the heap of one unit of work with it). try_malloc/try_realloc also refuse an
+ * allocation that the calling thread's budget does not admit. */
+int64_t alloc_thread_bytes(void);
 
 /* Tests: make the n-th next try_malloc/try_realloc fail (0 disables). */
 void alloc_fail_after(uint64_t n);

@@ -1,13 +1,24 @@
-/* decode_limits.h: the caps that every decoder of profiles from outside input applies (OTLP,
- * JFR, and any other format the server accepts), so that what one request can make the server
- * hold is bounded and a request over a cap is told which one.
+/* decode_limits.h: the caps that every decoder of profiles from outside input applies (pprof,
+ * folded ingest, OTLP, JFR, and any other format the server accepts), so that what one request
+ * can make the server hold is bounded and a request over a cap is told which one.
  *
- * A decoder takes a `const struct decode_limits *` (NULL: the defaults), checks each count as
- * soon as it knows it (before allocating for it), and refuses input over a cap as a whole with
- * -E2BIG and a message made by decode_limit_exceeded(), naming the limit:
- *     "otlp: more than 1048576 locations (limit 'locations')"
- * Memory held by a decoder is bounded by max_inflated plus a few dozen bytes per counted entity.
- * The server derives max_inflated from its body limit (docs/server.md, "Limits"); `scorch
+ * Two mechanisms work together:
+ *   - counts: a decoder refuses input with more strings, mappings, functions, locations,
+ *     distinct samples, frames, sample types, stacks, labels or profiles than struct
+ *     decode_limits allows, or that inflates past max_inflated. It checks each count as soon
+ *     as it knows it (before allocating for it) and returns -E2BIG with a message made by
+ *     decode_limit_exceeded(), naming the limit:
+ *         "otlp: more than 1048576 locations (limit 'locations')"
+ *   - memory: the decoder runs under the calling thread's budget (lib/budget.h: the server
+ *     sets one per request, with a per-request cap and a quota shared by all requests). It
+ *     calls decode_check() in its loops, at least once per entity it decodes, and gives up
+ *     with that error (-ENOMEM over the cap, -EBUSY when concurrent requests hold the quota,
+ *     -ETIME past the deadline); allocations sized by the input use try_malloc or a struct
+ *     buf, which the budget refuses up front.
+ *
+ * A decoder takes a `const struct decode_limits *` (NULL: the defaults). The server maps -E2BIG
+ * and -ENOMEM to 413, -EBUSY and -ETIME to 503, anything else to 422 (docs/server.md,
+ * "Limits"); `--limit NAME=VALUE` sets a cap by the names of decode_limits_set(). `scorch
  * convert` reads local files with decode_limits_none() and its own byte cap. */
 #ifndef SCORCH_DECODE_LIMITS_H
 #define SCORCH_DECODE_LIMITS_H
@@ -54,8 +65,18 @@ void decode_limits_none(struct decode_limits *l);
 /* The limits to use: l, or the defaults when l is NULL. */
 const struct decode_limits *decode_limits_or_default(const struct decode_limits *l);
 
+/* Set the limit called name ("inflated", "strings", "mappings", "functions", "locations",
+ * "samples", "frames", "sample-types", "stacks", "depth", "labels", "profiles") to v (0 is
+ * refused). Returns 0, -ENOENT for an unknown name, -EINVAL for 0. */
+int decode_limits_set(struct decode_limits *l, const char *name, uint64_t v);
+/* The names, for help texts: NULL-terminated. */
+extern const char *const decode_limit_names[];
+
 /* Fill err with "<format>: more than <limit> <what> (limit '<name>')" and return -E2BIG. */
 int decode_limit_exceeded(struct errmsg *err, const char *format, const char *what,
 			  const char *name, uint64_t limit);
+
+/* budget_check() for decoders: 0, or its error with the message "<format>: <why>". */
+int decode_check(struct errmsg *err, const char *format);
 
 #endif

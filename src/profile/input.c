@@ -138,8 +138,13 @@ int input_decode(const void *data, size_t len, const struct input_opts *o,
 	if (format)
 		*format = f;
 	switch (f) {
-	case INPUT_PPROF:
-		rc = pprof_decode(data, len, o->max_uncompressed, o->sample_index, out, err);
+	case INPUT_PPROF: {
+		struct decode_limits lim;
+
+		/* A file the user chose: only its size is capped. */
+		decode_limits_none(&lim);
+		lim.max_inflated = o->max_uncompressed;
+		rc = pprof_decode(data, len, &lim, o->sample_index, out, err);
 		if (rc == -EBADMSG) {
 			/* Not pprof: maybe OTLP (both are protobuf; neither parses as the other). */
 			struct errmsg e2;
@@ -155,6 +160,7 @@ int input_decode(const void *data, size_t len, const struct input_opts *o,
 			}
 		}
 		break;
+	}
 	case INPUT_JFR:
 		rc = decode_jfr(data, len, o, out, err);
 		break;

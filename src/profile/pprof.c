@@ -8,6 +8,7 @@
  * samples, which go straight into the profile. */
 #include "profile/pprof.h"
 #include "lib/alloc.h"
+#include "lib/budget.h"
 #include "lib/hash.h"
 #include "lib/strtab.h"
 #include "profile/gzip.h"
@@ -356,6 +357,7 @@ struct dlocation {
 struct decoder {
 	struct profile *p;
 	struct errmsg *err;
+	const struct decode_limits *lim;
 	const uint8_t *data;
 	size_t len;
 
@@ -385,9 +387,13 @@ struct decoder {
 	struct profile_label *labels;
 	size_t labels_cap;
 	size_t sample_no;
+	int all_types;        /* keep every value (PPROF_ALL_TYPES) */
+	int64_t *vals;        /* one sample's values, ntypes of them, when all_types */
+	uint64_t *abs_totals; /* per value: sum of magnitudes so far */
 };
 
 #define MSG(d, code, ...) errmsg_set((d)->err, (code), "pprof: " __VA_ARGS__)
+#define OVER(d, what, name, limit) decode_limit_exceeded((d)->err, "pprof", (what), (name), (limit))
 
 static int bad(struct decoder *d, const char *what, size_t index)
 {
@@ -475,6 +481,8 @@ static int scan_top(struct decoder *d, struct profile *p)
 		case PROFILE_SAMPLE_TYPE:
 			if (d->ntypes >= PPROF_MAX_SAMPLE_TYPES)
 				return MSG(d, -E2BIG, "more than %d sample types", PPROF_MAX_SAMPLE_TYPES);
+			if (d->ntypes >= d->lim->max_sample_types)
+				return OVER(d, "sample types", "sample-types", d->lim->max_sample_types);
 			ALLOC_GROW(d->types, d->ntypes + 1, ntypes_cap);
 			d->types[d->ntypes++] = (struct dstr){ f.data, f.len };
 			break;
@@ -494,7 +502,16 @@ static int scan_top(struct decoder *d, struct profile *p)
 		return MSG(d, -EBADMSG, "malformed protobuf at offset %zu", (size_t)(r.p - d->data));
 	if (d->nstrs > PPROF_MAX_STRINGS)
 		return MSG(d, -E2BIG, "%zu strings, more than %d", d->nstrs, PPROF_MAX_STRINGS);
-	return 0;
+	/* Counted before anything is allocated for them. */
+	if (d->nstrs > d->lim->max_strings)
+		return OVER(d, "strings", "strings", d->lim->max_strings);
+	if (d->nmaps > d->lim->max_mappings)
+		return OVER(d, "mappings", "mappings", d->lim->max_mappings);
+	if (d->nfns > d->lim->max_functions)
+		return OVER(d, "functions", "functions", d->lim->max_functions);
+	if (d->nlocs > d->lim->max_locations)
+		return OVER(d, "locations", "locations", d->lim->max_locations);
+	return decode_check(d->err, "pprof");
 }
 
 /* Pass 2: the string table. */
@@ -503,10 +520,14 @@ static int scan_strings(struct decoder *d)
 	struct protobuf_reader r = PROTOBUF_READER(d->data, d->len);
 	struct protobuf_field f;
 	size_t n = 0;
+	int rc;
 
 	d->strs = xcalloc(d->nstrs ? d->nstrs : 1, sizeof(*d->strs));
 	d->str_ids = xmalloc((d->nstrs ? d->nstrs : 1) * sizeof(*d->str_ids));
 	memset(d->str_ids, 0xff, (d->nstrs ? d->nstrs : 1) * sizeof(*d->str_ids));
+	rc = decode_check(d->err, "pprof");
+	if (rc < 0)
+		return rc;
 	while (protobuf_next(&r, &f) > 0) {
 		if (f.num == PROFILE_STRING_TABLE && n < d->nstrs)
 			d->strs[n++] = (struct dstr){ f.data, f.len };
@@ -562,7 +583,12 @@ static int choose_sample_type(struct decoder *d, int sample_index, struct profil
 	if (d->ntypes) {
 		p->sample_type = p->period_type = type[chosen];
 		p->sample_unit = p->period_unit = unit[chosen];
+		if (d->all_types) {
+			profile_set_value_types(p, d->ntypes, type, unit, (uint32_t)chosen);
+			d->vals = xcalloc(d->ntypes, sizeof(*d->vals));
+		}
 	}
+	d->abs_totals = xcalloc(d->ntypes + 1, sizeof(*d->abs_totals));
 	if (d->period_type.p) {
 		err = decode_value_type(d, d->period_type, &p->period_type, &p->period_unit);
 		if (err)
@@ -712,6 +738,8 @@ static int parse_location(struct decoder *d, struct dstr m, size_t index, size_t
 			if (dl->nlines >= PPROF_MAX_LINES)
 				return MSG(d, -E2BIG, "location %zu has more than %d lines", index,
 					   PPROF_MAX_LINES);
+			if (d->nlines >= d->lim->max_frames)
+				return OVER(d, "frames in locations", "frames", d->lim->max_frames);
 			ALLOC_GROW(d->lines, d->nlines + 1, *lines_cap);
 			if (parse_line(d, &f, &d->lines[d->nlines]) < 0)
 				return bad(d, "line in location", index);
@@ -745,6 +773,9 @@ static int scan_entities(struct decoder *d)
 	while (!err && protobuf_next(&r, &f) > 0) {
 		struct dstr m = { f.data, f.len };
 
+		if ((f.num == PROFILE_MAPPING || f.num == PROFILE_FUNCTION ||
+		     f.num == PROFILE_LOCATION) && (err = decode_check(d->err, "pprof")) < 0)
+			break;
 		if (f.num == PROFILE_MAPPING && nm < d->nmaps)
 			err = parse_mapping(d, m, nm++);
 		else if (f.num == PROFILE_FUNCTION && nf < d->nfns)
@@ -842,7 +873,10 @@ static int resolve_locations(struct decoder *d)
 		const struct dmapping *dm = dl->mapping_id ? &d->maps[dl->mapping_id - 1] : NULL;
 		uint32_t our_map = dm ? dm->our : 0;
 		size_t n = dl->nlines ? dl->nlines : 1;
+		int rc = decode_check(d->err, "pprof");
 
+		if (rc < 0)
+			return rc;
 		ALLOC_GROW(d->exp, d->nexp + n, exp_cap);
 		dl->exp_first = (uint32_t)d->nexp;
 		dl->nexp = (uint32_t)n;
@@ -892,18 +926,31 @@ static int parse_label(struct decoder *d, const struct protobuf_field *lf, struc
 	return rc;
 }
 
-static int decode_sample(struct decoder *d, struct dstr m, int vindex, size_t budget,
-			 uint64_t *abs_total)
+/* Add a value to a running sum of magnitudes; -ERANGE when merged samples could overflow. */
+static int add_abs(uint64_t *total, int64_t value)
+{
+	uint64_t mag = value < 0 ? (uint64_t)0 - (uint64_t)value : (uint64_t)value;
+
+	if (mag > (uint64_t)INT64_MAX - *total)
+		return -ERANGE;
+	*total += mag;
+	return 0;
+}
+
+static int decode_sample(struct decoder *d, struct dstr m, int vindex, size_t budget)
 {
 	struct protobuf_reader r = PROTOBUF_READER(m.p, m.len);
 	struct protobuf_field f;
 	struct protobuf_values it;
 	size_t depth = 0, nlabels = 0, nvalues = 0;
 	int64_t value = 0;
-	uint64_t v, mag;
+	uint64_t v;
 	ssize_t idx;
+	size_t k;
 	int rc;
 
+	if (d->vals)
+		memset(d->vals, 0, d->ntypes * sizeof(*d->vals));
 	while ((rc = protobuf_next(&r, &f)) > 0) {
 		switch (f.num) {
 		case SAMPLE_LOCATION_ID:
@@ -930,6 +977,8 @@ static int decode_sample(struct decoder *d, struct dstr m, int vindex, size_t bu
 		case SAMPLE_VALUE:
 			protobuf_values_init(&it, &f);
 			while ((rc = protobuf_values_next(&it, &v)) > 0) {
+				if (d->vals && nvalues < d->ntypes)
+					d->vals[nvalues] = (int64_t)v;
 				if (nvalues++ == (size_t)vindex)
 					value = (int64_t)v;
 			}
@@ -957,11 +1006,19 @@ static int decode_sample(struct decoder *d, struct dstr m, int vindex, size_t bu
 		return MSG(d, -EBADMSG, "sample %zu has %zu values, expected %zu", d->sample_no,
 			   nvalues, d->ntypes);
 	/* Merged samples add up; keep every partial sum representable. */
-	mag = value < 0 ? (uint64_t)0 - (uint64_t)value : (uint64_t)value;
-	if (mag > (uint64_t)INT64_MAX - *abs_total)
+	if (add_abs(&d->abs_totals[d->ntypes], value) < 0)
 		return MSG(d, -ERANGE, "sample %zu: values overflow", d->sample_no);
-	*abs_total += mag;
-	profile_add_sample(d->p, d->stack, depth, d->labels, nlabels, value);
+	for (k = 0; d->vals && k < d->ntypes; k++)
+		if (add_abs(&d->abs_totals[k], d->vals[k]) < 0)
+			return MSG(d, -ERANGE, "sample %zu: values overflow", d->sample_no);
+	if (d->vals && d->p->nvalues)
+		profile_add_sample_values(d->p, d->stack, depth, d->labels, nlabels, d->vals);
+	else
+		profile_add_sample(d->p, d->stack, depth, d->labels, nlabels, value);
+	if (d->p->nsamples > d->lim->max_samples)
+		return OVER(d, "distinct samples", "samples", d->lim->max_samples);
+	if (d->p->loc_pool_len > d->lim->max_frames)
+		return OVER(d, "frames in samples", "frames", d->lim->max_frames);
 	if (d->p->loc_pool_len > budget)
 		return MSG(d, -E2BIG, "stacks expand to more than %zu frames", budget);
 	return 0;
@@ -974,23 +1031,24 @@ static int scan_samples(struct decoder *d, int vindex)
 	struct protobuf_field f;
 	/* Inlining lets a few bytes name many frames; allow a generous multiple of the input. */
 	size_t budget = d->len < SIZE_MAX / 8 ? 4 * d->len + 65536 : SIZE_MAX / 2;
-	uint64_t abs_total = 0;
 	int err = 0;
 
 	while (!err && protobuf_next(&r, &f) > 0) {
 		if (f.num != PROFILE_SAMPLE)
 			continue;
-		err = decode_sample(d, (struct dstr){ f.data, f.len }, vindex, budget, &abs_total);
+		err = decode_check(d->err, "pprof");
+		if (!err)
+			err = decode_sample(d, (struct dstr){ f.data, f.len }, vindex, budget);
 		d->sample_no++;
 	}
 	return err;
 }
 
-int pprof_decode(const void *data, size_t len, size_t max_uncompressed, int sample_index,
+int pprof_decode(const void *data, size_t len, const struct decode_limits *lim, int sample_index,
 		 struct profile **out, struct errmsg *err)
 {
 	const uint8_t *in = data;
-	struct buf inflated = BUF_INIT(max_uncompressed);
+	struct buf inflated;
 	struct decoder d;
 	struct profile *p = NULL;
 	int rc, vindex = 0;
@@ -998,14 +1056,21 @@ int pprof_decode(const void *data, size_t len, size_t max_uncompressed, int samp
 	*out = NULL;
 	memset(&d, 0, sizeof(d));
 	d.err = err;
+	d.lim = decode_limits_or_default(lim);
+	d.all_types = sample_index == PPROF_ALL_TYPES;
+	buf_init(&inflated, d.lim->max_inflated);
 	if (gzip_is(in, len)) {
-		rc = gzip_decompress(in, len, max_uncompressed, &inflated, err);
+		rc = gzip_decompress(in, len, d.lim->max_inflated, &inflated, err);
+		if (rc == -E2BIG)
+			rc = OVER(&d, "bytes after inflation", "inflated", d.lim->max_inflated);
+		else if (rc == -ENOMEM && budget_failed())
+			rc = decode_check(err, "pprof");
 		if (rc)
 			goto cleanup;
 		in = (const uint8_t *)inflated.data;
 		len = inflated.len;
-	} else if (len > max_uncompressed) {
-		rc = errmsg_set(err, -E2BIG, "pprof: %zu bytes, more than %zu", len, max_uncompressed);
+	} else if (len > d.lim->max_inflated) {
+		rc = OVER(&d, "bytes", "inflated", d.lim->max_inflated);
 		goto cleanup;
 	}
 	if (!len) {
@@ -1045,6 +1110,8 @@ cleanup:
 	xfree(d.exp);
 	xfree(d.stack);
 	xfree(d.labels);
+	xfree(d.vals);
+	xfree(d.abs_totals);
 	u64map_release(&d.map_ids.m);
 	u64map_release(&d.fn_ids.m);
 	u64map_release(&d.loc_ids.m);

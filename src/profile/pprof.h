@@ -25,13 +25,14 @@
 
 #include "lib/buf.h"
 #include "lib/log.h"
+#include "profile/decode_limits.h"
 #include "profile/profile.h"
 
 #define PPROF_KERNEL_MAPPING  "[kernel.kallsyms]"
 #define PPROF_PYTHON_MAPPING  "[python]"
 #define PPROF_SPECIAL_MAPPING "[special]"
 
-/* Decoder limits (besides max_uncompressed): an input beyond them is rejected with -E2BIG. */
+/* Decoder limits besides struct decode_limits: an input beyond them is rejected with -E2BIG. */
 #define PPROF_MAX_STRINGS      (1 << 24)
 #define PPROF_MAX_SAMPLE_TYPES 256
 #define PPROF_MAX_LINES        1024  /* line records (inlined frames) per location */
@@ -44,18 +45,25 @@ int pprof_encode(const struct profile *p, struct buf *out);
 /* Same, without compression. */
 int pprof_encode_raw(const struct profile *p, struct buf *out);
 
-/* Decode data (gzip or raw protobuf; at most max_uncompressed bytes after inflation) into a new
- * profile. One sample value is kept:
+/* Decode data (gzip or raw protobuf) into a new profile, within lim (NULL: the defaults of
+ * decode_limits.h; max_inflated bounds the protobuf after inflation, or a raw input) and the
+ * calling thread's budget (lib/budget.h). The value kept in each sample's `value`:
  *   sample_index >= 0   that index (-EINVAL if the profile has fewer sample types);
  *   sample_index < 0    the profile's default_sample_type if it names one of its types, else
  *                       the first type named "samples" (Go's CPU profiles: the count, with
  *                       the period in period_type/period), else the first named "cpu", else
  *                       the last type (pprof's own default: Go's heap gives inuse_space).
+ * With sample_index == PPROF_ALL_TYPES the default is chosen as for -1 and every sample type
+ * is kept as a value column (profile.h: nvalues, value_types, values), so that a profile with
+ * several types is decoded once. A sample with fewer values than types has 0 in the others.
  * The profile's sample type/unit become the chosen one's; period type, period, time and
  * duration are copied. Label num_unit is dropped. Stacks expand to at most 4 frames per input
  * byte (plus 64 Ki) in total, a bound on memory for hostile inlining.
+ * Errors: -E2BIG over a limit (message naming it), -ENOMEM/-EBUSY/-ETIME from the budget,
+ * -EBADMSG malformed, -EINVAL bad sample_index, -ERANGE values overflow.
  * On success *out owns a new profile (profile_free()); on error *out is NULL. */
-int pprof_decode(const void *data, size_t len, size_t max_uncompressed, int sample_index,
+#define PPROF_ALL_TYPES (-2)
+int pprof_decode(const void *data, size_t len, const struct decode_limits *lim, int sample_index,
 		 struct profile **out, struct errmsg *err);
 
 #endif

@@ -74,6 +74,9 @@ void profile_free(struct profile *p)
 	xfree(p->samples);
 	xfree(p->loc_pool);
 	xfree(p->label_pool);
+	xfree(p->value_types);
+	xfree(p->value_units);
+	xfree(p->values);
 	xfree(p);
 }
 
@@ -181,13 +184,14 @@ static int labels_equal(const struct profile_label *a, const struct profile_labe
 	return 1;
 }
 
-void profile_add_sample(struct profile *p, const uint32_t *locs, size_t nlocs,
-			const struct profile_label *labels, size_t nlabels, int64_t value)
+static void add_sample(struct profile *p, const uint32_t *locs, size_t nlocs,
+		       const struct profile_label *labels, size_t nlabels, int64_t value,
+		       const int64_t *values)
 {
 	struct profile_priv *priv = p->priv;
 	uint64_t h = hash_bytes(locs, nlocs * sizeof(*locs), nlocs);
 	struct profile_sample *s;
-	uint32_t id;
+	uint32_t id, k;
 	size_t i;
 
 	for (i = 0; i < nlabels; i++)
@@ -200,6 +204,8 @@ void profile_add_sample(struct profile *p, const uint32_t *locs, size_t nlocs,
 		    (!nlocs || !memcmp(profile_sample_locs(p, s), locs, nlocs * sizeof(*locs))) &&
 		    labels_equal(profile_sample_labels(p, s), labels, nlabels)) {
 			s->value += value;
+			for (k = 0; values && k < p->nvalues; k++)
+				p->values[(size_t)(id - 1) * p->nvalues + k] += values[k];
 			return;
 		}
 	}
@@ -208,6 +214,14 @@ void profile_add_sample(struct profile *p, const uint32_t *locs, size_t nlocs,
 	ALLOC_GROW(p->loc_pool, p->loc_pool_len + nlocs, p->loc_pool_cap);
 	ALLOC_GROW(p->label_pool, p->label_pool_len + nlabels, p->label_pool_cap);
 	ALLOC_GROW(p->samples, p->nsamples + 1, p->samples_cap);
+	if (p->nvalues) {
+		int64_t *v;
+
+		ALLOC_GROW(p->values, (p->nsamples + 1) * p->nvalues, p->values_cap);
+		v = p->values + p->nsamples * p->nvalues;
+		for (k = 0; k < p->nvalues; k++)
+			v[k] = values ? values[k] : (k == p->value_index ? value : 0);
+	}
 	s = &p->samples[p->nsamples++];
 	s->locs_first = (uint32_t)p->loc_pool_len;
 	s->nlocs = (uint32_t)nlocs;
@@ -221,6 +235,42 @@ void profile_add_sample(struct profile *p, const uint32_t *locs, size_t nlocs,
 	p->loc_pool_len += nlocs;
 	p->label_pool_len += nlabels;
 	chain_push(&priv->samples, h, (uint32_t)p->nsamples);
+}
+
+void profile_add_sample(struct profile *p, const uint32_t *locs, size_t nlocs,
+			const struct profile_label *labels, size_t nlabels, int64_t value)
+{
+	add_sample(p, locs, nlocs, labels, nlabels, value, NULL);
+}
+
+void profile_set_value_types(struct profile *p, size_t n, const uint32_t *types,
+			     const uint32_t *units, uint32_t index)
+{
+	if (p->nsamples || !n || index >= n)
+		BUG("profile_set_value_types: %zu columns, index %u, %zu samples", n, index,
+		    p->nsamples);
+	xfree(p->value_types);
+	xfree(p->value_units);
+	p->value_types = xmalloc(n * sizeof(*p->value_types));
+	p->value_units = xmalloc(n * sizeof(*p->value_units));
+	memcpy(p->value_types, types, n * sizeof(*types));
+	memcpy(p->value_units, units, n * sizeof(*units));
+	p->nvalues = (uint32_t)n;
+	p->value_index = index;
+}
+
+void profile_add_sample_values(struct profile *p, const uint32_t *locs, size_t nlocs,
+			       const struct profile_label *labels, size_t nlabels,
+			       const int64_t *values)
+{
+	add_sample(p, locs, nlocs, labels, nlabels, values[p->value_index], values);
+}
+
+int64_t profile_sample_value(const struct profile *p, const struct profile_sample *s, uint32_t k)
+{
+	if (!p->nvalues || k >= p->nvalues)
+		return s->value;
+	return p->values[(size_t)(s - p->samples) * p->nvalues + k];
 }
 
 const char *profile_sample_label_str(const struct profile *p, const struct profile_sample *s,

@@ -90,6 +90,16 @@ struct profile {
 	int64_t time_nanos;     /* start, unix ns */
 	int64_t duration_nanos;
 
+	/* Several values per sample, kept by decoders asked for every sample type (pprof with
+	 * PPROF_ALL_TYPES) so that a profile is decoded once however many types it has: nvalues
+	 * columns of types value_types[k] / value_units[k] (string ids); sample i's value k is
+	 * values[i * nvalues + k], and `value` is column value_index. 0 columns otherwise.
+	 * profile_merge() and the writers use `value` only. */
+	uint32_t nvalues, value_index;
+	uint32_t *value_types, *value_units;
+	int64_t *values;
+	size_t values_cap;
+
 	/* private: intern indexes */
 	void *priv;
 };
@@ -128,6 +138,18 @@ static inline const struct profile_label *profile_sample_labels(const struct pro
 {
 	return p->label_pool ? p->label_pool + s->labels_first : NULL;
 }
+/* Give p n value columns (type and unit string ids, n >= 1), `value` being column index.
+ * Call before the first sample. */
+void profile_set_value_types(struct profile *p, size_t n, const uint32_t *types,
+			     const uint32_t *units, uint32_t index);
+/* profile_add_sample() for a profile with value columns: values[0..nvalues) are added to the
+ * sample's columns (and values[value_index] to its `value`). */
+void profile_add_sample_values(struct profile *p, const uint32_t *locs, size_t nlocs,
+			       const struct profile_label *labels, size_t nlabels,
+			       const int64_t *values);
+/* Value k of sample s (`value` when the profile has no columns). */
+int64_t profile_sample_value(const struct profile *p, const struct profile_sample *s, uint32_t k);
+
 /* The string value of label key (e.g. "comm") on sample s, or NULL. */
 const char *profile_sample_label_str(const struct profile *p, const struct profile_sample *s,
 				     const char *key);

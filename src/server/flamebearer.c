@@ -6,6 +6,7 @@
  * whose "other" nodes still fit in the budget, found in one pass over the order. */
 #include "server/flamebearer.h"
 #include "lib/alloc.h"
+#include "lib/budget.h"
 #include "lib/json.h"
 #include "lib/strtab.h"
 #include "store/store.h"
@@ -155,6 +156,8 @@ static void tree_build(struct fb_tree *t, struct fb_input *in)
 		const uint32_t *ids = in->pool + e->first;
 		uint32_t lcp = 0;
 
+		if ((i & 255) == 0 && budget_check() < 0)
+			break; /* build_and_write() reports it */
 		if (prev) {
 			const uint32_t *pids = in->pool + prev->first;
 
@@ -574,8 +577,12 @@ static int build_and_write(const struct store_profile *left, const struct store_
 	tree_build(&t, &in);
 	xfree(in.pool);
 	xfree(in.e);
-	tree_truncate(&t, max_nodes);
-	err = write_json(&t, right != NULL, out);
+	/* The request's time and memory budget (lib/budget.h): its error, not a half tree. */
+	err = budget_check();
+	if (!err) {
+		tree_truncate(&t, max_nodes);
+		err = write_json(&t, right != NULL, out);
+	}
 	tree_release(&t);
 	return err;
 }

@@ -7,6 +7,7 @@
 #include "server/ingest.h"
 #include "lib/alloc.h"
 #include "lib/buf.h"
+#include "lib/budget.h"
 #include "lib/strtab.h"
 #include "profile/decode_limits.h"
 #include "profile/pprof.h"
@@ -34,6 +35,7 @@ struct group {
 struct ingest_priv {
 	struct group *groups; /* indexed by the signature's id in sigs */
 	size_t ngroups, groups_cap, nused;
+	size_t ncols;         /* value columns of every group's batch builder */
 	struct strtab *strs;  /* copies of label strings and frame names (stable addresses) */
 	struct strtab *sigs;  /* label-set signatures */
 };
@@ -45,6 +47,7 @@ static struct ingest_priv *priv_of(struct ingest_batches *b)
 
 		pv->strs = strtab_new();
 		pv->sigs = strtab_new();
+		pv->ncols = 1;
 		b->priv = pv;
 	}
 	return b->priv;
@@ -126,6 +129,7 @@ static int group_get(struct ingest_batches *b, const struct ingest_meta *meta, u
 			return errmsg_set(err, -EINVAL, "more than %d distinct sample label sets",
 					  INGEST_MAX_GROUPS);
 		g->bb = store_batchbuf_new();
+		store_batchbuf_set_columns(g->bb, pv->ncols);
 		pv->nused++;
 		g->nlabels = 0;
 		if ((rc = group_set(g, "service_name", keep(pv, meta->app), err)) < 0)
@@ -148,31 +152,35 @@ static int group_get(struct ingest_batches *b, const struct ingest_meta *meta, u
 	return 0;
 }
 
-/* Point one store_batch at every used group. */
-static void finish_batches(struct ingest_batches *b, const struct ingest_meta *meta)
+/* Point one store_batch at every used group and column (cols NULL: one column, the meta's
+ * type and units). */
+static void finish_batches(struct ingest_batches *b, const struct ingest_meta *meta,
+			   const struct ingest_column *cols)
 {
 	struct ingest_priv *pv = priv_of(b);
-	size_t i;
+	size_t i, c;
 
-	b->batches = xcalloc(pv->nused ? pv->nused : 1, sizeof(*b->batches));
+	b->batches = xcalloc(pv->nused * pv->ncols + 1, sizeof(*b->batches));
 	b->n = 0;
-	for (i = 0; i < pv->ngroups; i++) {
-		struct group *g = &pv->groups[i];
-		struct store_batch *sb;
+	for (c = 0; c < pv->ncols; c++) {
+		for (i = 0; i < pv->ngroups; i++) {
+			struct group *g = &pv->groups[i];
+			struct store_batch *sb;
 
-		if (!g->bb)
-			continue;
-		sb = &b->batches[b->n++];
-		sb->type = meta->type;
-		sb->labels = g->labels;
-		sb->nlabels = g->nlabels;
-		sb->from = meta->from;
-		sb->until = meta->until;
-		sb->sample_rate = meta->sample_rate;
-		sb->units = meta->units;
-		sb->spy_name = meta->spy_name;
-		sb->aggregation = meta->aggregation;
-		store_batchbuf_fill(g->bb, sb);
+			if (!g->bb)
+				continue;
+			sb = &b->batches[b->n++];
+			sb->type = cols ? cols[c].type : meta->type;
+			sb->labels = g->labels;
+			sb->nlabels = g->nlabels;
+			sb->from = meta->from;
+			sb->until = meta->until;
+			sb->sample_rate = meta->sample_rate;
+			sb->units = cols && cols[c].units ? cols[c].units : meta->units;
+			sb->spy_name = meta->spy_name;
+			sb->aggregation = meta->aggregation;
+			store_batchbuf_fill_column(g->bb, c, sb);
+		}
 	}
 }
 
@@ -214,8 +222,10 @@ static int clip_stack(struct buf *out, const char *s, size_t len)
 int ingest_folded(const char *text, size_t len, const struct ingest_meta *meta,
 		  struct ingest_batches *out, struct errmsg *err)
 {
+	const struct decode_limits *lim = decode_limits_or_default(meta->limits);
 	const char *p = text, *end = text + len;
 	struct buf clip = BUF_INIT((size_t)STORE_MAX_DEPTH * (STORE_MAX_FRAME + 1) + 64);
+	size_t max_stacks = lim->max_samples < STORE_MAX_SAMPLES ? lim->max_samples : STORE_MAX_SAMPLES;
 	struct group *g;
 	size_t line = 0;
 	int rc;
@@ -232,6 +242,9 @@ int ingest_folded(const char *text, size_t len, const struct ingest_meta *meta,
 		uint64_t count = 0;
 
 		line++;
+		rc = decode_check(err, "folded");
+		if (rc < 0)
+			goto cleanup;
 		while (e > p && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
 			e--;
 		if (e == p)
@@ -259,8 +272,22 @@ int ingest_folded(const char *text, size_t len, const struct ingest_meta *meta,
 			rc = errmsg_set(err, -EINVAL, "line %zu: empty stack", line);
 			goto cleanup;
 		}
-		rc = store_batchbuf_add_split(g->bb, p, (size_t)(s_end - p), ';', (int64_t)count);
-		if (rc == -E2BIG && store_batchbuf_nsamples(g->bb) < STORE_MAX_SAMPLES) {
+		if (store_batchbuf_nsamples(g->bb) >= max_stacks) {
+			/* Only a new stack would pass the cap; a known one just adds up. */
+			size_t before = store_batchbuf_nsamples(g->bb);
+
+			rc = store_batchbuf_add_split(g->bb, p, (size_t)(s_end - p), ';', (int64_t)count);
+			if (rc == 0 && store_batchbuf_nsamples(g->bb) > before)
+				rc = -E2BIG;
+			if (rc == -E2BIG) {
+				rc = decode_limit_exceeded(err, "folded", "distinct stacks", "samples",
+							   max_stacks);
+				goto cleanup;
+			}
+		} else {
+			rc = store_batchbuf_add_split(g->bb, p, (size_t)(s_end - p), ';', (int64_t)count);
+		}
+		if (rc == -E2BIG && store_batchbuf_nsamples(g->bb) < max_stacks) {
 			/* Too deep or a frame too long: keep it cut, as pprof ingest does. */
 			if (clip_stack(&clip, p, (size_t)(s_end - p)) < 0) {
 				rc = errmsg_set(err, -EINVAL, "line %zu: cannot shorten the stack", line);
@@ -269,12 +296,17 @@ int ingest_folded(const char *text, size_t len, const struct ingest_meta *meta,
 			rc = store_batchbuf_add_split(g->bb, clip.data, clip.len, ';', (int64_t)count);
 		}
 		if (rc == -E2BIG) {
-			rc = errmsg_set(err, -EINVAL, "line %zu: more than %d distinct stacks", line,
-					STORE_MAX_SAMPLES);
+			rc = decode_limit_exceeded(err, "folded", "distinct stacks", "samples",
+						   max_stacks);
 			goto cleanup;
 		}
 		if (rc < 0) {
 			rc = errmsg_set(err, rc, "line %zu: cannot add the stack", line);
+			goto cleanup;
+		}
+		if (store_batchbuf_nframes(g->bb) > lim->max_frames) {
+			rc = decode_limit_exceeded(err, "folded", "frames in distinct stacks", "frames",
+						   lim->max_frames);
 			goto cleanup;
 		}
 		out->samples = sat_add(out->samples, count);
@@ -282,7 +314,7 @@ int ingest_folded(const char *text, size_t len, const struct ingest_meta *meta,
 next:
 		p = nl ? nl + 1 : end;
 	}
-	finish_batches(out, meta);
+	finish_batches(out, meta, NULL);
 	rc = 0;
 cleanup:
 	buf_release(&clip);
@@ -292,16 +324,30 @@ cleanup:
 int ingest_profile(const struct profile *p, const struct ingest_meta *meta,
 		   struct ingest_batches *out, struct errmsg *err)
 {
+	struct ingest_column col = { -1, meta->type, meta->units };
+
+	return ingest_profile_columns(p, meta, &col, 1, out, err);
+}
+
+int ingest_profile_columns(const struct profile *p, const struct ingest_meta *meta,
+			   const struct ingest_column *cols, size_t ncols,
+			   struct ingest_batches *out, struct errmsg *err)
+{
 	const char **locname = NULL, **frames = NULL, **extra = NULL;
 	struct ingest_priv *pv;
 	struct buf sig = BUF_INIT(1 << 20);
 	char name[STORE_MAX_FRAME + 1];
 	uint32_t comm_key = UINT32_MAX;
-	size_t i;
+	int64_t values[INGEST_MAX_TYPES];
+	size_t i, c;
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
+	if (ncols < 1 || ncols > INGEST_MAX_TYPES)
+		return errmsg_set(err, -EINVAL, "%zu value columns, want 1..%d", ncols,
+				  INGEST_MAX_TYPES);
 	pv = priv_of(out);
+	pv->ncols = ncols;
 	{
 		uint32_t k = strtab_find(p->strings, "comm", 4);
 
@@ -320,12 +366,21 @@ int ingest_profile(const struct profile *p, const struct ingest_meta *meta,
 		int has_app = 0;
 		struct group *g;
 		uint32_t sigid;
+		int any = 0;
 
-		if (s->value < 0) {
-			rc = errmsg_set(err, -EINVAL, "negative sample value %" PRId64, s->value);
+		rc = decode_check(err, "pprof");
+		if (rc < 0)
 			goto cleanup;
+		for (c = 0; c < ncols; c++) {
+			values[c] = cols[c].index < 0 ? s->value :
+				    profile_sample_value(p, s, (uint32_t)cols[c].index);
+			if (values[c] < 0) {
+				rc = errmsg_set(err, -EINVAL, "negative sample value %" PRId64, values[c]);
+				goto cleanup;
+			}
+			any |= values[c] != 0;
 		}
-		if (s->value == 0)
+		if (!any)
 			continue;
 		buf_reset(&sig);
 		for (j = 0; j < s->nlabels; j++) {
@@ -405,13 +460,22 @@ int ingest_profile(const struct profile *p, const struct ingest_meta *meta,
 		}
 		if (n == 0)
 			frames[n++] = "[unknown]";
-		rc = store_batchbuf_add(g->bb, frames, n, s->value);
+		if (ncols == 1)
+			rc = store_batchbuf_add(g->bb, frames, n, values[0]);
+		else
+			rc = store_batchbuf_add_values(g->bb, frames, n, values);
+		if (rc == -E2BIG && store_batchbuf_nsamples(g->bb) >= STORE_MAX_SAMPLES) {
+			rc = decode_limit_exceeded(err, "pprof", "distinct stacks in one series",
+						   "samples", STORE_MAX_SAMPLES);
+			goto cleanup;
+		}
 		if (rc < 0) {
 			rc = errmsg_set(err, -EINVAL, "sample %zu: cannot be stored (%s)", i,
 					rc == -E2BIG ? "too deep or frame too long" : "bad value");
 			goto cleanup;
 		}
-		out->samples = sat_add(out->samples, (uint64_t)s->value);
+		for (c = 0; c < ncols; c++)
+			out->samples = sat_add(out->samples, (uint64_t)values[c]);
 		out->stacks++;
 	}
 	if (pv->nused == 0) {
@@ -421,7 +485,7 @@ int ingest_profile(const struct profile *p, const struct ingest_meta *meta,
 		if (rc < 0)
 			goto cleanup;
 	}
-	finish_batches(out, meta);
+	finish_batches(out, meta, cols);
 cleanup:
 	buf_release(&sig);
 	xfree(locname);
@@ -443,12 +507,12 @@ static void sanitize_type(const char *in, char *out, size_t outlen)
 	out[i] = '\0';
 }
 
-void ingest_pprof_type(const struct profile *p, const char *fallback, char *type, size_t typelen,
-		       const char **units, uint32_t *sample_rate)
+/* The series type and units of a pprof value type (type and unit string ids). */
+static void value_type(const struct profile *p, uint32_t type_id, uint32_t unit_id,
+		       const char *fallback, char *type, size_t typelen, const char **units)
 {
-	const char *st = profile_get_str(p, p->sample_type);
-	const char *su = profile_get_str(p, p->sample_unit);
-	const char *pu = profile_get_str(p, p->period_unit);
+	const char *st = profile_get_str(p, type_id);
+	const char *su = profile_get_str(p, unit_id);
 
 	if (!*st)
 		st = fallback && *fallback ? fallback : "cpu";
@@ -461,6 +525,15 @@ void ingest_pprof_type(const struct profile *p, const char *fallback, char *type
 		*units = "samples";
 	else
 		*units = su;
+}
+
+void ingest_pprof_type(const struct profile *p, const char *fallback, char *type, size_t typelen,
+		       const char **units, uint32_t *sample_rate)
+{
+	const char *su = profile_get_str(p, p->sample_unit);
+	const char *pu = profile_get_str(p, p->period_unit);
+
+	value_type(p, p->sample_type, p->sample_unit, fallback, type, typelen, units);
 	*sample_rate = 0;
 	/* A period in nanoseconds (pprof's CPU convention, also scorch's agent with a count
 	 * unit and a period of 1e9/Hz) gives the sampling frequency. */
@@ -497,58 +570,84 @@ static int meta_arg(const struct http_request *req, struct http_response *resp, 
 	return 0;
 }
 
-/* Max bytes a pprof body may inflate to. */
-static size_t pprof_limit(const struct server *s)
-{
-	size_t m = s->cfg.max_body ? s->cfg.max_body : (64u << 20);
-
-	return m < (SIZE_MAX / 4) ? 4 * m : m;
-}
-
-/* A sample type of a pprof body besides the default one. */
-struct extra_type {
-	int index;                          /* in the profile's sample types */
-	char type[STORE_MAX_TYPE + 1];      /* series profile type */
-	char units[STORE_MAX_META + 1];
-	struct ingest_batches b;
+/* The series a decoded pprof gives (see docs/server.md): its default type first; for any
+ * profile but a CPU one, every other sample type too, distinct by series type, at most
+ * INGEST_MAX_TYPES in all. A CPU profile's second type (Go's cpu nanoseconds next to samples)
+ * would be the same series in other units: only the default is kept. */
+struct pprof_series {
+	struct ingest_column cols[INGEST_MAX_TYPES];
+	char types[INGEST_MAX_TYPES][STORE_MAX_TYPE + 1];
+	size_t n;
 };
 
-static int has_type(const struct extra_type *x, size_t n, const char *type)
+static int has_column(const struct pprof_series *ps, const char *type)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++)
-		if (!strcmp(x[i].type, type))
+	for (i = 0; i < ps->n; i++)
+		if (!strcmp(ps->types[i], type))
 			return 1;
 	return 0;
 }
 
-/* The sample types of a pprof body other than `skip` (the default one's series type), distinct
- * by series type, at most INGEST_MAX_TYPES - 1. Decodes the body once per type. */
-static size_t other_types(const char *body, size_t len, size_t limit, const char *fallback,
-			  const char *skip, struct extra_type *out)
+static void pprof_columns(const struct profile *p, const char *fallback, const char *units,
+			  struct pprof_series *ps)
 {
-	size_t n = 0;
-	int idx;
+	uint32_t k;
 
-	for (idx = 0; idx < INGEST_MAX_TYPES && n < INGEST_MAX_TYPES - 1; idx++) {
-		struct profile *q = NULL;
-		struct errmsg e;
-		const char *units;
-		uint32_t rate;
+	ps->n = 1;
+	ps->cols[0].index = -1;
+	ps->cols[0].type = ps->types[0];
+	ps->cols[0].units = units;
+	if (!strcmp(ps->types[0], "cpu"))
+		return;
+	for (k = 0; k < p->nvalues && ps->n < INGEST_MAX_TYPES; k++) {
+		char type[STORE_MAX_TYPE + 1];
+		const char *u;
 
-		if (pprof_decode(body, len, limit, idx, &q, &e) < 0)
-			break; /* past the last sample type (the body decoded before) */
-		memset(&out[n], 0, sizeof(out[n]));
-		ingest_pprof_type(q, fallback, out[n].type, sizeof(out[n].type), &units, &rate);
-		snprintf(out[n].units, sizeof(out[n].units), "%s", units);
-		out[n].index = idx;
-		profile_free(q);
-		if (!strcmp(out[n].type, skip) || has_type(out, n, out[n].type))
+		if (k == p->value_index)
 			continue;
-		n++;
+		value_type(p, p->value_types[k], p->value_units[k], fallback, type, sizeof(type), &u);
+		if (has_column(ps, type))
+			continue;
+		memcpy(ps->types[ps->n], type, sizeof(type));
+		ps->cols[ps->n].index = (int)k;
+		ps->cols[ps->n].type = ps->types[ps->n];
+		ps->cols[ps->n].units = u;
+		ps->n++;
 	}
-	return n;
+}
+
+int ingest_status(int rc)
+{
+	switch (rc) {
+	case -E2BIG:
+	case -ENOMEM:
+		return 413;
+	case -EBUSY:
+	case -ETIME:
+		return 503;
+	default:
+		return 422;
+	}
+}
+
+/* Answer a body that could not be decoded or converted: the status follows ingest_status(),
+ * a busy server asks the client to come back. */
+static void body_failed(struct http_response *resp, const char *what, int rc,
+			const struct errmsg *err)
+{
+	int status = ingest_status(rc);
+	const char *m = err->msg;
+
+	/* "cannot decode pprof: pprof: ..." says it twice. */
+	if (!strncmp(m, "pprof: ", 7))
+		m += 7;
+	else if (!strncmp(m, "folded: ", 8))
+		m += 8;
+	http_error(resp, status, "%s: %s", what, m);
+	if (rc == -EBUSY)
+		resp->retry_after = 2;
 }
 
 static void handle(struct server *s, const struct http_request *req, struct http_response *resp,
@@ -564,12 +663,12 @@ static void handle(struct server *s, const struct http_request *req, struct http
 	const char *from_s = http_arg(req, "from"), *until_s = http_arg(req, "until");
 	const char *body = req->body;
 	size_t body_len = req->body_len;
-	char ptype[STORE_MAX_TYPE + 1], appbuf[SERIES_NAME_MAX + 1];
+	char appbuf[SERIES_NAME_MAX + 1];
 	int64_t now = (int64_t)time(NULL);
 	uint64_t rate = 0;
-	struct extra_type extra[INGEST_MAX_TYPES - 1];
+	struct pprof_series ps;
 	struct store_batch *all = NULL;
-	size_t i, nseries = 0, nextra = 0, nall = 0;
+	size_t i, nseries = 0, nall = 0;
 	int multipart = 0, pprof, jfr = 0, rc;
 	struct ingest_jfr jb;
 	const char *labels_part = NULL;
@@ -577,6 +676,7 @@ static void handle(struct server *s, const struct http_request *req, struct http
 
 	memset(&meta, 0, sizeof(meta));
 	memset(&jb, 0, sizeof(jb));
+	meta.limits = &s->cfg.limits;
 	if (!name_s || !*name_s) {
 		http_error(resp, 400, "missing parameter 'name'");
 		return;
@@ -666,22 +766,16 @@ static void handle(struct server *s, const struct http_request *req, struct http
 	}
 
 	if (jfr) {
-		struct decode_limits lim;
-
-		decode_limits_default(&lim);
-		lim.max_inflated = pprof_limit(s);
-
 		meta.spy_name = meta.spy_name ? meta.spy_name : "jfr";
-		rc = ingest_jfr(body, body_len, labels_part, labels_len, &lim, &meta,
+		rc = ingest_jfr(body, body_len, labels_part, labels_len, &s->cfg.limits, &meta,
 				from_s && *from_s, until_s && *until_s, now, &jb, &err);
 		if (rc < 0) {
-			/* Over a decoder cap: too large (413); malformed: 422. */
-			http_error(resp, rc == -E2BIG ? 413 : 422, "cannot ingest jfr: %s", err.msg);
+			/* Over a decoder cap or the request memory: 413; busy: 503; malformed: 422. */
+			body_failed(resp, "cannot ingest jfr", rc, &err);
 			goto cleanup;
 		}
 		batches->samples = jb.samples;
 		batches->stacks = jb.stacks;
-		nall = jb.nbatches;
 		goto write;
 	}
 
@@ -699,30 +793,35 @@ static void handle(struct server *s, const struct http_request *req, struct http
 		/* Bounded by body_len throughout: a multipart part needs no NUL terminator. */
 		rc = ingest_folded(body, body_len, &meta, batches, &err);
 		if (rc < 0) {
-			http_error(resp, 422, "cannot parse folded body: %s", err.msg);
+			body_failed(resp, "cannot parse folded body", rc, &err);
 			goto cleanup;
 		}
 	} else {
 		const char *units = NULL;
 		uint32_t prate = 0;
 
-		rc = pprof_decode(body, body_len, pprof_limit(s), -1, &prof, &err);
+		/* One decode whatever the number of sample types: every type is a value column. */
+		rc = pprof_decode(body, body_len, &s->cfg.limits, PPROF_ALL_TYPES, &prof, &err);
 		if (rc < 0) {
 			/* Over-limit structures and inflation bombs alike: the body is unusable. */
-			http_error(resp, 422, "cannot decode pprof: %s", err.msg);
+			body_failed(resp, "cannot decode pprof", rc, &err);
 			goto cleanup;
 		}
-		ingest_pprof_type(prof, name.type, ptype, sizeof(ptype), &units, &prate);
-		meta.type = ptype;
+		/* Decoded: the body (often compressed) is not needed any more. */
+		http_request_drop_body(req);
+		body = NULL;
+		ingest_pprof_type(prof, name.type, ps.types[0], sizeof(ps.types[0]), &units, &prate);
+		meta.type = ps.types[0];
 		/* A memory (or any non-CPU) profile carries several sample types (Go's heap:
 		 * alloc_objects, alloc_space, inuse_objects, inuse_space): each becomes its own
-		 * series, as Pyroscope does. A CPU profile's second type (Go's cpu nanoseconds next
-		 * to samples) would be the same series in other units: only the default is kept. */
-		if (strcmp(ptype, "cpu"))
-			nextra = other_types(body, body_len, pprof_limit(s), name.type, ptype, extra);
+		 * series, as Pyroscope does. */
+		pprof_columns(prof, name.type, meta.units ? meta.units : units, &ps);
+		if (meta.units)
+			for (i = 0; i < ps.n; i++)
+				ps.cols[i].units = meta.units;
 		/* The name is a prefix: "app.cpu" with a cpu profile means app "app", while
 		 * "my.service" with a cpu profile keeps "my.service" whole. */
-		if (*name.type && strcmp(name.type, ptype) && !has_type(extra, nextra, name.type))
+		if (*name.type && !has_column(&ps, name.type))
 			snprintf(appbuf, sizeof(appbuf), "%s.%s", name.app, name.type);
 		else
 			snprintf(appbuf, sizeof(appbuf), "%s", name.app);
@@ -747,72 +846,72 @@ static void handle(struct server *s, const struct http_request *req, struct http
 		}
 		if (!meta.spy_name)
 			meta.spy_name = "pprof";
-		rc = ingest_profile(prof, &meta, batches, &err);
+		rc = ingest_profile_columns(prof, &meta, ps.cols, ps.n, batches, &err);
 		if (rc < 0) {
-			http_error(resp, 422, "cannot convert pprof: %s", err.msg);
+			body_failed(resp, "cannot convert pprof", rc, &err);
 			goto cleanup;
 		}
-		for (i = 0; i < nextra; i++) {
-			struct ingest_meta m = meta;
-			struct profile *q = NULL;
-
-			m.type = extra[i].type;
-			if (!http_arg(req, "units") || !*http_arg(req, "units"))
-				m.units = extra[i].units;
-			rc = pprof_decode(body, body_len, pprof_limit(s), extra[i].index, &q, &err);
-			if (rc == 0)
-				rc = ingest_profile(q, &m, &extra[i].b, &err);
-			profile_free(q);
-			if (rc < 0) {
-				http_error(resp, 422, "cannot convert pprof sample type '%s': %s",
-					   extra[i].type, err.msg);
-				goto cleanup;
-			}
-			batches->samples = sat_add(batches->samples, extra[i].b.samples);
-			batches->stacks += extra[i].b.stacks;
-			nall += extra[i].b.n;
-		}
+		profile_free(prof);
+		prof = NULL;
 	}
 
 write:
 	/* One transaction for everything of the request. */
-	nall += batches->n;
-	all = xcalloc(nall ? nall : 1, sizeof(*all));
-	memcpy(all, batches->batches, batches->n * sizeof(*all));
-	nall = batches->n;
-	for (i = 0; i < nextra; i++) {
-		memcpy(all + nall, extra[i].b.batches, extra[i].b.n * sizeof(*all));
-		nall += extra[i].b.n;
+	if (jb.n) {
+		/* A recording's profile types are batches of their own: one array for all. */
+		nall = batches->n + jb.nbatches;
+		all = xcalloc(nall ? nall : 1, sizeof(*all));
+		memcpy(all, batches->batches, batches->n * sizeof(*all));
+		nall = batches->n;
+		for (i = 0; i < jb.n; i++) {
+			memcpy(all + nall, jb.b[i].batches, jb.b[i].n * sizeof(*all));
+			nall += jb.b[i].n;
+		}
+	} else {
+		all = NULL;
+		nall = batches->n;
 	}
-	for (i = 0; i < jb.n; i++) {
-		memcpy(all + nall, jb.b[i].batches, jb.b[i].n * sizeof(*all));
-		nall += jb.b[i].n;
-	}
-	rc = store_write(s->store, all, nall, &err);
+	rc = store_write(s->store, all ? all : batches->batches, nall, &err);
 	if (rc == -EINVAL || rc == -E2BIG) {
 		http_error(resp, 422, "rejected by the store: %s", err.msg);
 		goto cleanup;
 	}
-	if (rc < 0) {
-		log_warn("ingest: store write failed: %s", err.msg);
-		/* -EAGAIN: the store cannot take it now (ClickHouse down or slow): nothing of the
-		 * request is acknowledged, the client retries later. */
-		if (rc == -EAGAIN)
-			http_error(resp, 503, "store unavailable, retry later: %s", err.msg);
-		else
-			http_error(resp, rc == -ENOSPC ? 507 : 500, "storage failure: %s", err.msg);
+	if (rc == -EBUSY || rc == -ETIME || (rc == -ENOMEM && budget_failed())) {
+		body_failed(resp, "cannot store", rc, &err);
 		goto cleanup;
 	}
+	if (rc == -ENOSPC) {
+		/* Said once per episode, not once per refused request. */
+		if (!atomic_exchange(&s->disk_full, 1))
+			log_warn("ingest: %s", err.msg);
+		http_error(resp, 507, "insufficient storage: %s", err.msg);
+		resp->retry_after = 10;
+		goto cleanup;
+	}
+	if (rc == -EAGAIN) {
+		/* The store cannot take it now (ClickHouse down or slow): nothing of the request
+		 * is acknowledged, the client retries later. */
+		log_warn("ingest: store write failed: %s", err.msg);
+		http_error(resp, 503, "store unavailable, retry later: %s", err.msg);
+		resp->retry_after = 5;
+		goto cleanup;
+	}
+	if (rc < 0) {
+		log_warn("ingest: store write failed: %s", err.msg);
+		http_error(resp, 500, "storage failure: %s", err.msg);
+		goto cleanup;
+	}
+	if (atomic_exchange(&s->disk_full, 0))
+		log_warn("ingest: writes accepted again");
+	atomic_store(&s->stats_dirty, 1);
 	/* A series without samples (an empty body) was not stored: not counted. */
 	for (i = 0; i < nall; i++)
-		nseries += all[i].nsamples > 0;
+		nseries += (all ? all : batches->batches)[i].nsamples > 0;
 	resp->status = 200;
 	buf_printf(&resp->body, "{\"stacks\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"series\":%zu}\n",
 		   batches->stacks, batches->samples, nseries);
 cleanup:
 	ingest_jfr_release(&jb);
-	for (i = 0; i < nextra; i++)
-		ingest_batches_release(&extra[i].b);
 	xfree(all);
 	profile_free(prof);
 	series_name_release(&name);

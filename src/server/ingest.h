@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct decode_limits;
 struct profile;
 struct store_batch;
 struct store_batchbuf;
@@ -54,12 +55,14 @@ struct ingest_meta {
 	const char *units, *spy_name, *aggregation;
 	int sample_app;                 /* 1: a sample's string label service_name is its app;
 	                                 * 2: that, else its label process */
+	const struct decode_limits *limits; /* caps of the body's decoding (NULL: defaults) */
 };
 
 /* Parse folded text ("frame;frame;leaf COUNT" per line, root first) into one batch. A stack
  * deeper than STORE_MAX_DEPTH keeps its root side and ends in a frame "[truncated]"; frames
  * longer than STORE_MAX_FRAME bytes are cut. Returns 0, or -EINVAL with a message naming the
- * line (no count, bad count, empty stack, more than STORE_MAX_SAMPLES distinct stacks). */
+ * line (no count, bad count, empty stack), -E2BIG over meta->limits (distinct stacks:
+ * "samples", their frames: "frames"), or the error of the thread's budget (lib/budget.h). */
 int ingest_folded(const char *text, size_t len, const struct ingest_meta *meta,
 		  struct ingest_batches *out, struct errmsg *err);
 
@@ -87,6 +90,22 @@ int ingest_jfr(const char *body, size_t len, const char *labels, size_t labels_l
 	       const struct decode_limits *lim, const struct ingest_meta *meta, int has_from,
 	       int has_until, int64_t now, struct ingest_jfr *out, struct errmsg *err);
 void ingest_jfr_release(struct ingest_jfr *j);
+/* A value column of a decoded profile, stored as series of its own type. */
+struct ingest_column {
+	int index;          /* the profile's value column (profile.h); -1: each sample's `value` */
+	const char *type;   /* series profile type */
+	const char *units;  /* NULL: meta->units */
+};
+/* ingest_profile() for several columns at once (a pprof with several sample types, decoded
+ * once): out gets one batch per (label set, column), column-major; samples counts every
+ * column's values; a sample whose values are all 0 is skipped. */
+int ingest_profile_columns(const struct profile *p, const struct ingest_meta *meta,
+			   const struct ingest_column *cols, size_t ncols,
+			   struct ingest_batches *out, struct errmsg *err);
+
+/* The HTTP status for a decode error rc: 413 over a limit (-E2BIG, -ENOMEM), 503 when the
+ * server is busy or the request too slow (-EBUSY, -ETIME), else 422. */
+int ingest_status(int rc);
 
 /* The profile type, unit and sample rate implied by a pprof profile (see docs/server.md):
  * sample type "samples" becomes "cpu"; characters outside [A-Za-z0-9_:-] become '_'. */

@@ -50,6 +50,7 @@ struct merge_cache {
 	struct entry **out;                       /* evicted or uncached, still out */
 	size_t nout, out_cap;
 	size_t bytes;
+	size_t max_bytes;                         /* bytes of all cached profiles, at most */
 	uint64_t clock;
 };
 
@@ -59,10 +60,11 @@ size_t merge_cache_profile_bytes(const struct store_profile *p)
 	       strtab_bytes(p->names);
 }
 
-struct merge_cache *merge_cache_new(void)
+struct merge_cache *merge_cache_new(size_t max_bytes)
 {
 	struct merge_cache *c = xcalloc(1, sizeof(*c));
 
+	c->max_bytes = max_bytes ? max_bytes : MERGE_CACHE_BYTES;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->done, NULL);
 	return c;
@@ -213,7 +215,7 @@ int merge_cache_get(struct merge_cache *c, struct store *s, const char *query,
 	if (slot)
 		*slot = NULL; /* the waiters are woken once the entry is in */
 	e->used = ++c->clock;
-	if (e->bytes > MERGE_CACHE_BYTES / 4 || gen != store_generation(s)) {
+	if (e->bytes > c->max_bytes / 4 || gen != store_generation(s)) {
 		/* too big to keep, or already stale: only out */
 		e->evicted = 1;
 		ALLOC_GROW(c->out, c->nout + 1, c->out_cap);
@@ -235,7 +237,7 @@ int merge_cache_get(struct merge_cache *c, struct store *s, const char *query,
 		}
 		if (c->live[victim])
 			evict(c, victim);
-		else if (c->bytes + e->bytes > MERGE_CACHE_BYTES) {
+		else if (c->bytes + e->bytes > c->max_bytes) {
 			/* room in the table but not in memory: drop the oldest */
 			size_t old = MERGE_CACHE_ENTRIES;
 
@@ -247,7 +249,7 @@ int merge_cache_get(struct merge_cache *c, struct store *s, const char *query,
 			evict(c, old);
 			continue;
 		}
-		if (c->bytes + e->bytes <= MERGE_CACHE_BYTES)
+		if (c->bytes + e->bytes <= c->max_bytes)
 			break;
 	}
 	c->live[victim] = e;

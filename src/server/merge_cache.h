@@ -7,9 +7,9 @@
  * (store_generation()), so a write, or a maintenance pass that dropped data, makes every
  * entry unreachable: a cached result is exactly what a new merge would give. That holds for a
  * store with one server in front; several servers on one ClickHouse do not see each other's
- * writes, so an entry also expires MERGE_CACHE_TTL_S seconds after it was merged. Memory is bounded: MERGE_CACHE_BYTES
- * at most in all (least recently used entries go first), and a profile larger than a quarter
- * of it is never kept.
+ * writes, so an entry also expires MERGE_CACHE_TTL_S seconds after it was merged. Memory is
+ * bounded: max_bytes of merge_cache_new() at most in all (least recently used entries go
+ * first), and a profile larger than a quarter of it is never kept.
  *
  * Threads: every function may be called concurrently. Profiles handed out are shared and
  * read-only; each merge_cache_get() is paired with a merge_cache_put(). */
@@ -23,13 +23,13 @@ struct store;
 struct store_profile;
 struct store_query;
 
-#define MERGE_CACHE_BYTES (128u << 20)
+#define MERGE_CACHE_BYTES (32u << 20) /* max_bytes when 0 is given */
 #define MERGE_CACHE_ENTRIES 8
 #define MERGE_CACHE_TTL_S 30
 
 struct merge_cache;
 
-struct merge_cache *merge_cache_new(void);
+struct merge_cache *merge_cache_new(size_t max_bytes);
 /* Frees every entry; no profile may still be out. Accepts NULL. */
 void merge_cache_free(struct merge_cache *c);
 

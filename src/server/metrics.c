@@ -9,14 +9,14 @@
 #include <string.h>
 #include <time.h>
 
-static const int codes[METRICS_NCODES] = { 200, 204, 400, 401, 404, 405, 413, 422, 499, 500,
-					   503, 507, 0 /* any other */ };
+static const int codes[METRICS_NCODES] = { 200, 204, 400, 401, 404, 405, 408, 413, 422, 429,
+					   499, 500, 503, 507, 0 /* any other */ };
 /* Upper bounds in seconds of the latency histogram buckets (+Inf is the count). */
 static const double buckets[METRICS_NBUCKETS] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
 						  0.1, 0.25, 0.5, 1, 2.5, 10 };
 static const char *const reject_names[METRICS_NREJECT] = { "bad_request", "unauthorized",
 							   "too_large", "parse_error",
-							   "storage_error" };
+							   "storage_error", "busy" };
 
 void metrics_init(struct metrics *m, const char *const *route_names, size_t n)
 {
@@ -78,6 +78,7 @@ void metrics_ingest(struct metrics *m, int status, uint64_t samples, uint64_t st
 	case 401: why = METRICS_REJECT_UNAUTHORIZED; break;
 	case 413: why = METRICS_REJECT_TOO_LARGE; break;
 	case 422: why = METRICS_REJECT_PARSE; break;
+	case 503: why = METRICS_REJECT_BUSY; break;
 	default: why = status >= 500 ? METRICS_REJECT_STORAGE : METRICS_REJECT_BAD_REQUEST; break;
 	}
 	atomic_fetch_add_explicit(&m->ingest_rejected[why], 1, memory_order_relaxed);

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define METRICS_MAX_ROUTES 24
-#define METRICS_NCODES 13
+#define METRICS_NCODES 15
 #define METRICS_NBUCKETS 12
 
 enum metrics_reject {
@@ -21,7 +21,8 @@ enum metrics_reject {
 	METRICS_REJECT_UNAUTHORIZED,    /* 401 */
 	METRICS_REJECT_TOO_LARGE,       /* 413 */
 	METRICS_REJECT_PARSE,           /* 422 */
-	METRICS_REJECT_STORAGE,         /* 500 / 503 / 507 */
+	METRICS_REJECT_STORAGE,         /* 500 / 507 */
+	METRICS_REJECT_BUSY,            /* 503: memory or queue in use, retry */
 	METRICS_NREJECT,
 };
 

@@ -3,6 +3,7 @@
  * ingest_profile() per OTLP profile, one store_write() for the request, OTLP answers. */
 #include "server/otlp_ingest.h"
 #include "lib/alloc.h"
+#include "lib/budget.h"
 #include "lib/strtab.h"
 #include "profile/gzip.h"
 #include "profile/otlp.h"
@@ -231,15 +232,32 @@ static void fail(struct http_response *resp, int json, int status, int code, con
 {
 	char msg[512];
 	va_list ap;
+	struct budget *b;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* Written even when the request's budget is spent (often why it fails). */
+	b = budget_pause();
 	buf_reset(&resp->body);
 	resp->status = status;
 	resp->content_type = json ? "application/json" : "application/x-protobuf";
 	if (otlp_encode_status(code, msg, json, &resp->body) < 0)
 		buf_reset(&resp->body);
+	budget_resume(b);
+}
+
+/* A body over a limit (a decoder cap, the request memory) is too large: 413; the server busy
+ * (the shared ingest memory) or the request too slow: 503 with Retry-After; else def. */
+static int limit_status(struct http_response *resp, int rc, int def)
+{
+	if (rc == -E2BIG || rc == -ENOMEM)
+		return 413;
+	if (rc == -EBUSY || rc == -ETIME) {
+		resp->retry_after = rc == -EBUSY ? 2 : 0;
+		return 503;
+	}
+	return def;
 }
 
 static int media_type_is(const char *ctype, const char *want)
@@ -256,8 +274,7 @@ static void handle(struct server *s, const struct http_request *req, struct http
 {
 	const char *ctype = http_header(req, "Content-Type");
 	const char *cenc = http_header(req, "Content-Encoding");
-	size_t max_body = s->cfg.max_body ? s->cfg.max_body : (64u << 20);
-	struct decode_limits lim;
+	struct decode_limits lim = s->cfg.limits;
 	struct otlp_request otlp;
 	struct ingest_batches *batches = NULL;
 	struct store_batch *all = NULL;
@@ -272,8 +289,6 @@ static void handle(struct server *s, const struct http_request *req, struct http
 
 	memset(&otlp, 0, sizeof(otlp));
 	memset(&ans, 0, sizeof(ans));
-	decode_limits_default(&lim);
-	lim.max_inflated = max_body < SIZE_MAX / 4 ? 4 * max_body : max_body;
 	buf_init(&inflated, lim.max_inflated);
 	if (ctype && *ctype && !media_type_is(ctype, "application/x-protobuf") &&
 	    !media_type_is(ctype, "application/protobuf") && !media_type_is(ctype, "application/octet-stream")) {
@@ -300,8 +315,13 @@ static void handle(struct server *s, const struct http_request *req, struct http
 	}
 	if (gzip_is(body, body_len)) {
 		rc = gzip_decompress(body, body_len, lim.max_inflated, &inflated, &err);
+		if (rc == -E2BIG)
+			decode_limit_exceeded(&err, "otlp", "bytes after inflation", "inflated",
+					      lim.max_inflated);
+		else if (rc == -ENOMEM && budget_failed())
+			rc = decode_check(&err, "otlp");
 		if (rc < 0) {
-			fail(resp, json, rc == -E2BIG ? 413 : 400, RPC_INVALID_ARGUMENT,
+			fail(resp, json, limit_status(resp, rc, 400), RPC_INVALID_ARGUMENT,
 			     "cannot inflate the body: %s", err.msg);
 			goto cleanup;
 		}
@@ -318,9 +338,13 @@ static void handle(struct server *s, const struct http_request *req, struct http
 		body_len = pb.len;
 	}
 	rc = otlp_decode(body, body_len, &lim, &otlp, &err);
+	if (rc == 0)
+		rc = decode_check(&err, "otlp");
 	if (rc < 0) {
-		/* Over a cap: too large as a whole (413); anything else is malformed (400). */
-		fail(resp, json, rc == -E2BIG ? 413 : 400, RPC_INVALID_ARGUMENT, "%s", err.msg);
+		/* Over a cap: too large as a whole (413); busy (503); anything else is
+		 * malformed (400). */
+		fail(resp, json, limit_status(resp, rc, 400), rc == -EBUSY ? RPC_UNAVAILABLE :
+		     RPC_INVALID_ARGUMENT, "%s", err.msg);
 		goto cleanup;
 	}
 
@@ -369,6 +393,12 @@ static void handle(struct server *s, const struct http_request *req, struct http
 			meta.until = meta.from + (dur < 86400 ? dur : 86400);
 		}
 		rc = ingest_profile(p, &meta, &batches[i], &err);
+		if (rc < 0 && budget_failed()) {
+			/* The request's memory or time, not this profile: the whole request. */
+			fail(resp, json, limit_status(resp, rc, 413), rc == -EBUSY ? RPC_UNAVAILABLE :
+			     RPC_INVALID_ARGUMENT, "%s", err.msg);
+			goto cleanup;
+		}
 		if (rc < 0) {
 			reject(&ans, i, "%s", err.msg);
 			ingest_batches_release(&batches[i]);
@@ -398,7 +428,9 @@ static void handle(struct server *s, const struct http_request *req, struct http
 		}
 		if (rc < 0) {
 			log_warn("otlp ingest: store write failed: %s", err.msg);
-			fail(resp, json, 503, RPC_UNAVAILABLE, "storage failure: %s", err.msg);
+			fail(resp, json, rc == -ENOSPC ? 507 : 503, RPC_UNAVAILABLE, "storage failure: %s",
+			     err.msg);
+			resp->retry_after = rc == -ENOSPC ? 10 : 2;
 			goto cleanup;
 		}
 	}

@@ -312,8 +312,8 @@ void render_handle(void *ctx, const struct http_request *req, struct http_respon
 	/* A subtree is rendered from every stack the store returns (not only the heaviest
 	 * 64 Ki), so that zooming in finds the light stacks that make up a deep frame; the
 	 * merge is shared with the top table and the other zooms (merge_cache.h). */
-	rc = merge_cache_get(s->merges, s->store, r.query, &r.q, focus.n ? STORE_MAX_MERGE_STACKS : 0,
-			     &merged, &err);
+	rc = merge_cache_get(s->merges, s->store, r.query, &r.q,
+			     focus.n ? STORE_MAX_MERGE_STACKS : s->cfg.render.max_stacks, &merged, &err);
 	if (rc < 0) {
 		server_store_error(resp, rc, &err);
 		goto cleanup;
@@ -397,9 +397,11 @@ void render_diff_handle(void *ctx, const struct http_request *req, struct http_r
 	if (server_parse_range(req, resp, "rightQuery", "rightFrom", "rightUntil", &rr) < 0)
 		goto cleanup;
 	if ((rc = merge_cache_get(s->merges, s->store, lr.query, &lr.q,
-				  focus.n ? STORE_MAX_MERGE_STACKS : 0, &lm, &err)) < 0 ||
+				  focus.n ? STORE_MAX_MERGE_STACKS : s->cfg.render.max_stacks, &lm,
+				  &err)) < 0 ||
 	    (rc = merge_cache_get(s->merges, s->store, rr.query, &rr.q,
-				  focus.n ? STORE_MAX_MERGE_STACKS : 0, &rm, &err)) < 0) {
+				  focus.n ? STORE_MAX_MERGE_STACKS : s->cfg.render.max_stacks, &rm,
+				  &err)) < 0) {
 		server_store_error(resp, rc, &err);
 		goto cleanup;
 	}

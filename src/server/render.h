@@ -16,9 +16,21 @@
 
 #include "server/http.h"
 
+#include <stddef.h>
+
 struct errmsg;
 struct profile;
+struct server;
 struct store_profile;
+struct store_query;
+
+/* What one flame graph query may hold: the heaviest stacks of a selection are kept and the
+ * rest is counted in "other" (totals stay exact), so a large selection degrades instead of
+ * failing. Time and memory are the request's budget (lib/budget.h, from the query pool:
+ * render-seconds, render-memory, query-memory). */
+struct render_budget {
+	size_t max_stacks; /* stacks merged per profile (render-stacks; 0: STORE_DEFAULT_MAX_STACKS) */
+};
 
 /* A focus path: n frame names from the root (pointing into copy). */
 struct render_focus {

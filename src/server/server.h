@@ -10,14 +10,39 @@
 #define SCORCH_SERVER_H
 
 #include "lib/log.h"
+#include "lib/quota.h"
+#include "profile/decode_limits.h"
 #include "server/http.h"
 #include "server/metrics.h"
+#include "server/render.h"
 #include "store/store.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct selector;
+
+/* The worker pools (http.h) and which routes run where. */
+enum {
+	SERVER_POOL_INGEST = 0, /* POST /ingest and other decoders of pushed profiles */
+	SERVER_POOL_QUERY,      /* flame graphs: /render, /render-diff, /api/v1/top|sandwich */
+	SERVER_POOL_META,       /* cheap queries: /labels, /label-values, /api/v1/series */
+	SERVER_NPOOLS,
+};
+
+/* Memory plan at the defaults (docs/server.md, "Limits"): ingest 96 MiB (bodies and their
+ * decoding), queries 64 MiB (their answers included until sent), store caches 32 MiB, merged
+ * profiles kept for later queries 32 MiB, the rest (connections, code, SQLite) a few tens of
+ * MB: the server stays under 256 MB of RSS whatever mix of requests it accepts. */
+#define SERVER_DEFAULT_INGEST_MEMORY  (96ULL << 20)
+#define SERVER_DEFAULT_REQUEST_MEMORY (64ULL << 20)
+#define SERVER_DEFAULT_QUERY_MEMORY   (64ULL << 20)
+#define SERVER_DEFAULT_RENDER_MEMORY  (64ULL << 20)
+#define SERVER_DEFAULT_RENDER_MS      10000
+#define SERVER_DEFAULT_CACHE_BYTES    (32ULL << 20)
+#define SERVER_DEFAULT_MERGE_CACHE    (32ULL << 20)
 
 struct server_config {
 	const char *listen;          /* default "127.0.0.1:4040" */
@@ -27,9 +52,29 @@ struct server_config {
 	uint64_t max_disk_bytes;     /* 0 = no cap */
 	const char *auth_token;      /* NULL = no authentication */
 	size_t max_body;             /* default 64 MiB */
-	unsigned threads;            /* default 4 */
-	unsigned max_connections;    /* default 256 */
+	unsigned threads;            /* workers: half ingest, half queries (default 4) */
+	unsigned max_connections;    /* default 1024 */
+	unsigned max_client_connections; /* per client address (default 128) */
+	unsigned header_timeout_ms;  /* whole request head (default 10 s) */
 	int sync_full;               /* fsync every commit (see store_opts) */
+	uint64_t cache_bytes;        /* store caches (default SERVER_DEFAULT_CACHE_BYTES) */
+	/* Limits of ingest decoding (zero fields: decode_limits.h defaults). */
+	struct decode_limits limits;
+	uint64_t ingest_memory;      /* held by all ingests together: bodies and decoding */
+	uint64_t request_memory;     /* decoding one ingest */
+	/* Limits of queries. */
+	uint64_t query_memory;       /* held by all queries together */
+	uint64_t render_memory;      /* one query */
+	unsigned render_ms;          /* one query's time */
+	uint64_t merge_cache_bytes;  /* merged profiles kept for later queries (merge_cache.h) */
+	struct render_budget render; /* stacks and frames per flame graph (render.h) */
+};
+
+/* Store statistics, refreshed by server_maintain() so that /metrics never waits for the store. */
+struct server_store_stats {
+	pthread_mutex_t lock;
+	struct store_stats st;
+	int ok;
 };
 
 struct merge_cache;
@@ -39,16 +84,26 @@ struct server {
 	struct store *store;
 	struct merge_cache *merges; /* merge_cache.h: merged profiles shared by queries */
 	struct metrics metrics;
+	struct quota ingest_quota, query_quota;
+	struct http_pool pools[SERVER_NPOOLS];
 	struct http_config http_cfg;
 	struct http_server *http;
+	struct server_store_stats stats;
+	atomic_int stats_dirty;      /* data changed since the statistics were read */
+	atomic_int disk_full;        /* the last write was refused for space (logged once) */
 };
 
 /* Open the store and start serving. The strings in cfg must outlive the server. Returns NULL
  * with a message in err on failure (nothing left open). */
 struct server *server_start(const struct server_config *cfg, struct errmsg *err);
 unsigned server_port(const struct server *s);
-/* Store maintenance (retention, rollups, checkpoints); counted in the metrics. */
+/* Store maintenance (retention, rollups, checkpoints) and the statistics /metrics shows;
+ * counted in the metrics. */
 int server_maintain(struct server *s, int64_t now, struct errmsg *err);
+/* Refresh the store statistics /metrics shows if data changed (call about every second). */
+void server_tick(struct server *s);
+/* Fill the defaults of the zero fields of cfg (limits, memory, pools). */
+void server_config_defaults(struct server_config *cfg);
 /* Graceful stop (see above); accepts NULL. */
 void server_stop(struct server *s, int timeout_ms);
 
@@ -70,7 +125,8 @@ int server_parse_range(const struct http_request *req, struct http_response *res
 void server_range_release(struct server_range *r);
 
 /* Fill resp with the error of a failed store call rc (-EINVAL/-E2BIG 400, -ENOENT 404,
- * -EAGAIN 503 (store unavailable), else 500) and return the status. */
+ * -EAGAIN 503 (store unavailable), budget failures -ETIME/-EBUSY/-ENOMEM 503 with the budget's
+ * message, else 500) and return the status. */
 int server_store_error(struct http_response *resp, int rc, const struct errmsg *err);
 
 /* Parse an optional unsigned integer parameter in [min, max]; absent gives def. On error

@@ -79,8 +79,8 @@ void ui_handle(void *ctx, const struct http_request *req, struct http_response *
 	if (!a && !strcmp(name, "index.html")) {
 		resp->content_type = "text/html; charset=utf-8";
 		resp->cache_control = "no-cache";
-		if (buf_append(&resp->body, fallback_page, sizeof(fallback_page) - 1) < 0)
-			http_error(resp, 503, "out of memory");
+		resp->body_static = fallback_page;
+		resp->body_static_len = sizeof(fallback_page) - 1;
 		return;
 	}
 	if (!a) {
@@ -91,6 +91,7 @@ void ui_handle(void *ctx, const struct http_request *req, struct http_response *
 	/* Vite names the files under assets/ by content hash: they never change. */
 	resp->cache_control = !strncmp(name, "assets/", 7) ? "public, max-age=31536000, immutable"
 							  : "no-cache";
-	if (buf_append(&resp->body, a->data, a->len) < 0)
-		http_error(resp, 503, "out of memory");
+	/* Embedded in the binary: sent from there, no copy per request. */
+	resp->body_static = (const char *)a->data;
+	resp->body_static_len = a->len;
 }

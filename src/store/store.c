@@ -243,7 +243,8 @@ int store_write(struct store *s, const struct store_batch *batches, size_t n, st
 		used += nl;
 	}
 	ret = s->ops->write(s->state, copy, n, err);
-	if (ret == 0)
+	/* A write refused for space may have dropped old data to make room first. */
+	if (ret == 0 || ret == -ENOSPC)
 		atomic_fetch_add_explicit(&s->generation, 1, memory_order_release);
 cleanup:
 	xfree(labels);
@@ -553,11 +554,14 @@ struct store_batchbuf {
 	size_t npool, pool_cap;
 	struct bb_stack { size_t first; uint32_t depth; int64_t value; } *stacks;
 	size_t nstacks, stacks_cap;
-	struct store_sample *samples;
+	struct store_sample *samples; /* ncols sections of nstacks */
 	size_t samples_cap;
 	struct u64map index;    /* hash of a stack -> index + 1 */
 	uint32_t *scratch;
 	size_t scratch_cap;
+	size_t ncols;           /* value columns (1: the stack's value only) */
+	int64_t *vals;          /* ncols values per stack when ncols > 1 */
+	size_t vals_cap;
 };
 
 struct store_batchbuf *store_batchbuf_new(void)
@@ -580,6 +584,7 @@ void store_batchbuf_free(struct store_batchbuf *bb)
 	xfree(bb->stacks);
 	xfree(bb->samples);
 	xfree(bb->scratch);
+	xfree(bb->vals);
 	u64map_release(&bb->index);
 	xfree(bb);
 }
@@ -593,8 +598,17 @@ void store_batchbuf_reset(struct store_batchbuf *bb)
 	bb->name_ptrs[bb->nnames++] = strtab_get(bb->names, 0);
 	bb->npool = 0;
 	bb->nstacks = 0;
+	if (!bb->ncols)
+		bb->ncols = 1;
 	u64map_release(&bb->index);
 	u64map_init(&bb->index);
+}
+
+void store_batchbuf_set_columns(struct store_batchbuf *bb, size_t n)
+{
+	if (bb->nstacks || n == 0)
+		BUG("store_batchbuf_set_columns(%zu) after %zu stacks", n, bb->nstacks);
+	bb->ncols = n;
 }
 
 static uint32_t bb_intern(struct store_batchbuf *bb, const char *s, size_t len)
@@ -608,11 +622,12 @@ static uint32_t bb_intern(struct store_batchbuf *bb, const char *s, size_t len)
 	return id;
 }
 
-/* Add the stack in bb->scratch[0..n). */
-static int bb_add_ids(struct store_batchbuf *bb, size_t n, int64_t value)
+/* Add the stack in bb->scratch[0..n) with value (one column) or values (ncols columns). */
+static int bb_add_ids(struct store_batchbuf *bb, size_t n, int64_t value, const int64_t *values)
 {
 	uint64_t h = hash_bytes(bb->scratch, n * sizeof(uint32_t), 0x57ac), *slot;
 	struct bb_stack *st;
+	size_t k;
 
 	h = (h == ~0ULL) ? 2 : (h | 1);
 	slot = u64map_get(&bb->index, h);
@@ -620,6 +635,11 @@ static int bb_add_ids(struct store_batchbuf *bb, size_t n, int64_t value)
 		st = &bb->stacks[*slot - 1];
 		if (st->depth == n && !memcmp(bb->pool + st->first, bb->scratch, n * sizeof(uint32_t))) {
 			st->value = store_sat_add(st->value, value);
+			for (k = 0; values && k < bb->ncols; k++) {
+				int64_t *v = &bb->vals[(*slot - 1) * bb->ncols + k];
+
+				*v = store_sat_add(*v, values[k]);
+			}
 			return 0;
 		}
 	}
@@ -627,6 +647,10 @@ static int bb_add_ids(struct store_batchbuf *bb, size_t n, int64_t value)
 		return -E2BIG;
 	ALLOC_GROW(bb->pool, bb->npool + n, bb->pool_cap);
 	ALLOC_GROW(bb->stacks, bb->nstacks + 1, bb->stacks_cap);
+	if (values) {
+		ALLOC_GROW(bb->vals, (bb->nstacks + 1) * bb->ncols, bb->vals_cap);
+		memcpy(bb->vals + bb->nstacks * bb->ncols, values, bb->ncols * sizeof(*values));
+	}
 	st = &bb->stacks[bb->nstacks++];
 	st->first = bb->npool;
 	st->depth = (uint32_t)n;
@@ -639,12 +663,11 @@ static int bb_add_ids(struct store_batchbuf *bb, size_t n, int64_t value)
 	return 0;
 }
 
-int store_batchbuf_add(struct store_batchbuf *bb, const char *const *frames, size_t n, int64_t value)
+/* Intern frames[0..n) into bb->scratch. */
+static int bb_frames(struct store_batchbuf *bb, const char *const *frames, size_t n)
 {
 	size_t i;
 
-	if (value < 0)
-		return -EINVAL;
 	if (n > STORE_MAX_DEPTH)
 		return -E2BIG;
 	ALLOC_GROW(bb->scratch, n + 1, bb->scratch_cap);
@@ -655,7 +678,43 @@ int store_batchbuf_add(struct store_batchbuf *bb, const char *const *frames, siz
 			return -E2BIG;
 		bb->scratch[i] = bb_intern(bb, frames[i], len);
 	}
-	return bb_add_ids(bb, n, value);
+	return 0;
+}
+
+int store_batchbuf_add_values(struct store_batchbuf *bb, const char *const *frames, size_t n,
+			      const int64_t *values)
+{
+	size_t k;
+	int err;
+
+	if (bb->ncols < 2)
+		return store_batchbuf_add(bb, frames, n, values[0]);
+	for (k = 0; k < bb->ncols; k++)
+		if (values[k] < 0)
+			return -EINVAL;
+	err = bb_frames(bb, frames, n);
+	return err ? err : bb_add_ids(bb, n, values[0], values);
+}
+
+int store_batchbuf_add(struct store_batchbuf *bb, const char *const *frames, size_t n, int64_t value)
+{
+	size_t i;
+
+	if (value < 0)
+		return -EINVAL;
+	if (bb->ncols > 1)
+		BUG("store_batchbuf_add on a batch builder with %zu columns", bb->ncols);
+	if (n > STORE_MAX_DEPTH)
+		return -E2BIG;
+	ALLOC_GROW(bb->scratch, n + 1, bb->scratch_cap);
+	for (i = 0; i < n; i++) {
+		size_t len = strlen(frames[i]);
+
+		if (len > STORE_MAX_FRAME)
+			return -E2BIG;
+		bb->scratch[i] = bb_intern(bb, frames[i], len);
+	}
+	return bb_add_ids(bb, n, value, NULL);
 }
 
 int store_batchbuf_add_split(struct store_batchbuf *bb, const char *stack, size_t len, char sep,
@@ -676,26 +735,48 @@ int store_batchbuf_add_split(struct store_batchbuf *bb, const char *stack, size_
 		bb->scratch[n++] = bb_intern(bb, stack + i, j - i);
 		i = j + 1;
 	}
-	return bb_add_ids(bb, n, value);
+	if (bb->ncols > 1)
+		BUG("store_batchbuf_add_split on a batch builder with %zu columns", bb->ncols);
+	return bb_add_ids(bb, n, value, NULL);
 }
 
 void store_batchbuf_fill(struct store_batchbuf *bb, struct store_batch *b)
 {
-	size_t i;
+	store_batchbuf_fill_column(bb, 0, b);
+}
 
-	ALLOC_GROW(bb->samples, bb->nstacks ? bb->nstacks : 1, bb->samples_cap);
+void store_batchbuf_fill_column(struct store_batchbuf *bb, size_t col, struct store_batch *b)
+{
+	struct store_sample *out;
+	size_t i, n = 0;
+
+	if (col >= bb->ncols)
+		BUG("store_batchbuf_fill_column(%zu) of %zu columns", col, bb->ncols);
+	/* Every column has its section, so the batches of all columns stay valid together. */
+	ALLOC_GROW(bb->samples, bb->nstacks * bb->ncols + 1, bb->samples_cap);
+	out = bb->samples + col * bb->nstacks;
 	for (i = 0; i < bb->nstacks; i++) {
-		bb->samples[i].frames = bb->pool + bb->stacks[i].first;
-		bb->samples[i].nframes = bb->stacks[i].depth;
-		bb->samples[i].value = bb->stacks[i].value;
+		int64_t v = bb->ncols > 1 ? bb->vals[i * bb->ncols + col] : bb->stacks[i].value;
+
+		if (bb->ncols > 1 && !v)
+			continue; /* a stack seen only in other columns */
+		out[n].frames = bb->pool + bb->stacks[i].first;
+		out[n].nframes = bb->stacks[i].depth;
+		out[n].value = v;
+		n++;
 	}
 	b->frame_names = bb->name_ptrs;
 	b->nframe_names = bb->nnames;
-	b->samples = bb->samples;
-	b->nsamples = bb->nstacks;
+	b->samples = out;
+	b->nsamples = n;
 }
 
 size_t store_batchbuf_nsamples(const struct store_batchbuf *bb)
 {
 	return bb->nstacks;
+}
+
+size_t store_batchbuf_nframes(const struct store_batchbuf *bb)
+{
+	return bb->npool;
 }

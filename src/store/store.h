@@ -315,6 +315,17 @@ int store_batchbuf_add_split(struct store_batchbuf *bb, const char *stack, size_
 			     int64_t value);
 /* Set b->frame_names, nframe_names, samples, nsamples (other fields untouched). */
 void store_batchbuf_fill(struct store_batchbuf *bb, struct store_batch *b);
+/* Distinct stacks so far, and their frames together. */
 size_t store_batchbuf_nsamples(const struct store_batchbuf *bb);
+size_t store_batchbuf_nframes(const struct store_batchbuf *bb);
+
+/* Several value columns per stack (a profile with several sample types: its stacks and frame
+ * names are kept once). set_columns(n) before the first add; then add_values() with n values
+ * (>= 0) per stack, and fill_column(col) for the batch of each column (the batches of all
+ * columns stay valid together; a column's batch leaves out stacks whose value in it is 0). */
+void store_batchbuf_set_columns(struct store_batchbuf *bb, size_t n);
+int store_batchbuf_add_values(struct store_batchbuf *bb, const char *const *frames, size_t n,
+			      const int64_t *values);
+void store_batchbuf_fill_column(struct store_batchbuf *bb, size_t col, struct store_batch *b);
 
 #endif

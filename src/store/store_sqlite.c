@@ -14,23 +14,27 @@
 #include "store/store.h"
 #include "store/selector.h"
 #include "lib/alloc.h"
+#include "lib/budget.h"
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/strtab.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #define HOUR 3600
 #define DAY 86400
 #define NLEVELS 3 /* 0 raw, 1 hour, 2 day */
+#define PAGE 8192     /* page_size of the database */
 #define ID_BITS 40
 #define ID_MASK ((1ULL << ID_BITS) - 1)
 #define MAX_ROLLUP_STACKS (4u << 20) /* a partition with more distinct stacks stays unrolled */
@@ -217,7 +221,11 @@ struct sq {
 	size_t blob_cap;
 	char *key;
 	size_t key_cap;
-	int size_pending;          /* last write found the store over max_disk_bytes */
+	/* Disk: the size cap and the reserve (see "disk" below). */
+	char *wal, *shm, *reserve;  /* file names */
+	int64_t reserve_size;       /* bytes the reserve file holds */
+	int reserve_have;           /* the reserve file exists */
+	int64_t wal_limit;          /* WAL bytes after which a write checkpoints and truncates */
 
 	pthread_mutex_t plock;
 	pthread_cond_t pcond;
@@ -231,6 +239,9 @@ static int db_error(struct conn *c, struct errmsg *err, const char *what)
 {
 	int full = sqlite3_errcode(c->db) == SQLITE_FULL;
 
+	/* Interrupted by the progress handler: the request's budget ran out. */
+	if (sqlite3_errcode(c->db) == SQLITE_INTERRUPT && budget_failed())
+		return budget_error(err, budget_failed());
 	return errmsg_set(err, full ? -ENOSPC : -EIO, "%s: %s", what, sqlite3_errmsg(c->db));
 }
 
@@ -322,6 +333,12 @@ static int conn_open(struct conn *c, const char *file, int64_t cache_kib, struct
 	return exec_sql(c, sql, err);
 }
 
+/* Long statements of a query stop when its request's budget is spent. */
+static int progress(void *arg)
+{
+	return budget_check() != 0;
+}
+
 static int conn_prepare(struct conn *c, struct errmsg *err)
 {
 	int i;
@@ -330,6 +347,44 @@ static int conn_prepare(struct conn *c, struct errmsg *err)
 		if (sqlite3_prepare_v3(c->db, read_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &c->rd[i], NULL))
 			return db_error(c, err, "prepare");
 	return 0;
+}
+
+/* ---- disk: files, the reserve ---------------------------------------------------------------------- */
+
+static uint64_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* The reserve: a file of reserve_size bytes allocated on disk while all is well and deleted
+ * when the disk fills, so that what must still write (retention deleting old data, the WAL
+ * checkpoint, the checkpoint at shutdown) has room. Writes of new data are refused while it
+ * cannot be made. Returns 0 when it exists. */
+static int reserve_make(struct sq *sq)
+{
+	int fd, rc;
+
+	if (sq->reserve_have)
+		return 0;
+	fd = open(sq->reserve, O_WRONLY | O_CREAT | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return -errno;
+	rc = posix_fallocate(fd, 0, (off_t)sq->reserve_size);
+	close(fd);
+	if (rc) {
+		unlink(sq->reserve);
+		return -rc;
+	}
+	sq->reserve_have = 1;
+	return 0;
+}
+
+static void reserve_drop(struct sq *sq)
+{
+	unlink(sq->reserve);
+	sq->reserve_have = 0;
 }
 
 /* ---- open / close ------------------------------------------------------------------------------- */
@@ -423,6 +478,9 @@ static void sq_close(void *state)
 	pthread_cond_destroy(&sq->pcond);
 	xfree(sq->dir);
 	xfree(sq->file);
+	xfree(sq->wal);
+	xfree(sq->shm);
+	xfree(sq->reserve);
 	xfree(sq);
 }
 
@@ -456,6 +514,9 @@ static int sq_open(const char *path, const struct store_opts *opts, void **state
 	sq->intern_limit = sq->opts.cache_bytes / 4 / 2 / 48;
 	sq->dir = xstrdup(path);
 	sq->file = xasprintf("%s/%s", path, STORE_SQLITE_FILE);
+	sq->wal = xasprintf("%s-wal", sq->file);
+	sq->shm = xasprintf("%s-shm", sq->file);
+	sq->reserve = xasprintf("%s/%s", path, STORE_SQLITE_RESERVE);
 	if (mkdir(path, 0755) < 0 && errno != EEXIST) {
 		ret = errmsg_set(err, -errno, "cannot create directory '%s': %s", path, strerror(errno));
 		goto cleanup;
@@ -463,12 +524,28 @@ static int sq_open(const char *path, const struct store_opts *opts, void **state
 	ret = conn_open(&sq->w, sq->file, page_kib, err);
 	if (ret < 0)
 		goto cleanup;
-	/* The WAL is checkpointed (and truncated to this size) after about this many bytes. */
+	/* The WAL is checkpointed and truncated once it passes this size (at most 1/32 of the
+	 * cap: it counts against it). */
 	wal_bytes = 16 << 20;
-	if (sq->opts.max_disk_bytes && (int64_t)(sq->opts.max_disk_bytes / 16) < wal_bytes)
-		wal_bytes = (int64_t)(sq->opts.max_disk_bytes / 16);
-	if (wal_bytes < 64 * 8192)
-		wal_bytes = 64 * 8192;
+	if (sq->opts.max_disk_bytes && (int64_t)(sq->opts.max_disk_bytes / 32) < wal_bytes)
+		wal_bytes = (int64_t)(sq->opts.max_disk_bytes / 32);
+	if (wal_bytes < 16 * 8192)
+		wal_bytes = 16 * 8192;
+	sq->wal_limit = wal_bytes;
+	/* Headroom kept on disk for a full disk (see "disk"): 1/16 of the cap, or without a cap
+	 * 1/64 of the file system; 256 KiB to 32 MiB. */
+	if (sq->opts.max_disk_bytes) {
+		sq->reserve_size = (int64_t)(sq->opts.max_disk_bytes / 16);
+	} else {
+		struct statvfs vfs;
+
+		sq->reserve_size = statvfs(path, &vfs) == 0 ?
+			(int64_t)((uint64_t)vfs.f_blocks * vfs.f_frsize / 64) : 16 << 20;
+	}
+	if (sq->reserve_size < 256 << 10)
+		sq->reserve_size = 256 << 10;
+	if (sq->reserve_size > 32 << 20)
+		sq->reserve_size = 32 << 20;
 	ret = check_or_create_schema(&sq->w, sq->opts.sync_full, wal_bytes, err);
 	if (ret < 0)
 		goto cleanup;
@@ -488,6 +565,7 @@ static int sq_open(const char *path, const struct store_opts *opts, void **state
 		ret = conn_open(&sq->readers[i], sq->file, reader_kib, err);
 		if (ret < 0)
 			goto cleanup;
+		sqlite3_progress_handler(sq->readers[i].db, 10000, progress, NULL);
 		ret = exec_sql(&sq->readers[i], "PRAGMA query_only = 1", err);
 		if (ret == 0)
 			ret = conn_prepare(&sq->readers[i], err);
@@ -495,6 +573,9 @@ static int sq_open(const char *path, const struct store_opts *opts, void **state
 			goto cleanup;
 		sq->readers[i].cache_limit = sq->opts.cache_bytes / 4 / (size_t)sq->nreaders;
 	}
+	/* A disk already full does not keep the store from opening (queries work); writes are
+	 * refused until the reserve can be made. */
+	reserve_make(sq);
 	*state = sq;
 	return 0;
 cleanup:
@@ -877,31 +958,83 @@ static int txn_end(struct sq *sq, int ok, struct errmsg *err)
 	return ret;
 }
 
-static int64_t live_bytes(struct sq *sq)
-{
-	int64_t pages = pragma_int(&sq->w, sq->w.wr[W_PAGE_COUNT]);
-	int64_t free_pages = pragma_int(&sq->w, sq->w.wr[W_FREELIST]);
-
-	return (pages - free_pages) * 8192;
-}
-
-static int enforce_size(struct sq *sq, struct errmsg *err);
+static int make_room(struct sq *sq, int64_t need, struct errmsg *err);
+static void wal_truncate(struct sq *sq);
+static int64_t files_size(struct sq *sq);
+static int write_fits(struct sq *sq, int64_t used0, int64_t free0, size_t nbatches,
+		      int64_t *need);
 
 static int sq_write(void *state, const struct store_batch *batches, size_t n, struct errmsg *err)
 {
 	struct sq *sq = state;
+	int64_t need = 0, used0 = 0, free0 = 0;
 	size_t i;
-	int ret;
+	int ret, attempt;
 
 	pthread_mutex_lock(&sq->wlock);
-	ret = txn_begin(sq, err);
-	if (ret < 0)
+	/* No reserve: the disk filled up and has not enough room yet. New data waits, so that
+	 * queries, retention and shutdown keep the room they need. */
+	if (!sq->reserve_have && reserve_make(sq) < 0) {
+		ret = errmsg_set(err, -ENOSPC, "disk full under '%s': new data is refused until "
+				 "%lld bytes are free again (queries keep working)", sq->dir,
+				 (long long)sq->reserve_size);
 		goto cleanup;
-	for (i = 0; i < n && ret == 0; i++)
-		ret = write_batch(sq, &batches[i], err);
-	ret = txn_end(sq, ret == 0, ret < 0 ? NULL : err) ?: ret;
-	if (ret == 0 && sq->opts.max_disk_bytes && live_bytes(sq) > (int64_t)sq->opts.max_disk_bytes)
-		enforce_size(sq, NULL); /* the write is committed; a failure here is retried later */
+	}
+	/* The cap is enforced before the commit: the transaction measures what it adds (pages
+	 * newly in use, plus the pages it modifies, all of which go to the WAL); when that does
+	 * not fit, it is rolled back, room is made (older data dropped), and it runs once more.
+	 * If it still does not fit, it is refused. */
+	for (attempt = 0;; attempt++) {
+		ret = txn_begin(sq, err);
+		if (ret == 0 && sq->opts.max_disk_bytes) {
+			used0 = pragma_int(&sq->w, sq->w.wr[W_PAGE_COUNT]);
+			free0 = pragma_int(&sq->w, sq->w.wr[W_FREELIST]);
+		}
+		for (i = 0; i < n && ret == 0; i++)
+			ret = write_batch(sq, &batches[i], err);
+		if (ret == 0 && sq->opts.max_disk_bytes && !write_fits(sq, used0, free0, n, &need)) {
+			txn_end(sq, 0, NULL);
+			/* Too large for even an empty store (the WAL and the database hold it at
+			 * once until the checkpoint): refused without dropping anything. */
+			if (2 * need + sq->reserve_size + 32 * PAGE > (int64_t)sq->opts.max_disk_bytes) {
+				ret = errmsg_set(err, -ENOSPC, "a write of %lld bytes cannot fit the disk "
+						 "cap (%llu bytes, --max-disk): it needs twice its size",
+						 (long long)need,
+						 (unsigned long long)sq->opts.max_disk_bytes);
+				goto cleanup;
+			}
+			ret = make_room(sq, need, err);
+			if (ret < 0)
+				goto cleanup;
+			if (attempt == 0)
+				continue;
+			ret = errmsg_set(err, -ENOSPC, "the store is at its disk cap (%llu bytes, "
+					 "--max-disk): this write needs %lld bytes",
+					 (unsigned long long)sq->opts.max_disk_bytes, (long long)need);
+			goto cleanup;
+		}
+		if (ret != -ENOSPC || !sqlite3_get_autocommit(sq->w.db))
+			ret = txn_end(sq, ret == 0, ret < 0 ? NULL : err) ?: ret;
+		break;
+	}
+	if (ret == -ENOSPC) {
+		/* The file system is full (whatever the cap): the reserve is given back so that
+		 * the checkpoint and retention can run, and writes wait until it can be made
+		 * again. */
+		reserve_drop(sq);
+		wal_truncate(sq);
+		if (sq->opts.max_disk_bytes)
+			make_room(sq, 0, NULL);
+		errmsg_set(err, -ENOSPC, "disk full under '%s': nothing of this write was stored; "
+			   "new data is refused until space is free (queries keep working)", sq->dir);
+		goto cleanup;
+	}
+	if (ret == 0 && (int64_t)file_size(sq->wal) > sq->wal_limit)
+		wal_truncate(sq);
+	/* Should the WAL's pages still have taken the store past the cap (the checkpoint could
+	 * not truncate it while a query read it), it is brought back under it at once. */
+	if (ret == 0 && sq->opts.max_disk_bytes && files_size(sq) > (int64_t)sq->opts.max_disk_bytes)
+		make_room(sq, 0, NULL);
 cleanup:
 	pthread_mutex_unlock(&sq->wlock);
 	return ret;
@@ -964,6 +1097,12 @@ static int walk_span(struct walk *w, int level, int64_t a, int64_t b)
 		if (w->want_data) {
 			data = sqlite3_column_blob(st, 2);
 			len = (size_t)sqlite3_column_bytes(st, 2);
+		}
+		/* A query holds its request's time and memory budget (lib/budget.h). */
+		ret = budget_check();
+		if (ret < 0) {
+			budget_error(w->err, ret);
+			break;
 		}
 		ret = w->row(w, t, total, data, len);
 		if (ret < 0)
@@ -1591,40 +1730,325 @@ static int raw_minmax(struct sq *sq, int64_t *mn, int64_t *mx)
 	return found;
 }
 
-/* Drop the oldest hours until the pages in use fit max_disk_bytes (with 10% headroom). The
- * newest hour is never dropped: the data just acknowledged stays, and a cap smaller than one
- * hour of data is exceeded until that hour is no longer the newest. Frame names and stacks are
- * freed with the last hour using them (`last_hour`), so dropping hours does shrink the store. */
-static int enforce_size(struct sq *sq, struct errmsg *err)
+/* ---- disk: the size cap ----------------------------------------------------------------------------
+ *
+ * max_disk_bytes counts every file of the store: database (data, rollups, indexes, free pages),
+ * WAL, its index (-shm) and the reserve. It is enforced before a write: a write that could take
+ * the files past the cap first gets room (the WAL checkpointed and truncated, then the oldest
+ * hours dropped, then if need be the oldest rows of the newest hours, and the file shrunk);
+ * when even an empty store would not hold it, it is refused (-ENOSPC). The room made aims at
+ * 80% of the cap, so that the space freed lasts for many writes. */
+
+
+struct footprint {
+	int64_t files;  /* database + WAL + shm + reserve */
+	int64_t live;   /* pages in use */
+	int64_t free;   /* free pages inside the database file */
+	int64_t wal;
+};
+
+static int64_t files_size(struct sq *sq)
 {
-	int64_t max = (int64_t)sq->opts.max_disk_bytes, target = max - max / 10;
-	int iter, ret = 0;
+	return (int64_t)(file_size(sq->file) + file_size(sq->shm) + file_size(sq->wal)) +
+	       (sq->reserve_have ? sq->reserve_size : 0);
+}
 
-	for (iter = 0; iter < 64; iter++) {
-		int64_t live = live_bytes(sq), oldest, newest, hours, per_hour, drop, cutoff;
+static void footprint_get(struct sq *sq, struct footprint *f)
+{
+	int64_t pages = pragma_int(&sq->w, sq->w.wr[W_PAGE_COUNT]);
+	int64_t free_pages = pragma_int(&sq->w, sq->w.wr[W_FREELIST]);
 
-		if (live <= max || !raw_minmax(sq, &oldest, &newest))
+	f->wal = (int64_t)file_size(sq->wal);
+	f->files = (int64_t)(file_size(sq->file) + file_size(sq->shm)) + f->wal +
+		   (sq->reserve_have ? sq->reserve_size : 0);
+	f->live = (pages > free_pages ? pages - free_pages : 0) * PAGE;
+	f->free = (free_pages > 0 ? free_pages : 0) * PAGE;
+}
+
+/* Could a write of about `need` bytes happen without passing the cap? It lands in the WAL
+ * (need), and in the database file at the next checkpoint beyond what its free pages hold. */
+static int room_for(const struct footprint *f, int64_t need, int64_t cap)
+{
+	int64_t grow = need > f->free ? need - f->free : 0;
+
+	return f->files + need + grow <= cap;
+}
+
+/* Checkpoint the WAL into the database and truncate it (readers in the middle of a query can
+ * keep it from being reset: tried twice). */
+static void wal_truncate(struct sq *sq)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (sqlite3_wal_checkpoint_v2(sq->w.db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) ==
+		    SQLITE_OK)
+			return;
+}
+
+/* Give the free pages back to the file system, in steps with the WAL truncated between them
+ * (moving pages writes them to the WAL, which counts against the cap too). */
+static void shrink(struct sq *sq)
+{
+	int64_t step = sq->opts.max_disk_bytes ? (int64_t)sq->opts.max_disk_bytes / 16 / PAGE : 4096;
+	int i;
+	char sql[64];
+
+	if (step < 32)
+		step = 32;
+	snprintf(sql, sizeof(sql), "PRAGMA incremental_vacuum(%lld)", (long long)step);
+	for (i = 0; i < 1024; i++) {
+		int64_t before = pragma_int(&sq->w, sq->w.wr[W_FREELIST]);
+
+		if (before <= 0 || exec_sql(&sq->w, sql, NULL) < 0)
+			break;
+		wal_truncate(sq);
+		if (pragma_int(&sq->w, sq->w.wr[W_FREELIST]) >= before)
+			break;
+	}
+	wal_truncate(sq);
+}
+
+/* Inside a write transaction: does it fit under the cap? used0/free0 are page_count and
+ * freelist_count at its start. Its pages newly in use land in the WAL and, at the checkpoint,
+ * in the database file beyond its free pages; the pages it only modifies (index and table
+ * interior pages, the series row) go to the WAL too: a few per batch. *need gets its bytes. */
+static int write_fits(struct sq *sq, int64_t used0, int64_t free0, size_t nbatches,
+		      int64_t *need)
+{
+	int64_t pages = pragma_int(&sq->w, sq->w.wr[W_PAGE_COUNT]);
+	int64_t free_pages = pragma_int(&sq->w, sq->w.wr[W_FREELIST]);
+	int64_t added = (pages - free_pages) - (used0 - free0);
+	struct footprint f;
+
+	if (added < 0)
+		added = 0;
+	*need = (added + 8 + 6 * (int64_t)nbatches) * PAGE;
+	footprint_get(sq, &f);
+	/* footprint_get() ran inside the transaction: its free pages are those left now, and
+	 * the files have not grown yet (the pages are in the cache until the commit). */
+	f.free = 0;
+	return f.files + *need + (pages > used0 ? pages - used0 : 0) * PAGE <=
+	       (int64_t)sq->opts.max_disk_bytes;
+}
+
+/* Stacks and frame names that no row references any more (after rows of the newest hours were
+ * dropped: their last_hour says they are still in use). Reads every sample blob, which is
+ * cheap here: only the newest hours are left when this runs. */
+static int gc_unreferenced(struct sq *sq, struct errmsg *err)
+{
+	static const char *const scans[] = { "SELECT data FROM raw", "SELECT data FROM rollup" };
+	struct u64map keep, keepf;
+	sqlite3_stmt *st = NULL, *del = NULL;
+	size_t k;
+	int ret = 0, rc;
+
+	u64map_init(&keep);
+	u64map_init(&keepf);
+	for (k = 0; k < 2 && !ret; k++) {
+		if (sqlite3_prepare_v2(sq->w.db, scans[k], -1, &st, NULL) != SQLITE_OK) {
+			ret = db_error(&sq->w, err, "cannot scan samples");
+			break;
+		}
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			const uint8_t *p = sqlite3_column_blob(st, 0);
+			const uint8_t *end = p + sqlite3_column_bytes(st, 0);
+			uint64_t cnt, i, stack = 0, delta, value;
+
+			if (!p || varint_get(&p, end, &cnt) < 0)
+				continue;
+			for (i = 0; i < cnt; i++) {
+				if (varint_get(&p, end, &delta) < 0 || varint_get(&p, end, &value) < 0)
+					break;
+				stack += delta;
+				if (stack && stack != ~0ULL)
+					u64map_put(&keep, stack, 1);
+			}
+		}
+		sqlite3_finalize(st);
+		st = NULL;
+	}
+	/* Stacks: delete the others; keep the frames of those that stay. */
+	if (!ret && sqlite3_prepare_v2(sq->w.db, "SELECT id, frames FROM stacks", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(sq->w.db, "DELETE FROM stacks WHERE id = ?1", -1, &del, NULL) == SQLITE_OK) {
+		while (!ret && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+			uint64_t id = (uint64_t)sqlite3_column_int64(st, 0);
+			const uint8_t *p = sqlite3_column_blob(st, 1);
+			const uint8_t *end = p + sqlite3_column_bytes(st, 1);
+			uint64_t f;
+
+			if (u64map_get(&keep, id)) {
+				while (p && p < end && varint_get(&p, end, &f) == 0)
+					if (f && f != ~0ULL)
+						u64map_put(&keepf, f, 1);
+				continue;
+			}
+			sqlite3_bind_int64(del, 1, (int64_t)id);
+			ret = step_done(&sq->w, del, err, "cannot delete a stack");
+		}
+	} else if (!ret) {
+		ret = db_error(&sq->w, err, "cannot scan stacks");
+	}
+	sqlite3_finalize(st);
+	sqlite3_finalize(del);
+	st = del = NULL;
+	if (!ret && sqlite3_prepare_v2(sq->w.db, "SELECT id FROM frames", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(sq->w.db, "DELETE FROM frames WHERE id = ?1", -1, &del, NULL) == SQLITE_OK) {
+		while (!ret && sqlite3_step(st) == SQLITE_ROW) {
+			uint64_t id = (uint64_t)sqlite3_column_int64(st, 0);
+
+			if (u64map_get(&keepf, id))
+				continue;
+			sqlite3_bind_int64(del, 1, (int64_t)id);
+			ret = step_done(&sq->w, del, err, "cannot delete a frame");
+		}
+	} else if (!ret) {
+		ret = db_error(&sq->w, err, "cannot scan frames");
+	}
+	sqlite3_finalize(st);
+	sqlite3_finalize(del);
+	u64map_release(&keep);
+	u64map_release(&keepf);
+	return ret;
+}
+
+/* Drop the `count` oldest raw rows (whatever their hour), their partitions marked for a new
+ * rollup, then what no row uses any more. One transaction. */
+static int drop_oldest_rows(struct sq *sq, int64_t count, struct errmsg *err)
+{
+	sqlite3_stmt *st = NULL, *del = NULL;
+	int ret = txn_begin(sq, err);
+
+	if (ret < 0)
+		return ret;
+	if (sqlite3_prepare_v2(sq->w.db, "SELECT id, series, t FROM raw ORDER BY t, id LIMIT ?1", -1,
+			       &st, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(sq->w.db, "DELETE FROM raw WHERE id = ?1", -1, &del, NULL) != SQLITE_OK) {
+		ret = db_error(&sq->w, err, "cannot prepare dropping rows");
+	} else {
+		int64_t ids[256], series[256], ts[256];
+		int n = 0, i;
+
+		/* In slices: the select must not run while its rows are deleted. */
+		sqlite3_bind_int64(st, 1, count);
+		while (!ret) {
+			int rc = sqlite3_step(st);
+
+			if (rc == SQLITE_ROW && n < 256) {
+				ids[n] = sqlite3_column_int64(st, 0);
+				series[n] = sqlite3_column_int64(st, 1);
+				ts[n] = sqlite3_column_int64(st, 2);
+				n++;
+				continue;
+			}
+			if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+				ret = db_error(&sq->w, err, "cannot select rows");
+			sqlite3_reset(st);
+			for (i = 0; i < n && !ret; i++) {
+				/* A partition that loses rows loses its rollups (the invariant: a rollup
+				 * equals its raw rows) and is rolled up again later. */
+				ret = mark_dirty(sq, series[i], ts[i], err);
+				if (!ret) {
+					sqlite3_bind_int64(del, 1, ids[i]);
+					ret = step_done(&sq->w, del, err, "cannot drop a row");
+				}
+			}
+			count -= n;
+			if (rc == SQLITE_DONE && n < 256)
+				break;
+			if (count <= 0)
+				break;
+			n = 0;
+			sqlite3_bind_int64(st, 1, count);
+		}
+	}
+	sqlite3_finalize(st);
+	sqlite3_finalize(del);
+	if (!ret)
+		ret = gc_unreferenced(sq, err);
+	ret = txn_end(sq, ret == 0, ret < 0 ? NULL : err) ?: ret;
+	writer_caches_clear(sq); /* ids may have been deleted */
+	return ret;
+}
+
+static int64_t raw_rows(struct sq *sq)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t n = 0;
+
+	if (sqlite3_prepare_v2(sq->w.db, "SELECT count(*) FROM raw", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+/* Make room for a write of `need` bytes under the cap (see above). 1 when data was dropped
+ * for it, 0 when there was room, -ENOSPC when even dropping everything does not make room, or
+ * the error of a failed step. */
+static int make_room(struct sq *sq, int64_t need, struct errmsg *err)
+{
+	int64_t cap = (int64_t)sq->opts.max_disk_bytes, target = cap - cap / 5;
+	struct footprint f;
+	int iter, ret = 0, dropped = 0;
+
+	footprint_get(sq, &f);
+	if (room_for(&f, need, cap))
+		return 0;
+	wal_truncate(sq);
+	footprint_get(sq, &f);
+	if (room_for(&f, need, cap))
+		return 0;
+	/* 1. Whole hours, oldest first, while older hours remain; their size is estimated from
+	 * the average size of an hour. */
+	for (iter = 0; iter < 64 && !ret; iter++) {
+		int64_t oldest, newest, hours, per_hour, drop, over;
+
+		footprint_get(sq, &f);
+		over = f.live + f.wal + (sq->reserve_have ? sq->reserve_size : 0) + 2 * need - target;
+		if (over <= 0 || !raw_minmax(sq, &oldest, &newest))
 			break;
 		hours = (floor_to(newest, HOUR) - floor_to(oldest, HOUR)) / HOUR + 1;
 		if (hours <= 1)
-			break; /* only the newest hour is left */
-		per_hour = live / hours;
+			break;
+		per_hour = f.live / hours;
 		if (per_hour < 1)
 			per_hour = 1;
-		drop = (live - target + per_hour - 1) / per_hour;
+		drop = (over + per_hour - 1) / per_hour;
 		if (drop < 1)
 			drop = 1;
 		if (drop > hours - 1)
 			drop = hours - 1;
-		cutoff = floor_to(oldest, HOUR) + drop * HOUR;
-		ret = drop_txn(sq, cutoff, err);
-		if (ret < 0)
-			break;
+		ret = drop_txn(sq, floor_to(oldest, HOUR) + drop * HOUR, err);
+		wal_truncate(sq);
+		dropped = 1;
 	}
-	/* Deleting wrote many pages to the WAL: give them back now (fails harmlessly when a reader
-	 * is active; the next checkpoint does it). */
-	sqlite3_wal_checkpoint_v2(sq->w.db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-	return ret;
+	if (ret < 0)
+		return ret;
+	if (dropped)
+		shrink(sq);
+	footprint_get(sq, &f);
+	/* 2. The newest hours alone do not fit: their oldest rows go, a share at a time. */
+	for (iter = 0; iter < 16 && !ret && !room_for(&f, need, cap); iter++) {
+		int64_t rows = raw_rows(sq), over, size = f.live + f.wal;
+
+		if (rows <= 0)
+			break;
+		over = size + 2 * need + (sq->reserve_have ? sq->reserve_size : 0) - target;
+		ret = drop_oldest_rows(sq, over >= size || size <= 0 ? rows :
+				       rows * over / size + 1 + rows / 8, err);
+		dropped = 1;
+		wal_truncate(sq);
+		shrink(sq);
+		footprint_get(sq, &f);
+	}
+	if (ret < 0)
+		return ret;
+	if (!room_for(&f, need, cap))
+		return errmsg_set(err, -ENOSPC, "the store is at its disk cap (%lld bytes, "
+				  "--max-disk): a write of up to %lld bytes does not fit even after "
+				  "dropping old data", (long long)cap, (long long)need);
+	return dropped;
 }
 
 static int put_rollup(struct sq *sq, int level, int64_t series, int64_t t, struct accum *acc,
@@ -1765,9 +2189,15 @@ static int sq_maintain(void *state, int64_t now, struct errmsg *err)
 			dropped = 1;
 		}
 	}
-	if (ret == 0 && sq->opts.max_disk_bytes && live_bytes(sq) > (int64_t)sq->opts.max_disk_bytes) {
-		ret = enforce_size(sq, err);
-		dropped = 1;
+	/* After a full disk: the reserve back once retention (or the operator) freed space. */
+	if (!sq->reserve_have)
+		reserve_make(sq);
+	if (ret == 0 && sq->opts.max_disk_bytes) {
+		ret = make_room(sq, 0, err);
+		if (ret > 0) {
+			dropped = 1;
+			ret = 0;
+		}
 	}
 	pthread_mutex_unlock(&sq->wlock);
 	if (ret < 0)
@@ -1776,7 +2206,10 @@ static int sq_maintain(void *state, int64_t now, struct errmsg *err)
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&sq->wlock);
-	sqlite3_wal_checkpoint_v2(sq->w.db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+	if ((int64_t)file_size(sq->wal) > sq->wal_limit)
+		wal_truncate(sq);
+	else
+		sqlite3_wal_checkpoint_v2(sq->w.db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 	pthread_mutex_unlock(&sq->wlock);
 	return dropped;
 }
@@ -1794,17 +2227,9 @@ static int64_t count_of(struct conn *c, const char *sql)
 	return v;
 }
 
-static uint64_t file_size(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
-}
-
 static int sq_stats(void *state, struct store_stats *out, struct errmsg *err)
 {
 	struct sq *sq = state;
-	char *wal = xasprintf("%s-wal", sq->file);
 	struct conn *c;
 	int64_t pages, free_pages;
 	int i;
@@ -1812,7 +2237,8 @@ static int sq_stats(void *state, struct store_stats *out, struct errmsg *err)
 	/* Counting rows scans indexes: done on a reader (a snapshot), so that a scrape of
 	 * /metrics never holds the writer lock and stalls ingest. */
 	c = reader_get(sq);
-	out->disk_bytes = file_size(sq->file) + file_size(wal);
+	out->disk_bytes = file_size(sq->file) + file_size(sq->wal) + file_size(sq->shm) +
+			  file_size(sq->reserve);
 	pages = count_of(c, "PRAGMA page_count");
 	free_pages = count_of(c, "PRAGMA freelist_count");
 	out->live_bytes = (uint64_t)((pages - free_pages) * 8192);
@@ -1833,7 +2259,6 @@ static int sq_stats(void *state, struct store_stats *out, struct errmsg *err)
 		if (!sq->readers[i].busy)
 			out->cache_bytes += conn_cache_bytes(&sq->readers[i]);
 	pthread_mutex_unlock(&sq->plock);
-	xfree(wal);
 	return 0;
 }
 

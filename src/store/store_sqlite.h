@@ -2,7 +2,8 @@
  * backend, implemented in store_sqlite.c). docs/storage.md explains the design; this is the
  * reference.
  *
- * Files: DIR/scorch.db (+ scorch.db-wal, scorch.db-shm while open). page_size 8192,
+ * Files: DIR/scorch.db (+ scorch.db-wal, scorch.db-shm while open), DIR/scorch.reserve (disk
+ * space held back for a full disk: allocated, never read; see docs/storage.md). page_size 8192,
  * journal_mode WAL, auto_vacuum INCREMENTAL (freed pages are returned to the file system after
  * retention), synchronous NORMAL (or FULL with store_opts.sync_full).
  *
@@ -51,6 +52,7 @@
 #define SCORCH_STORE_SQLITE_H
 
 #define STORE_SQLITE_FILE    "scorch.db"
+#define STORE_SQLITE_RESERVE "scorch.reserve"
 #define STORE_SQLITE_MAGIC   "scorch-profile-store"
 #define STORE_SQLITE_VERSION 2
 #define STORE_SQLITE_GRACE   300 /* seconds after a partition ends before it is rolled up */

@@ -41,6 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (i = 0; i < r.nprofiles; i++) {
 			struct profile *p = r.profiles[i].prof, *q = NULL;
 			struct buf o = BUF_INIT(BUF_UNLIMITED);
+			struct decode_limits none;
 
 			for (f = OUTPUT_PPROF; f <= OUTPUT_SVG; f++) {
 				buf_reset(&o);
@@ -48,8 +49,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort();
 			}
 			buf_reset(&o);
+			decode_limits_none(&none);
 			if (pprof_encode_raw(p, &o) != 0 ||
-			    pprof_decode(o.data, o.len, SIZE_MAX, -1, &q, &err) != 0 ||
+			    pprof_decode(o.data, o.len, &none, -1, &q, &err) != 0 ||
 			    profile_total(q) != profile_total(p))
 				abort();
 			profile_free(q);

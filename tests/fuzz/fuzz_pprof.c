@@ -17,13 +17,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct errmsg err;
 	struct buf b = BUF_INIT(BUF_UNLIMITED);
 	enum output_format f;
-	int index = size ? (int)(data[size - 1] % 4) - 2 : -1; /* -2..1: default or 0/1 */
+	/* -2..1: every type (PPROF_ALL_TYPES), the default, or index 0/1 */
+	int index = size ? (int)(data[size - 1] % 4) - 2 : -1;
+	struct decode_limits lim;
+	uint32_t k;
 
-	if (pprof_decode(data, size, 4u << 20, index, &p, &err) != 0)
+	decode_limits_default(&lim);
+	lim.max_inflated = 4u << 20;
+	if (pprof_decode(data, size, &lim, index, &p, &err) != 0)
 		return 0;
+	if (p->nsamples > lim.max_samples || p->loc_pool_len > lim.max_frames ||
+	    p->nlocations > lim.max_locations * PPROF_MAX_LINES)
+		abort();
+	/* With every type kept, column value_index is `value`. */
+	for (k = 0; p->nvalues && k < p->nsamples; k++)
+		if (profile_sample_value(p, &p->samples[k], p->value_index) != p->samples[k].value)
+			abort();
 	if (pprof_encode_raw(p, &b) != 0)
 		abort();
-	if (pprof_decode(b.data, b.len, SIZE_MAX, -1, &q, &err) != 0)
+	decode_limits_none(&lim);
+	if (pprof_decode(b.data, b.len, &lim, -1, &q, &err) != 0)
 		abort();
 	if (profile_total(q) != profile_total(p) || q->nsamples != p->nsamples)
 		abort();

@@ -76,6 +76,13 @@ wait $agent || fail "agent exited $? after the server came back: $(tail -5 "$TMP
 kill $hot 2>/dev/null; wait $hot 2>/dev/null
 retries=$(sed -n 's/.*agent: stopped: .* \([0-9]*\) retries.*/\1/p' "$TMP/agent2.log")
 [ "${retries:-0}" -ge 1 ] || fail "the agent never retried while the server was down: $(tail -3 "$TMP/agent2.log")"
+# Delivery failing and recovering is said once each, with the queue size.
+n=$(grep -c 'cannot deliver profiles to' "$TMP/agent2.log")
+[ "$n" = 1 ] || fail "$n 'cannot deliver' lines (want 1): $(grep deliver "$TMP/agent2.log")"
+grep -q 'cannot deliver profiles to .* profiles, [0-9]* KiB queued' "$TMP/agent2.log" ||
+	fail "the failure line lacks the queue size: $(grep deliver "$TMP/agent2.log")"
+n=$(grep -c 'delivering profiles to .* again after' "$TMP/agent2.log")
+[ "$n" = 1 ] || fail "$n recovery lines (want 1): $(grep deliver "$TMP/agent2.log")"
 # Every sample the agent took must be at the server, summed over all services.
 taken=$(sed -n 's/.*agent: stopped: \([0-9]*\) samples.*/\1/p' "$TMP/agent2.log")
 [ -n "$taken" ] || fail "the agent did not report its totals: $(tail -3 "$TMP/agent2.log")"
@@ -87,4 +94,29 @@ echo "samples taken by the agent: $taken, at the server: $stored"
 [ "$stored" -eq "$taken" ] || fail "the server has $stored samples of the $taken the agent took"
 [ "$taken" -ge 100 ] || fail "too few samples taken: $taken"
 stop_server
+
+# 3. A server that accepts and never answers: SIGTERM still ends the agent within 2 s (its
+# requests time out after 10 s; stopping must not wait for them).
+python3 -c '
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(64)
+held = []
+while True:
+    c, _ = s.accept(); held.append(c)
+' "$port" &
+hole=$!
+sleep 0.3
+$SCORCH agent --server "http://127.0.0.1:$port" -F 19 --interval 1s 2> "$TMP/agent3.log" &
+agent=$!
+sleep 3.5 # a few pushes are under way, none answered
+t0=$(date +%s%N)
+kill -TERM $agent
+wait $agent
+t1=$(date +%s%N)
+kill $hole 2>/dev/null; wait $hole 2>/dev/null
+ms=$(( (t1 - t0) / 1000000 ))
+echo "agent exit after SIGTERM with a server that never answers: $ms ms"
+# 2 s is the promise; the margin is for a loaded test machine.
+[ $ms -le 3000 ] || fail "the agent took $ms ms to exit after SIGTERM"
 echo ok

@@ -118,7 +118,7 @@ get /metrics > $TMP/metrics.txt
 grep -q '^scorch_ingest_requests_total 9$' $TMP/metrics.txt || fail "ingest requests: $(grep ingest_requests $TMP/metrics.txt)"
 grep -q '^scorch_ingest_samples_total 8774498$' $TMP/metrics.txt || fail "ingest samples: $(grep ingest_samples $TMP/metrics.txt)"
 grep -q 'scorch_http_request_duration_seconds_count{route="/render"} [1-9]' $TMP/metrics.txt || fail "render latency"
-grep -q '^scorch_store_series [1-9]' $TMP/metrics.txt || fail "store series gauge"
+wait_until 5 metric_is scorch_store_series '^[1-9]' || fail "store series gauge"
 
 stop_server TERM
 [ "$SRV_STATUS" = 0 ] || fail "server exit status $SRV_STATUS after SIGTERM"

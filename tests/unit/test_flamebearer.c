@@ -2,7 +2,9 @@
  * delta x-offsets, child order, maxNodes truncation into "other" nodes, the diff format; the
  * level-by-level budget (a light deep frame is not crowded out by heavier wide levels), focus
  * on a subtree, and reachability: every frame holding >= 0.1% of a deep random profile is
- * reached by zooming (rendering the subtree of a kept node) from the first render. */
+ * reached by zooming (rendering the subtree of a kept node) from the first render; a query's
+ * budget stops a build with its error. */
+#include "lib/budget.h"
 #include "lib/buf.h"
 #include "lib/log.h"
 #include "lib/strtab.h"
@@ -11,6 +13,8 @@
 #include "server/render.h"
 #include "store/store.h"
 #include "test.h"
+
+#include <errno.h>
 
 static void add(struct store_profile *p, const char *stack, int64_t value)
 {
@@ -487,6 +491,49 @@ static void test_reachable_by_zoom(void)
 	store_profile_free(p);
 }
 
+/* A query's budget (lib/budget.h) stops a call-tree build with its error, not a partial tree:
+ * past the deadline -ETIME, over the memory cap -ENOMEM. */
+static void test_budget(void)
+{
+	struct store_profile *p = store_profile_new();
+	struct buf out = BUF_INIT(BUF_UNLIMITED);
+	struct budget b;
+	char name[32];
+	const char *frames[3];
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "leaf%d", i);
+		frames[0] = "main";
+		frames[1] = i % 2 ? "a" : "b";
+		frames[2] = name;
+		store_profile_add(p, frames, 3, 1 + i % 7);
+	}
+	memset(&b, 0, sizeof(b));
+	b.deadline_ms = budget_now_ms() - 1;
+	b.time_name = "render-seconds";
+	budget_begin(&b);
+	CHECK_EQ_INT(flamebearer_write(p, 100, &out), -ETIME);
+	budget_end(&b);
+	buf_reset(&out);
+	memset(&b, 0, sizeof(b));
+	b.max_bytes = 64 << 10;
+	budget_begin(&b);
+	CHECK_EQ_INT(flamebearer_write(p, 100, &out), -ENOMEM);
+	budget_end(&b);
+	buf_reset(&out);
+	/* With room, the same profile renders. */
+	memset(&b, 0, sizeof(b));
+	b.max_bytes = 64 << 20;
+	b.deadline_ms = budget_now_ms() + 60000;
+	budget_begin(&b);
+	CHECK_EQ_INT(flamebearer_write(p, 100, &out), 0);
+	budget_end(&b);
+	CHECK(strstr(out.data, "\"numTicks\":") != NULL);
+	buf_release(&out);
+	store_profile_free(p);
+}
+
 int main(void)
 {
 	RUN(test_levels);
@@ -503,5 +550,6 @@ int main(void)
 	RUN(test_level_budget);
 	RUN(test_focus_filter);
 	RUN(test_reachable_by_zoom);
+	RUN(test_budget);
 	return test_summary();
 }

@@ -1,9 +1,11 @@
 /* test_lib.c: the small library modules: bounded buffers, u64map, strtab, JSON escaping,
  * allocation accounting and failure injection. */
 #include "lib/alloc.h"
+#include "lib/budget.h"
 #include "lib/buf.h"
 #include "lib/hash.h"
 #include "lib/json.h"
+#include "lib/quota.h"
 #include "lib/strtab.h"
 #include "test.h"
 
@@ -210,6 +212,109 @@ static void test_alloc(void)
 	xfree(q);
 }
 
+static void test_quota(void)
+{
+	struct quota q;
+	uint64_t used, total, peak, refused;
+
+	quota_init(&q, 100);
+	CHECK(quota_try(&q, 60));
+	CHECK(!quota_try(&q, 41));
+	CHECK(quota_try(&q, 40));
+	quota_give(&q, 60);
+	quota_force(&q, 70); /* memory that exists already may pass the total */
+	quota_get(&q, &used, &total, &peak, &refused);
+	CHECK_EQ_INT(used, 110);
+	CHECK_EQ_INT(total, 100);
+	CHECK_EQ_INT(peak, 110);
+	CHECK_EQ_INT(refused, 1);
+	CHECK(!quota_try(&q, 1));
+	quota_give(&q, 110);
+	CHECK(quota_try(&q, 100));
+	quota_release_all(&q);
+}
+
+/* The heap of a unit of work is measured per thread and held to its cap and quota. */
+static void test_budget(void)
+{
+	struct quota q;
+	struct budget b, inner;
+	struct errmsg err;
+	void *p, *big;
+
+	CHECK_EQ_INT(budget_check(), 0); /* no budget: nothing to enforce */
+	quota_init(&q, 4u << 20);
+	memset(&b, 0, sizeof(b));
+	b.max_bytes = 3u << 20;
+	b.mem_name = "request-memory";
+	b.quota = &q;
+	b.quota_name = "ingest-memory";
+	budget_begin(&b);
+	p = xmalloc(1u << 20);
+	CHECK_EQ_INT(budget_check(), 0);
+	CHECK(budget_used() >= (1u << 20));
+	/* try_malloc is refused before the allocation happens. */
+	big = try_malloc(4u << 20);
+	CHECK(big == NULL);
+	CHECK_EQ_INT(budget_failed(), -ENOMEM);
+	CHECK_EQ_INT(budget_error(&err, -ENOMEM), -ENOMEM);
+	CHECK(strstr(err.msg, "3 MiB") && strstr(err.msg, "'request-memory'"));
+	/* Sticky: later checks fail the same way. */
+	CHECK_EQ_INT(budget_check(), -ENOMEM);
+	xfree(p);
+	budget_end(&b);
+	/* Quota taken by another request: -EBUSY, the work could fit once it is back. */
+	CHECK(quota_try(&q, 3u << 20));
+	memset(&b, 0, sizeof(b));
+	b.quota = &q;
+	b.quota_name = "ingest-memory";
+	budget_begin(&b);
+	p = xmalloc(2u << 20);
+	CHECK_EQ_INT(budget_check(), -EBUSY);
+	budget_error(&err, -EBUSY);
+	CHECK(strstr(err.msg, "busy") && strstr(err.msg, "'ingest-memory'"));
+	xfree(p);
+	budget_end(&b);
+	quota_give(&q, 3u << 20);
+	/* Alone, more than the whole quota: it never fits (-ENOMEM, not -EBUSY). */
+	memset(&b, 0, sizeof(b));
+	b.quota = &q;
+	budget_begin(&b);
+	p = xmalloc(5u << 20);
+	CHECK_EQ_INT(budget_check(), -ENOMEM);
+	xfree(p);
+	budget_end(&b);
+	/* Quota bytes are given back at the end; nested budgets see their own heap. */
+	memset(&b, 0, sizeof(b));
+	b.quota = &q;
+	budget_begin(&b);
+	p = xmalloc(1u << 20);
+	CHECK_EQ_INT(budget_check(), 0);
+	memset(&inner, 0, sizeof(inner));
+	inner.max_bytes = 1024;
+	budget_begin(&inner);
+	CHECK_EQ_INT(budget_check(), 0);
+	budget_end(&inner);
+	xfree(p);
+	budget_end(&b);
+	{
+		uint64_t used;
+
+		quota_get(&q, &used, NULL, NULL, NULL);
+		CHECK_EQ_INT(used, 0);
+	}
+	/* A deadline in the past fails (the clock is read every 64th check). */
+	memset(&b, 0, sizeof(b));
+	b.deadline_ms = budget_now_ms() - 1;
+	b.time_name = "render-seconds";
+	budget_begin(&b);
+	CHECK_EQ_INT(budget_check(), -ETIME);
+	budget_error(&err, -ETIME);
+	CHECK(strstr(err.msg, "'render-seconds'") != NULL);
+	budget_end(&b);
+	quota_release_all(&q);
+}
+
 int main(void)
 {
 	RUN(test_buf_max);
@@ -220,5 +325,7 @@ int main(void)
 	RUN(test_strtab);
 	RUN(test_json);
 	RUN(test_alloc);
+	RUN(test_quota);
+	RUN(test_budget);
 	return test_summary();
 }

@@ -43,7 +43,7 @@ static void test_cache(void)
 {
 	struct errmsg err = { "" };
 	struct store *s;
-	struct merge_cache *c = merge_cache_new();
+	struct merge_cache *c = merge_cache_new(0);
 	struct store_query q = { NULL, T0, T0 + 3600 }, q2 = { NULL, T0, T0 + 7200 };
 	const struct store_profile *a, *b, *d, *k[MERGE_CACHE_ENTRIES + 2];
 	char *cmd;
@@ -143,7 +143,7 @@ static void *race(void *arg)
 static void test_one_merge_for_two(void)
 {
 	struct errmsg err = { "" };
-	struct merge_cache *c = merge_cache_new();
+	struct merge_cache *c = merge_cache_new(0);
 	struct racer r[4];
 	pthread_t th[4];
 	pthread_barrier_t go;

@@ -2,6 +2,7 @@
  * conventions (inlining, packed and unpacked fields, several sample values, kind inference),
  * hostile input, and a profile read by Go's own pprof tool. */
 #include "lib/alloc.h"
+#include "lib/budget.h"
 #include "lib/strtab.h"
 #include "profile/gzip.h"
 #include "profile/pprof.h"
@@ -13,6 +14,16 @@
 #include <zlib.h>
 
 #define MAXU (64u << 20)
+
+/* No caps but the inflated size (limits have tests of their own). */
+static const struct decode_limits *lim(size_t max_inflated)
+{
+	static struct decode_limits l;
+
+	decode_limits_none(&l);
+	l.max_inflated = max_inflated;
+	return &l;
+}
 
 /* A profile using every field: two real mappings, all four frame kinds, unsymbolized frames,
  * string and numeric labels, merged samples. */
@@ -218,13 +229,13 @@ static void test_roundtrip(void)
 	CHECK_EQ_INT(p->nsamples, 5);
 	CHECK_EQ_INT(pprof_encode(p, &gz), 0);
 	CHECK(gz.len > 20 && (uint8_t)gz.data[0] == 0x1f && (uint8_t)gz.data[1] == 0x8b);
-	CHECK_EQ_INT(pprof_decode(gz.data, gz.len, MAXU, -1, &q, &err), 0);
+	CHECK_EQ_INT(pprof_decode(gz.data, gz.len, lim(MAXU), -1, &q, &err), 0);
 	CHECK(q != NULL);
 	if (q)
 		check_same(p, q);
 	CHECK_EQ_INT(pprof_encode_raw(p, &raw), 0);
 	CHECK(raw.len > gz.len / 2);
-	CHECK_EQ_INT(pprof_decode(raw.data, raw.len, MAXU, -1, &q2, &err), 0);
+	CHECK_EQ_INT(pprof_decode(raw.data, raw.len, lim(MAXU), -1, &q2, &err), 0);
 	if (q2) {
 		check_same(p, q2);
 		CHECK_EQ_STR(profile_sample_label_str(q2, &q2->samples[0], "comm"), "app");
@@ -236,7 +247,7 @@ static void test_roundtrip(void)
 		struct profile *q3 = NULL;
 
 		CHECK_EQ_INT(pprof_encode_raw(q, &again), 0);
-		CHECK_EQ_INT(pprof_decode(again.data, again.len, MAXU, -1, &q3, &err), 0);
+		CHECK_EQ_INT(pprof_decode(again.data, again.len, lim(MAXU), -1, &q3, &err), 0);
 		if (q3)
 			check_same(p, q3);
 		profile_free(q3);
@@ -391,7 +402,7 @@ static void test_foreign(void)
 		char name[256];
 
 		foreign_profile(&b, packed, 0);
-		CHECK_EQ_INT(pprof_decode(b.data, b.len, MAXU, -1, &p, &err), 0);
+		CHECK_EQ_INT(pprof_decode(b.data, b.len, lim(MAXU), -1, &p, &err), 0);
 		if (!p) {
 			fprintf(stderr, "  %s\n", err.msg);
 			continue;
@@ -428,7 +439,7 @@ static void test_foreign(void)
 		profile_free(p);
 
 		/* An explicit index, and the profile's default type, win over "samples". */
-		CHECK_EQ_INT(pprof_decode(b.data, b.len, MAXU, 1, &p, &err), 0);
+		CHECK_EQ_INT(pprof_decode(b.data, b.len, lim(MAXU), 1, &p, &err), 0);
 		if (p) {
 			CHECK_EQ_STR(S(p, p->sample_type), "cpu");
 			CHECK_EQ_STR(S(p, p->sample_unit), "nanoseconds");
@@ -436,11 +447,11 @@ static void test_foreign(void)
 			CHECK_EQ_INT(profile_total(p), 50000000);
 			profile_free(p);
 		}
-		CHECK_EQ_INT(pprof_decode(b.data, b.len, MAXU, 2, &p, &err), -EINVAL);
+		CHECK_EQ_INT(pprof_decode(b.data, b.len, lim(MAXU), 2, &p, &err), -EINVAL);
 		CHECK(p == NULL && strstr(err.msg, "sample index 2"));
 		buf_reset(&b);
 		foreign_profile(&b, packed, 1);
-		CHECK_EQ_INT(pprof_decode(b.data, b.len, MAXU, -1, &p, &err), 0);
+		CHECK_EQ_INT(pprof_decode(b.data, b.len, lim(MAXU), -1, &p, &err), 0);
 		if (p) {
 			CHECK_EQ_STR(S(p, p->sample_type), "cpu");
 			profile_free(p);
@@ -454,7 +465,7 @@ static void expect_reject(const void *data, size_t len, size_t max, const char *
 {
 	struct profile *p = (struct profile *)1;
 	struct errmsg err = { "" };
-	int rc = pprof_decode(data, len, max, -1, &p, &err);
+	int rc = pprof_decode(data, len, lim(max), -1, &p, &err);
 
 	CHECK(rc < 0);
 	if (code)
@@ -479,14 +490,14 @@ static void test_malformed(void)
 	expect_reject("", 0, MAXU, "empty", 0);
 	expect_reject("\x1f\x8b\x08\x00garbage", 11, MAXU, "gzip", -EBADMSG);
 	expect_reject(gz.data, gz.len - 9, MAXU, "truncated", -EBADMSG);
-	expect_reject(gz.data, gz.len, 100, "exceeds 100", -E2BIG);
+	expect_reject(gz.data, gz.len, 100, "limit 'inflated'", -E2BIG);
 	expect_reject(raw.data, raw.len, 100, "more than 100", -E2BIG);
 	/* Every truncation of the raw encoding is either rejected or decodes; never a crash. */
 	for (cut = 1; cut < raw.len; cut++) {
 		struct profile *q = NULL;
 		struct errmsg err;
 
-		if (pprof_decode(raw.data, cut, MAXU, -1, &q, &err) == 0)
+		if (pprof_decode(raw.data, cut, lim(MAXU), -1, &q, &err) == 0)
 			profile_free(q);
 	}
 	expect_reject("\x0a\x05\x08", 3, MAXU, "malformed", -EBADMSG);  /* length past the end */
@@ -547,7 +558,7 @@ static void test_malformed(void)
 		struct profile *q = NULL;
 		struct errmsg err = { "" };
 
-		CHECK_EQ_INT(pprof_decode(b.data, b.len, MAXU, 1, &q, &err), -EBADMSG);
+		CHECK_EQ_INT(pprof_decode(b.data, b.len, lim(MAXU), 1, &q, &err), -EBADMSG);
 		CHECK(strstr(err.msg, "has 1 values, expected 2") != NULL);
 	}
 	CHECK_EQ_INT(w.err, 0);
@@ -590,7 +601,7 @@ static void test_inline_bomb(void)
 		protobuf_end(&w, n);
 		protobuf_end(&w, m);
 	}
-	rc = pprof_decode(b.data, b.len, MAXU, -1, &p, &err);
+	rc = pprof_decode(b.data, b.len, lim(MAXU), -1, &p, &err);
 	CHECK_EQ_INT(rc, -E2BIG);
 	CHECK(strstr(err.msg, "frames") != NULL);
 	CHECK(p == NULL);
@@ -603,7 +614,7 @@ static void test_inline_bomb(void)
 		protobuf_end(&w, n);
 	}
 	protobuf_end(&w, m);
-	CHECK_EQ_INT(pprof_decode(b.data, b.len, MAXU, -1, &p, &err), -E2BIG);
+	CHECK_EQ_INT(pprof_decode(b.data, b.len, lim(MAXU), -1, &p, &err), -E2BIG);
 	buf_release(&b);
 }
 
@@ -665,7 +676,7 @@ static void test_last_type(void)
 	protobuf_end(&w, m);
 	for (i = 0; i < 4; i++)
 		protobuf_put_bytes(&w, 6, strs[i], strlen(strs[i]));
-	CHECK_EQ_INT(pprof_decode(b.data, b.len, MAXU, -1, &p, &err), 0);
+	CHECK_EQ_INT(pprof_decode(b.data, b.len, lim(MAXU), -1, &p, &err), 0);
 	if (p) {
 		CHECK_EQ_STR(S(p, p->sample_type), "inuse_space");
 		CHECK_EQ_STR(S(p, p->sample_unit), "bytes");
@@ -688,7 +699,7 @@ static void test_cpu_value(void)
 	profile_set_period_type(p, "cpu", "nanoseconds");
 	CHECK_EQ_INT(pprof_encode(p, &b), 0);
 	/* Index 1: the time, count x period. */
-	CHECK_EQ_INT(pprof_decode(b.data, b.len, MAXU, 1, &q, &err), 0);
+	CHECK_EQ_INT(pprof_decode(b.data, b.len, lim(MAXU), 1, &q, &err), 0);
 	if (q) {
 		CHECK_EQ_STR(S(q, q->sample_type), "cpu");
 		CHECK_EQ_STR(S(q, q->sample_unit), "nanoseconds");
@@ -697,7 +708,7 @@ static void test_cpu_value(void)
 		profile_free(q);
 	}
 	/* Default: exactly what was written. */
-	CHECK_EQ_INT(pprof_decode(b.data, b.len, MAXU, -1, &q, &err), 0);
+	CHECK_EQ_INT(pprof_decode(b.data, b.len, lim(MAXU), -1, &q, &err), 0);
 	if (q) {
 		check_same(p, q);
 		profile_free(q);
@@ -787,6 +798,148 @@ cleanup:
 	buf_release(&outb);
 }
 
+/* Every sample type kept as a value column, decoded once (what ingest does). */
+static void test_all_types(void)
+{
+	struct buf b = BUF_INIT(BUF_UNLIMITED);
+	struct protobuf_writer w = PROTOBUF_WRITER(&b);
+	static const char *strs[] = { "", "alloc_space", "bytes", "inuse_space", "main" };
+	struct profile *p = NULL;
+	struct errmsg err = { "" };
+	size_t m, i;
+
+	for (i = 0; i < 2; i++) {
+		m = protobuf_begin(&w, 1);
+		protobuf_put_uint64(&w, 1, i ? 3 : 1);
+		protobuf_put_uint64(&w, 2, 2);
+		protobuf_end(&w, m);
+	}
+	/* Two samples of one stack (merged, every column adds up), one of another stack. */
+	for (i = 0; i < 3; i++) {
+		m = protobuf_begin(&w, 2);
+		protobuf_put_uint64(&w, 1, 1);
+		if (i == 2)
+			protobuf_put_uint64(&w, 1, 1);
+		protobuf_put_uint64(&w, 2, i == 2 ? 5 : 100);
+		protobuf_put_uint64(&w, 2, i == 2 ? 0 : 60);
+		protobuf_end(&w, m);
+	}
+	m = protobuf_begin(&w, 4);
+	protobuf_put_uint64(&w, 1, 1);
+	{
+		size_t l = protobuf_begin(&w, 4);
+
+		protobuf_put_uint64(&w, 1, 1);
+		protobuf_end(&w, l);
+	}
+	protobuf_end(&w, m);
+	m = protobuf_begin(&w, 5);
+	protobuf_put_uint64(&w, 1, 1);
+	protobuf_put_uint64(&w, 2, 4);
+	protobuf_end(&w, m);
+	for (i = 0; i < 5; i++)
+		protobuf_put_bytes(&w, 6, strs[i], strlen(strs[i]));
+	/* The default column is the last type, inuse_space, as with sample_index -1. */
+	CHECK_EQ_INT(pprof_decode(b.data, b.len, lim(MAXU), PPROF_ALL_TYPES, &p, &err), 0);
+	if (p) {
+		CHECK_EQ_INT(p->nvalues, 2);
+		CHECK_EQ_INT(p->value_index, 1);
+		CHECK_EQ_STR(S(p, p->value_types[0]), "alloc_space");
+		CHECK_EQ_STR(S(p, p->value_types[1]), "inuse_space");
+		CHECK_EQ_STR(S(p, p->sample_type), "inuse_space");
+		CHECK_EQ_INT(p->nsamples, 2);
+		CHECK_EQ_INT(profile_sample_value(p, &p->samples[0], 0), 200);
+		CHECK_EQ_INT(profile_sample_value(p, &p->samples[0], 1), 120);
+		CHECK_EQ_INT(p->samples[0].value, 120);
+		CHECK_EQ_INT(profile_sample_value(p, &p->samples[1], 0), 5);
+		CHECK_EQ_INT(profile_sample_value(p, &p->samples[1], 1), 0);
+		profile_free(p);
+	}
+	buf_release(&b);
+}
+
+/* Each cap of struct decode_limits refuses the input with -E2BIG and names itself. */
+static void test_decode_limits(void)
+{
+	struct profile *p = profile_new(), *q = NULL;
+	struct buf b = BUF_INIT(BUF_UNLIMITED);
+	struct decode_limits l;
+	struct errmsg err = { "" };
+	uint32_t locs[2];
+	char name[32];
+	int i;
+
+	profile_set_type(p, "samples", "count", 0);
+	for (i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		locs[0] = profile_intern_location(p, 0, 0x1000 + (uint64_t)i,
+						  profile_intern_function(p, FRAME_NATIVE, name, NULL,
+									  NULL, 0), 0);
+		locs[1] = 1;
+		profile_add_sample(p, locs, i ? 2 : 1, NULL, 0, 1 + i);
+	}
+	CHECK_EQ_INT(pprof_encode(p, &b), 0);
+	decode_limits_default(&l);
+	CHECK_EQ_INT(pprof_decode(b.data, b.len, &l, -1, &q, &err), 0);
+	profile_free(q);
+	q = NULL;
+	{
+		static const struct { const char *name; const char *msg; } caps[] = {
+			{ "locations", "locations (limit 'locations')" },
+			{ "functions", "functions (limit 'functions')" },
+			{ "strings", "strings (limit 'strings')" },
+			{ "samples", "(limit 'samples')" },
+			{ "frames", "(limit 'frames')" },
+			{ "inflated", "(limit 'inflated')" },
+		};
+		size_t k;
+
+		for (k = 0; k < sizeof(caps) / sizeof(caps[0]); k++) {
+			decode_limits_default(&l);
+			CHECK_EQ_INT(decode_limits_set(&l, caps[k].name, 50), 0);
+			CHECK_EQ_INT(pprof_decode(b.data, b.len, &l, -1, &q, &err), -E2BIG);
+			CHECK(q == NULL);
+			if (!strstr(err.msg, caps[k].msg)) {
+				fprintf(stderr, "  message '%s' lacks '%s'\n", err.msg, caps[k].msg);
+				CHECK(0);
+			}
+		}
+	}
+	CHECK_EQ_INT(decode_limits_set(&l, "no-such-limit", 5), -ENOENT);
+	CHECK_EQ_INT(decode_limits_set(&l, "samples", 0), -EINVAL);
+	profile_free(p);
+	buf_release(&b);
+}
+
+/* A decoder under a request budget (lib/budget.h) stops with -ENOMEM naming the limit. */
+static void test_decode_budget(void)
+{
+	struct profile *p = rich_profile(), *q = NULL;
+	struct buf b = BUF_INIT(BUF_UNLIMITED);
+	struct errmsg err = { "" };
+	struct budget bud;
+
+	CHECK_EQ_INT(pprof_encode(p, &b), 0);
+	memset(&bud, 0, sizeof(bud));
+	bud.max_bytes = 256; /* far less than any profile needs */
+	bud.mem_name = "request-memory";
+	budget_begin(&bud);
+	CHECK_EQ_INT(pprof_decode(b.data, b.len, NULL, -1, &q, &err), -ENOMEM);
+	budget_end(&bud);
+	CHECK(q == NULL);
+	CHECK(strstr(err.msg, "limit 'request-memory'") != NULL);
+	/* The same input with room decodes. */
+	memset(&bud, 0, sizeof(bud));
+	bud.max_bytes = 64u << 20;
+	budget_begin(&bud);
+	CHECK_EQ_INT(pprof_decode(b.data, b.len, NULL, -1, &q, &err), 0);
+	budget_end(&bud);
+	CHECK(bud.peak > 0 && bud.peak < (64u << 20));
+	profile_free(q);
+	profile_free(p);
+	buf_release(&b);
+}
+
 int main(void)
 {
 	RUN(test_varint);
@@ -800,5 +953,8 @@ int main(void)
 	RUN(test_last_type);
 	RUN(test_cpu_value);
 	RUN(test_go_pprof);
+	RUN(test_all_types);
+	RUN(test_decode_limits);
+	RUN(test_decode_budget);
 	return test_summary();
 }

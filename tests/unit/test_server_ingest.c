@@ -3,6 +3,7 @@
  * (comm as the root frame, string labels as series labels, the type from the sample type). */
 #include "lib/alloc.h"
 #include "lib/buf.h"
+#include "profile/decode_limits.h"
 #include "profile/profile.h"
 #include "server/http.h"
 #include "server/ingest.h"
@@ -364,6 +365,93 @@ static void test_secret_equal(void)
 	CHECK(http_secret_equal("", 0, "", 0));
 }
 
+/* A profile with several value columns converts in one pass: one batch per column, the stacks
+ * shared, a stack missing from a column left out of its batch. */
+static void test_profile_columns(void)
+{
+	struct profile *p = profile_new();
+	struct series_name n;
+	struct ingest_meta m;
+	struct ingest_batches b;
+	struct errmsg err;
+	struct ingest_column cols[2] = { { 1, "alloc_space", "bytes" }, { 0, "alloc_objects", NULL } };
+	uint32_t types[2], units[2], loc[2];
+	int64_t v1[2] = { 3, 300 }, v2[2] = { 0, 50 };
+	size_t i;
+
+	types[0] = profile_str(p, "alloc_objects");
+	units[0] = profile_str(p, "count");
+	types[1] = profile_str(p, "alloc_space");
+	units[1] = profile_str(p, "bytes");
+	profile_set_value_types(p, 2, types, units, 1);
+	loc[0] = profile_intern_location(p, 0, 0, profile_intern_function(p, FRAME_NATIVE, "alloc",
+									    NULL, NULL, 0), 0);
+	loc[1] = profile_intern_location(p, 0, 0, profile_intern_function(p, FRAME_NATIVE, "main",
+									    NULL, NULL, 0), 0);
+	profile_add_sample_values(p, loc, 2, NULL, 0, v1);
+	profile_add_sample_values(p, loc, 2, NULL, 0, v1); /* merged: 6, 600 */
+	profile_add_sample_values(p, loc + 1, 1, NULL, 0, v2);
+	CHECK_EQ_INT(p->nsamples, 2);
+	CHECK_EQ_INT(p->samples[0].value, 600);
+	CHECK_EQ_INT(series_name_parse("app", &n, &err), 0);
+	m = meta_for(&n);
+	m.units = "objects";
+	CHECK_EQ_INT(ingest_profile_columns(p, &m, cols, 2, &b, &err), 0);
+	CHECK_EQ_INT(b.n, 2);
+	CHECK_EQ_INT(b.stacks, 2);
+	CHECK_EQ_INT(b.samples, 600 + 50 + 6);
+	for (i = 0; i < b.n; i++) {
+		const struct store_batch *sb = &b.batches[i];
+
+		if (!strcmp(sb->type, "alloc_space")) {
+			CHECK_EQ_STR(sb->units, "bytes");
+			CHECK_EQ_INT(sb->nsamples, 2);
+		} else {
+			CHECK_EQ_STR(sb->type, "alloc_objects");
+			CHECK_EQ_STR(sb->units, "objects"); /* NULL: the meta's units */
+			CHECK_EQ_INT(sb->nsamples, 1);
+			if (sb->nsamples == 1) {
+				CHECK_EQ_INT(sb->samples[0].value, 6);
+				CHECK_EQ_INT(sb->samples[0].nframes, 2);
+			}
+		}
+	}
+	ingest_batches_release(&b);
+	series_name_release(&n);
+	profile_free(p);
+}
+
+/* The decode limits bound folded bodies too: distinct stacks and their frames. */
+static void test_folded_caps(void)
+{
+	static const char text[] = "a;b 1\na;b 2\na;c 1\nd 1\n";
+	struct series_name n;
+	struct ingest_meta m;
+	struct ingest_batches b;
+	struct decode_limits l;
+	struct errmsg err;
+
+	CHECK_EQ_INT(series_name_parse("app", &n, &err), 0);
+	m = meta_for(&n);
+	decode_limits_default(&l);
+	m.limits = &l;
+	CHECK_EQ_INT(ingest_folded(text, sizeof(text) - 1, &m, &b, &err), 0);
+	ingest_batches_release(&b);
+	/* Two distinct stacks fit (the repeated one adds up); the third does not. */
+	l.max_samples = 2;
+	CHECK_EQ_INT(ingest_folded(text, sizeof(text) - 1, &m, &b, &err), -E2BIG);
+	CHECK(strstr(err.msg, "limit 'samples'") != NULL);
+	ingest_batches_release(&b);
+	CHECK_EQ_INT(ingest_folded(text, 12, &m, &b, &err), 0);
+	ingest_batches_release(&b);
+	decode_limits_default(&l);
+	l.max_frames = 4; /* the three stacks have 5 */
+	CHECK_EQ_INT(ingest_folded(text, sizeof(text) - 1, &m, &b, &err), -E2BIG);
+	CHECK(strstr(err.msg, "limit 'frames'") != NULL);
+	ingest_batches_release(&b);
+	series_name_release(&n);
+}
+
 int main(void)
 {
 	RUN(test_series_name);
@@ -374,5 +462,7 @@ int main(void)
 	RUN(test_folded_limits);
 	RUN(test_profile_reserved_labels);
 	RUN(test_secret_equal);
+	RUN(test_profile_columns);
+	RUN(test_folded_caps);
 	return test_summary();
 }
