@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Only size_t fields (the server fills the ones left 0 with the defaults, field by field). */
 struct decode_limits {
 	size_t max_inflated;     /* bytes after decompression (or of uncompressed input) */
 	size_t max_strings;      /* string table entries, OTLP attributes, JFR metadata strings */

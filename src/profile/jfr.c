@@ -11,6 +11,7 @@
  * Nothing is copied out of the input but the strings that end up in the profiles. */
 #include "profile/jfr.h"
 #include "lib/alloc.h"
+#include "lib/budget.h"
 #include "lib/hash.h"
 #include "lib/strtab.h"
 #include "profile/gzip.h"
@@ -1133,6 +1134,9 @@ static int read_event(struct dec *d, const struct ev_layout *lay, size_t kind, s
 
 	if (read_fields(d, r, (uint32_t)lay->cls, lay->want, 5, v, 0) < 0)
 		return MSG(d, -EBADMSG, "malformed %s event", k->event);
+	/* The request's memory and time (lib/budget.h). */
+	if (decode_check(d->err, "jfr") < 0)
+		return budget_failed();
 	d->out->events++;
 	comm = v[1].kind == V_REF ? thread_name(d, v[1].u) : 0;
 	for (which = 0; which < 2 && k->types[which]; which++) {

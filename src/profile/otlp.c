@@ -1352,7 +1352,8 @@ static int decode_sample(struct dec *d, const struct protobuf_field *sf, size_t 
 		return decode_limit_exceeded(d->err, "otlp", "samples", "samples", d->lim->max_samples);
 	if (d->frames > d->lim->max_frames)
 		return decode_limit_exceeded(d->err, "otlp", "frames", "frames", d->lim->max_frames);
-	return 0;
+	/* The request's memory and time (lib/budget.h). */
+	return decode_check(d->err, "otlp");
 }
 
 static int decode_profile(struct dec *d, const struct protobuf_field *pf, size_t resource,

@@ -155,21 +155,15 @@ static void observe(void *ctx, const struct http_route *route, int status, size_
 void server_config_defaults(struct server_config *cfg)
 {
 	struct decode_limits d;
-	size_t *mine[] = {
-		&cfg->limits.max_inflated, &cfg->limits.max_strings, &cfg->limits.max_mappings,
-		&cfg->limits.max_functions, &cfg->limits.max_locations, &cfg->limits.max_samples,
-		&cfg->limits.max_frames, &cfg->limits.max_sample_types,
-	};
-	const size_t *def[] = {
-		&d.max_inflated, &d.max_strings, &d.max_mappings, &d.max_functions,
-		&d.max_locations, &d.max_samples, &d.max_frames, &d.max_sample_types,
-	};
+	size_t *mine = (size_t *)&cfg->limits;
+	const size_t *def = (const size_t *)&d;
 	size_t i;
 
+	/* struct decode_limits is a list of size_t caps: every one left 0 gets its default. */
 	decode_limits_default(&d);
-	for (i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
-		if (!*mine[i])
-			*mine[i] = *def[i];
+	for (i = 0; i < sizeof(d) / sizeof(size_t); i++)
+		if (!mine[i])
+			mine[i] = def[i];
 	if (!cfg->listen)
 		cfg->listen = "127.0.0.1:4040";
 	if (!cfg->store_kind)

@@ -11,8 +11,8 @@ $PY -c 'import google.protobuf' 2>/dev/null ||
 	{ echo "SKIP: $PY has no google.protobuf (install python3-protobuf: make deps)"; exit 0; }
 export PYTHONPATH=tests/integration
 
-# A small body limit, so that an inflation bomb is cheap to make: bodies inflate to 4x it.
-start_server --max-body 64KiB
+# Small body and inflation limits, so that an inflation bomb is cheap to make.
+start_server --max-body 64KiB --limit inflated=256KiB
 
 NOW=$(date +%s)
 $PY - "$TMP" "$NOW" <<'EOF' || fail "cannot build the requests"
