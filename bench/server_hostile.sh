@@ -67,7 +67,7 @@ start() { # BINARY DATA-DIR [ARGS...]
 	PORT=$(cat $TMP/port)
 }
 stop() { kill -TERM $PID 2>/dev/null; wait $PID 2>/dev/null || true; PID=; }
-ms() { date +%s%N | awk '{ printf "%d", $1 / 1000000 }'; }
+ms() { date +%s%3N; }
 cpu() { awk '{ print $14 + $15 }' /proc/$PID/stat; }
 field() { tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
