@@ -107,7 +107,8 @@ while True:
 ' "$port" &
 hole=$!
 sleep 0.3
-$SCORCH agent --server "http://127.0.0.1:$port" -F 19 --interval 1s 2> "$TMP/agent3.log" &
+$SCORCH agent --server "http://127.0.0.1:$port" -F 19 --interval 1s --cache-dir "$TMP/tables" \
+	2> "$TMP/agent3.log" &
 agent=$!
 sleep 3.5 # a few pushes are under way, none answered
 t0=$(date +%s%N)
