@@ -18,6 +18,31 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A flame graph is drawn from at most max_frames frames, so the tree built from them is
+ * bounded: the heaviest stacks of *p whose frames fit, the rest counted in "other" (totals stay
+ * exact). A shallow view of *p, which may be shared (merge_cache.h) and is not changed. */
+static void frames_view(const struct store_profile **p, struct store_profile *view,
+			size_t max_frames)
+{
+	const struct store_profile *q = *p;
+	size_t i, frames = 0;
+
+	for (i = 0; max_frames && i < q->nstacks; i++) {
+		if (frames + q->stacks[i].depth > max_frames)
+			break;
+		frames += q->stacks[i].depth;
+	}
+	if (!max_frames || i == q->nstacks)
+		return;
+	*view = *q;
+	view->nstacks = i;
+	for (; i < q->nstacks; i++) {
+		view->other = store_sat_add(view->other, q->stacks[i].value);
+		view->other_stacks++;
+	}
+	*p = view;
+}
+
 struct profile *render_to_profile(const struct store_profile *sp)
 {
 	struct profile *p = profile_new();
@@ -287,6 +312,7 @@ void render_handle(void *ctx, const struct http_request *req, struct http_respon
 	struct server_range r;
 	struct render_focus focus;
 	const struct store_profile *merged = NULL, *p = NULL;
+	struct store_profile view;
 	struct store_profile *focused = NULL;
 	struct profile *prof = NULL;
 	struct errmsg err = { "" };
@@ -321,6 +347,7 @@ void render_handle(void *ctx, const struct http_request *req, struct http_respon
 	p = merged;
 	selection_total = p->total;
 	apply_focus(&p, &focused, &focus);
+	frames_view(&p, &view, s->cfg.render.max_frames);
 	if (!strcmp(format, "json")) {
 		struct buf *b = &resp->body;
 
@@ -378,6 +405,7 @@ void render_diff_handle(void *ctx, const struct http_request *req, struct http_r
 	struct server_range lr, rr;
 	struct render_focus focus;
 	const struct store_profile *lm = NULL, *rm = NULL, *lp, *rp;
+	struct store_profile lview, rview;
 	struct store_profile *lf = NULL, *rf = NULL;
 	struct errmsg err = { "" };
 	struct buf *b = &resp->body;
@@ -411,6 +439,8 @@ void render_diff_handle(void *ctx, const struct http_request *req, struct http_r
 	rsel = rp->total;
 	apply_focus(&lp, &lf, &focus);
 	apply_focus(&rp, &rf, &focus);
+	frames_view(&lp, &lview, s->cfg.render.max_frames);
+	frames_view(&rp, &rview, s->cfg.render.max_frames);
 	selection_name(&rr, rp, name, sizeof(name));
 	rc = buf_puts(b, "{\"flamebearer\":");
 	if (!rc)

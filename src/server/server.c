@@ -184,6 +184,8 @@ void server_config_defaults(struct server_config *cfg)
 		cfg->render_memory = SERVER_DEFAULT_RENDER_MEMORY;
 	if (!cfg->render_ms)
 		cfg->render_ms = SERVER_DEFAULT_RENDER_MS;
+	if (!cfg->render.max_frames)
+		cfg->render.max_frames = RENDER_DEFAULT_FRAMES;
 	if (!cfg->merge_cache_bytes)
 		cfg->merge_cache_bytes = SERVER_DEFAULT_MERGE_CACHE;
 	if (!cfg->render.max_stacks)
