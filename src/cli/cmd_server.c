@@ -53,11 +53,11 @@ static const char usage_text[] =
 	"  ingest-memory=96MiB     memory all ingests hold together (bodies and decoding); a\n"
 	"                          request that finds it full waits up to 10 s, then gets 503\n"
 	"  request-memory=64MiB    memory to decode one ingest (more is 413)\n"
-	"  query-memory=64MiB      memory all queries hold together (503 when full)\n"
+	"  query-memory=64MiB      memory all queries hold together (a query waits up to 10 s, then 503)\n"
 	"  render-memory=64MiB     memory of one query (503)\n"
 	"  render-seconds=10s      time of one query (503)\n"
 	"  render-stacks=65536     stacks of one flame graph (the lightest go to 'other')\n"
-	"  render-frames=256K      frames of those stacks drawn from (idem)\n"
+	"  render-nodes=256K       call-tree nodes of those stacks drawn from (idem)\n"
 	"  inflated=64MiB          pprof size after gzip inflation (413)\n"
 	"  strings=1M mappings=64K functions=1M locations=1M samples=512K frames=8M\n"
 	"  sample-types=16 stacks=1M depth=65536 labels=1024 profiles=4096\n"
@@ -183,7 +183,7 @@ static int parse_limit(struct server_config *cfg, const char *arg)
 	} server_limits[] = {
 		{ "ingest-memory", 0 }, { "request-memory", 0 }, { "query-memory", 0 },
 		{ "render-memory", 0 }, { "render-seconds", 1 }, { "render-stacks", 0 },
-		{ "cache", 0 }, { "merge-cache", 0 }, { "render-frames", 0 },
+		{ "cache", 0 }, { "merge-cache", 0 }, { "render-nodes", 0 },
 	};
 	const char *eq = strchr(arg, '=');
 	char name[32];
@@ -217,7 +217,7 @@ static int parse_limit(struct server_config *cfg, const char *arg)
 		case 5: cfg->render.max_stacks = (size_t)v; break;
 		case 6: cfg->cache_bytes = v; break;
 		case 7: cfg->merge_cache_bytes = v; break;
-		case 8: cfg->render.max_frames = (size_t)v; break;
+		case 8: cfg->render.max_nodes = (size_t)v; break;
 		}
 		return 0;
 	}

@@ -1438,12 +1438,15 @@ static void run_handler(struct pool *p, struct conn *c)
 	const struct http_pool *pc = p->cfg;
 	struct http_request req;
 	struct budget b;
+	int64_t wait_end;
 
 	req.method = c->head.method;
 	req.path = c->head.path;
 	req.body = c->body.data ? c->body.data : "";
 	req.body_len = c->body.len;
 	req.conn = c;
+	wait_end = now_ms() + (pc->max_wait_ms ? pc->max_wait_ms : DEFAULT_WAIT_MS);
+again:
 	buf_init(&c->resp.body, BUF_UNLIMITED);
 	c->resp.status = 200;
 	c->resp.content_type = "application/json";
@@ -1457,6 +1460,29 @@ static void run_handler(struct pool *p, struct conn *c)
 	b.time_name = pc->time_name;
 	budget_begin(&b);
 	c->route->fn(p->srv->cfg->ctx, &req, &c->resp);
+	/* A read-only handler that found the shared memory taken by other requests runs again
+	 * once some of it is given back (no lock is held here), until the pool's wait is up. */
+	if (b.failed == -EBUSY && pc->rerun_busy && pc->quota) {
+		uint64_t used0, used, need = b.need, peak = b.peak;
+
+		budget_end(&b);
+		quota_get(pc->quota, &used0, NULL, NULL, NULL);
+		do {
+			struct timespec ts = { 0, 5 * 1000000L };
+
+			nanosleep(&ts, NULL);
+			quota_get(pc->quota, &used, NULL, NULL, NULL);
+		} while (used >= used0 && used && now_ms() < wait_end);
+		if ((used < used0 || !used) && now_ms() < wait_end) {
+			buf_release(&c->resp.body);
+			memset(&c->resp, 0, sizeof(c->resp));
+			goto again;
+		}
+		budget_begin(&b); /* ended below; the failure is answered as it was */
+		b.failed = -EBUSY;
+		b.need = need;
+		b.peak = peak;
+	}
 	/* A handler that failed because its budget ran out (out of memory, past its time)
 	 * without saying so: the budget's own answer, naming the limit. */
 	if (b.failed && c->resp.status == 500) {

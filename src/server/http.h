@@ -107,6 +107,9 @@ struct http_pool {
 	unsigned time_ms;        /* time of one handler (0: none) */
 	const char *time_name;   /* e.g. "render-seconds" */
 	int nice;                /* the threads' nice value (the I/O thread asks for -10) */
+	int rerun_busy;          /* handlers only read: one that found the quota taken by others
+	                          * (-EBUSY) runs again once some is given back, within
+	                          * max_wait_ms, before it is answered 503 */
 };
 
 /* Called once per finished request (on the I/O thread) for metrics: route is NULL when no

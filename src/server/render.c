@@ -18,21 +18,60 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A flame graph is drawn from at most max_frames frames, so the tree built from them is
- * bounded: the heaviest stacks of *p whose frames fit, the rest counted in "other" (totals stay
- * exact). A shallow view of *p, which may be shared (merge_cache.h) and is not changed. */
-static void frames_view(const struct store_profile **p, struct store_profile *view,
-			size_t max_frames)
+/* A flame graph is drawn from the heaviest stacks of *p whose call tree (one node per distinct
+ * path from the root, as flamebearer.c builds it) holds at most max_nodes nodes; the rest is
+ * counted in "other" (totals stay exact). A stack costs the nodes it adds to those before it,
+ * so stacks sharing a deep trunk are kept where as many unrelated ones would not fit. The
+ * nodes are counted in an open-addressing table of (parent, frame) pairs, load at most 2/3.
+ * *p may be shared (merge_cache.h) and is not changed: *view is a shallow copy of it with
+ * fewer stacks. When the table cannot be had within the request's memory, nothing is cut and
+ * the budget's failure ends the request (503). */
+struct node_slot {
+	uint32_t parent, frame, id; /* id 0: empty (node ids start at 1; the root is 0) */
+};
+
+static void nodes_view(const struct store_profile **p, struct store_profile *view,
+		       size_t max_nodes)
 {
 	const struct store_profile *q = *p;
-	size_t i, frames = 0;
+	struct node_slot *slots;
+	size_t i, j, frames = 0, nodes = 0, nslots = 16, mask;
 
-	for (i = 0; max_frames && i < q->nstacks; i++) {
-		if (frames + q->stacks[i].depth > max_frames)
-			break;
+	for (i = 0; i < q->nstacks; i++)
 		frames += q->stacks[i].depth;
+	if (!max_nodes || frames <= max_nodes)
+		return; /* a tree never has more nodes than its stacks have frames */
+	while (nslots < max_nodes + max_nodes / 2)
+		nslots <<= 1;
+	mask = nslots - 1;
+	slots = try_malloc(nslots * sizeof(*slots));
+	if (!slots)
+		return;
+	memset(slots, 0, nslots * sizeof(*slots));
+	for (i = 0; i < q->nstacks; i++) {
+		const struct store_stack *st = &q->stacks[i];
+		const uint32_t *fr = q->frames + st->first;
+		uint32_t parent = 0;
+
+		for (j = 0; j < st->depth; j++) {
+			uint64_t key = ((uint64_t)parent << 32) | fr[j];
+			size_t h = (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 20) & mask;
+
+			while (slots[h].id && (slots[h].parent != parent || slots[h].frame != fr[j]))
+				h = (h + 1) & mask;
+			if (!slots[h].id) {
+				if (nodes == max_nodes)
+					goto full;
+				slots[h].parent = parent;
+				slots[h].frame = fr[j];
+				slots[h].id = (uint32_t)++nodes;
+			}
+			parent = slots[h].id;
+		}
 	}
-	if (!max_frames || i == q->nstacks)
+full:
+	xfree(slots);
+	if (i == q->nstacks)
 		return;
 	*view = *q;
 	view->nstacks = i;
@@ -347,7 +386,7 @@ void render_handle(void *ctx, const struct http_request *req, struct http_respon
 	p = merged;
 	selection_total = p->total;
 	apply_focus(&p, &focused, &focus);
-	frames_view(&p, &view, s->cfg.render.max_frames);
+	nodes_view(&p, &view, s->cfg.render.max_nodes);
 	if (!strcmp(format, "json")) {
 		struct buf *b = &resp->body;
 
@@ -439,8 +478,8 @@ void render_diff_handle(void *ctx, const struct http_request *req, struct http_r
 	rsel = rp->total;
 	apply_focus(&lp, &lf, &focus);
 	apply_focus(&rp, &rf, &focus);
-	frames_view(&lp, &lview, s->cfg.render.max_frames);
-	frames_view(&rp, &rview, s->cfg.render.max_frames);
+	nodes_view(&lp, &lview, s->cfg.render.max_nodes);
+	nodes_view(&rp, &rview, s->cfg.render.max_nodes);
 	selection_name(&rr, rp, name, sizeof(name));
 	rc = buf_puts(b, "{\"flamebearer\":");
 	if (!rc)

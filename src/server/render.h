@@ -30,10 +30,10 @@ struct store_query;
  * render-seconds, render-memory, query-memory). */
 struct render_budget {
 	size_t max_stacks; /* stacks merged per profile (render-stacks; 0: STORE_DEFAULT_MAX_STACKS) */
-	size_t max_frames; /* frames drawn from (render-frames; 0: no cap): the heaviest stacks
-	                    * whose frames fit, which bounds the call tree */
+	size_t max_nodes;  /* call-tree nodes drawn from (render-nodes; 0: no cap): the heaviest
+	                    * stacks whose tree fits, which bounds the flame graph's build */
 };
-#define RENDER_DEFAULT_FRAMES (256u << 10)
+#define RENDER_DEFAULT_NODES (256u << 10)
 
 /* A focus path: n frame names from the root (pointing into copy). */
 struct render_focus {

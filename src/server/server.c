@@ -184,8 +184,8 @@ void server_config_defaults(struct server_config *cfg)
 		cfg->render_memory = SERVER_DEFAULT_RENDER_MEMORY;
 	if (!cfg->render_ms)
 		cfg->render_ms = SERVER_DEFAULT_RENDER_MS;
-	if (!cfg->render.max_frames)
-		cfg->render.max_frames = RENDER_DEFAULT_FRAMES;
+	if (!cfg->render.max_nodes)
+		cfg->render.max_nodes = RENDER_DEFAULT_NODES;
 	if (!cfg->merge_cache_bytes)
 		cfg->merge_cache_bytes = SERVER_DEFAULT_MERGE_CACHE;
 	if (!cfg->render.max_stacks)
@@ -238,6 +238,7 @@ static void setup_pools(struct server *s)
 	p->mem_name = "render-memory";
 	p->time_ms = c->render_ms;
 	p->time_name = "render-seconds";
+	p->rerun_busy = 1;
 	p = &s->pools[SERVER_POOL_META];
 	p->name = "meta";
 	p->threads = 1;
@@ -248,6 +249,7 @@ static void setup_pools(struct server *s)
 	p->mem_name = "render-memory";
 	p->time_ms = c->render_ms;
 	p->time_name = "render-seconds";
+	p->rerun_busy = 1;
 }
 
 struct server *server_start(const struct server_config *cfg, struct errmsg *err)

@@ -93,12 +93,35 @@ expect 200 '"stacks":2000' "2000 stacks"
 code=$(status_of -G --data-urlencode 'query=m.cpu' "$URL/render")
 expect 503 "limit 'render-memory'" "a render over render-memory=1MiB"
 stop_server
+# The same render within its own limit but over the memory all queries share.
+start_server --limit query-memory=1MiB
+code=$(status_of -G --data-urlencode 'query=m.cpu' "$URL/render")
+expect 503 "limit 'query-memory'" "a render over query-memory=1MiB"
+[ "$(status_of "$URL/labels")" = 200 ] ||
+	fail "labels after a refused render"
+stop_server
 DATA=$TMP/data-stacks
 start_server --limit render-stacks=10
 post_file $TMP/s2k m.cpu
 get /render query=m.cpu > $TMP/r.json
 grep -q '"numTicks":2000,' $TMP/r.json || fail "render-stacks: total not exact: $(head -c 200 $TMP/r.json)"
 grep -q '"other"' $TMP/r.json || fail "render-stacks: the rest is not in 'other'"
+stop_server
+# render-nodes: 2000 stacks of 12 frames drawn from a call tree of at most 120 nodes (the
+# root and 'other' aside), the rest in 'other'; a focused subtree that fits is drawn whole.
+DATA=$TMP/data-nodes
+start_server --limit render-nodes=120
+post_file $TMP/s2k m.cpu
+get /render query=m.cpu > $TMP/r.json
+grep -q '"numTicks":2000,' $TMP/r.json || fail "render-nodes: total not exact: $(head -c 200 $TMP/r.json)"
+grep -q '"other"' $TMP/r.json || fail "render-nodes: the rest is not in 'other'"
+nodes() { python3 -c 'import json, sys; print(sum(len(l) // 4 for l in json.load(sys.stdin)["flamebearer"]["levels"]))'; }
+n=$(nodes < $TMP/r.json)
+[ "$n" -gt 12 ] && [ "$n" -le 122 ] || fail "render-nodes=120: $n nodes drawn"
+# stacks 0 and 1000 share main;f1;...;f11 (frame j of stack i is f((7i + j) mod 1000))
+get /render query=m.cpu focus='main;f1;f2' > $TMP/r.json
+grep -q '"numTicks":2,' $TMP/r.json || fail "focus: not the two stacks under it: $(head -c 200 $TMP/r.json)"
+grep -q '"leaf0"' $TMP/r.json && grep -q '"leaf1000"' $TMP/r.json || fail "focus: its stacks not drawn"
 stop_server
 
 # --- Ingest memory shared by requests: a request finding it in use waits, then goes on once

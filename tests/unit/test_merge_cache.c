@@ -2,8 +2,8 @@
  * store: a second query gets the same profile, a write makes it unreachable (the next merge
  * sees the new data), other keys and the LRU limit, profiles handed out outlive their
  * eviction, no cache merges alone, a merge of another cap answers when it left nothing out,
- * and two threads asking for one selection at once share one merge. ASan checks that nothing
- * leaks or is used after free. */
+ * two threads asking for one selection at once share one merge, and the cache's size bounds
+ * the profiles it keeps. ASan checks that nothing leaks or is used after free. */
 #include "test.h"
 #include "lib/alloc.h"
 #include "lib/log.h"
@@ -203,9 +203,63 @@ out:
 	xfree(cmd);
 }
 
+/* The size given to merge_cache_new(): a profile larger than a quarter of it is merged for its
+ * query alone (never shared), one of exactly a quarter is kept and shared. */
+static void test_size(void)
+{
+	struct errmsg err = { "" };
+	struct store *s;
+	struct store_query q = { NULL, T0, T0 + 3600 };
+	const struct store_profile *a, *b;
+	struct merge_cache *small, *fits;
+	size_t bytes;
+	char *cmd;
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/scorch-test-mcache-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		abort();
+	s = store_open("sqlite", tmpdir, NULL, &err);
+	CHECK(s != NULL);
+	if (!s)
+		goto out;
+	CHECK_EQ_INT(put(s, "main;a;b;c", 5, T0 + 10), 0);
+	CHECK_EQ_INT(put(s, "main;d;e;f", 3, T0 + 20), 0);
+	CHECK_EQ_INT(merge_cache_get(NULL, s, "{}", &q, 0, &a, &err), 0);
+	bytes = merge_cache_profile_bytes(a);
+	merge_cache_put(NULL, a);
+	CHECK(bytes > 0);
+
+	/* a quarter of the cache is one byte short of the profile: not kept */
+	small = merge_cache_new(4 * (bytes - 1));
+	CHECK_EQ_INT(merge_cache_get(small, s, "{}", &q, 0, &a, &err), 0);
+	CHECK_EQ_INT(merge_cache_get(small, s, "{}", &q, 0, &b, &err), 0);
+	CHECK(a != b);
+	CHECK_EQ_INT(a->total, 8);
+	CHECK_EQ_INT(b->total, 8);
+	merge_cache_put(small, a);
+	merge_cache_put(small, b);
+	merge_cache_free(small);
+
+	/* a quarter of the cache is the profile: kept and shared */
+	fits = merge_cache_new(4 * bytes);
+	CHECK_EQ_INT(merge_cache_get(fits, s, "{}", &q, 0, &a, &err), 0);
+	CHECK_EQ_INT(merge_cache_get(fits, s, "{}", &q, 0, &b, &err), 0);
+	CHECK(a == b);
+	merge_cache_put(fits, b);
+	merge_cache_put(fits, a);
+	merge_cache_free(fits);
+	store_close(s);
+out:
+	cmd = xasprintf("rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", tmpdir);
+	xfree(cmd);
+}
+
 int main(void)
 {
 	RUN(test_cache);
 	RUN(test_one_merge_for_two);
+	RUN(test_size);
 	return test_summary();
 }
