@@ -67,7 +67,7 @@ struct server_config {
 	uint64_t render_memory;      /* one query */
 	unsigned render_ms;          /* one query's time */
 	uint64_t merge_cache_bytes;  /* merged profiles kept for later queries (merge_cache.h) */
-	struct render_budget render; /* stacks and frames per flame graph (render.h) */
+	struct render_budget render; /* stacks and call-tree nodes per flame graph (render.h) */
 };
 
 /* Store statistics, refreshed by server_maintain() so that /metrics never waits for the store. */
