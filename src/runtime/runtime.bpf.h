@@ -53,6 +53,7 @@
 #define RUNTIME_WALKERS(X) \
 	X(UNWINDER_PYTHON, python_bpf_walk) \
 	X(UNWINDER_HOTSPOT, hotspot_bpf_walk) \
+	X(UNWINDER_V8, v8_bpf_walk) \
 	X(UNWINDER_RUBY, ruby_bpf_walk) \
 	X(UNWINDER_PHP, php_bpf_walk) \
 	X(UNWINDER_PERL, perl_bpf_walk)

@@ -16,6 +16,7 @@
 #include "runtime/php/php_runtime.h"
 #include "runtime/python/python_runtime.h"
 #include "runtime/ruby/ruby_runtime.h"
+#include "runtime/v8/v8_runtime.h"
 #include "sampler.skel.h"
 
 #include <bpf/bpf.h>
@@ -33,6 +34,7 @@
 static const struct runtime_ops *const runtime_table[] = {
 	&python_runtime_ops,
 	&hotspot_runtime_ops,
+	&v8_runtime_ops,
 	&ruby_runtime_ops,
 	&php_runtime_ops,
 	&perl_runtime_ops,

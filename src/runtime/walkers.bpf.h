@@ -6,6 +6,7 @@
 
 #include "runtime/python/python.bpf.h"
 #include "runtime/hotspot/hotspot.bpf.h"
+#include "runtime/v8/v8.bpf.h"
 #include "runtime/ruby/ruby.bpf.h"
 #include "runtime/php/php.bpf.h"
 #include "runtime/perl/perl.bpf.h"

@@ -1,0 +1,65 @@
+/* v8_walk.c: the BPF walker's frame step run in user space (v8_walk.h). */
+#include "runtime/v8/v8_walk.h"
+#include "runtime/procmem.h"
+
+#include <string.h>
+
+#define V8_INLINE inline
+#define V8_READ(w, dst, size, addr) v8_walk_read((dst), (size), (addr))
+#define V8_BARRIER(x) ((void)0)
+
+/* The step reads through the walk's procmem; one walk at a time (the tests, the fuzzer). */
+static struct procmem *walk_mem;
+
+static int v8_walk_read(void *dst, size_t size, uint64_t addr)
+{
+	return procmem_read(walk_mem, addr, dst, size) ? 1 : 0;
+}
+
+#include "runtime/v8/v8_step.h"
+
+#define V8_WALK_MAX_FRAMES 4096
+
+size_t v8_walk(struct procmem *m, const struct v8_proc *p, uint64_t pc, uint64_t sp, uint64_t fp,
+	       v8_in_code_fn in_v8, void *ctx, uint64_t *words, size_t max,
+	       struct v8_walk_result *res)
+{
+	struct v8_walk w;
+	size_t n = 0, i, k;
+	int exact = 1;
+
+	memset(&w, 0, sizeof(w));
+	memset(res, 0, sizeof(*res));
+	w.p = *p;
+	walk_mem = m;
+	for (k = 0; k < V8_WALK_MAX_FRAMES && in_v8(ctx, pc); k++) {
+		w.pc = pc;
+		w.sp = sp;
+		w.fp = fp;
+		w.flags = exact ? V8_W_EXACT : 0;
+		if (v8_step(&w)) {
+			res->error = 1;
+			break;
+		}
+		/* as the native unwinder and the BPF walker do: the native word, then the
+		 * frame's words in its place or after it */
+		if (!w.replace && n < max)
+			words[n++] = pc;
+		for (i = 0; i < w.nout && n < max; i++)
+			words[n++] = w.out[i];
+		res->frames++;
+		if (w.sp <= sp)
+			break; /* the stack must move up */
+		pc = w.pc;
+		sp = w.sp;
+		fp = w.fp;
+		exact = 0;
+		if (n >= max)
+			break;
+	}
+	walk_mem = NULL;
+	res->pc = pc;
+	res->sp = sp;
+	res->fp = fp;
+	return n;
+}
