@@ -50,15 +50,115 @@ static __always_inline void v8_stat_add(__u32 which, __u64 n)
 #define V8_BARRIER(x) asm volatile("" : "+r"(x))
 #include "runtime/v8/v8_step.h"
 
+/* A register of the sampled user context, by its x86-64 number (V8's register codes). */
+static __always_inline __u64 v8_user_reg(__u32 code)
+{
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+	switch (code) {
+	case 0: return BPF_CORE_READ(r, ax);
+	case 1: return BPF_CORE_READ(r, cx);
+	case 2: return BPF_CORE_READ(r, dx);
+	case 3: return BPF_CORE_READ(r, bx);
+	case 6: return BPF_CORE_READ(r, si);
+	case 7: return BPF_CORE_READ(r, di);
+	case 8: return BPF_CORE_READ(r, r8);
+	case 9: return BPF_CORE_READ(r, r9);
+	case 10: return BPF_CORE_READ(r, r10);
+	case 11: return BPF_CORE_READ(r, r11);
+	case 12: return BPF_CORE_READ(r, r12);
+	case 13: return BPF_CORE_READ(r, r13);
+	case 14: return BPF_CORE_READ(r, r14);
+	case 15: return BPF_CORE_READ(r, r15);
+	default: return ~0ULL;
+	}
+}
+
+#define V8_MAX_FRAMES 512 /* V8 frames per walker call (the record's words bound them too) */
+#define V8_OUT_LIMIT (MAX_KERNEL_FRAMES + MAX_USER_WORDS)
+
+struct v8_loop_ctx {
+	struct unw_state *st;
+	struct v8_walk *w;
+	struct sample_record *rec;
+};
+
+static __always_inline int v8_emit(struct v8_loop_ctx *c, __u64 word)
+{
+	struct v8_walk *w = c->w;
+	__u64 i = w->pos;
+
+	asm volatile("" : "+r"(i)); /* bound-check the very register used as index */
+	if (i >= w->limit || i >= V8_OUT_LIMIT)
+		return 1;
+	c->rec->frames[i] = word;
+	w->pos = i + 1;
+	return 0;
+}
+
+/* One V8 frame (bpf_loop callback): its words, then on to its caller while that is V8 code. */
+static long v8_frame_cb(__u32 i, void *data)
+{
+	struct v8_loop_ctx *c = data;
+	struct v8_walk *w = c->w;
+	const struct unwind_mapping *m;
+	__u64 pc = w->pc, sp = w->sp, fp = w->fp;
+	__u32 k;
+
+	if (v8_step(w)) {
+		/* not a V8 frame after all: the native unwinder's rule for the pc decides */
+		w->pc = pc;
+		w->sp = sp;
+		w->fp = fp;
+		w->stop = V8_STOP_FAILED;
+		v8_stat_add(V8STAT_ERRORS, 1);
+		return 1;
+	}
+	if (w->found)
+		v8_stat_add(w->found, 1);
+	w->frames++;
+	if (w->first) {
+		/* the unwinder emitted the native word of the first pc: keep or overwrite it */
+		if (w->replace && w->pos > 0)
+			w->pos--;
+		w->first = 0;
+	} else if (!w->replace && v8_emit(c, pc)) {
+		w->stop = V8_STOP_FULL;
+		return 1;
+	}
+	for (k = 0; k < V8_MAX_WORDS; k++) {
+		if (k >= w->nout)
+			break;
+		if (v8_emit(c, w->out[k])) {
+			w->stop = V8_STOP_FULL;
+			return 1;
+		}
+	}
+	/* The caller: C++ under an entry frame, else V8 code (also in a code page the unwinder
+	 * does not know yet), unless the unwinder knows it as native code. */
+	if (w->entry || !w->pc || !w->fp) {
+		w->stop = V8_STOP_NATIVE;
+		return 1;
+	}
+	m = unwind_mapping_of(c->st, w->pc - 1);
+	if (m && !((m->flags & UNW_MAP_RUNTIME) && m->kind == UNWINDER_V8)) {
+		w->stop = V8_STOP_NATIVE;
+		return 1;
+	}
+	w->flags = 0;
+	return 0;
+}
+
 /* The walker (runtime/runtime.bpf.h). A global function: verified once, on its own. */
 __noinline int v8_bpf_walk(__u32 op)
 {
-	__u32 zero = 0, base, n, i;
+	__u32 zero = 0, base, n;
 	struct unw_state *st = bpf_map_lookup_elem(&unw_state_map, &zero);
 	struct v8_walk *w = bpf_map_lookup_elem(&v8_scratch, &zero);
 	struct sample_record *rec = bpf_map_lookup_elem(&scratch, &zero);
+	struct v8_loop_ctx c;
 	struct v8_proc *p;
-	__u64 t0, pos;
+	__u64 t0;
 
 	if (!st || !w || !rec || op != RT_OP_FRAME)
 		return UNW_HOOK_NATIVE;
@@ -79,39 +179,33 @@ __noinline int v8_bpf_walk(__u32 op)
 	n = st->n;
 	if (base > MAX_KERNEL_FRAMES || n == 0 || n > MAX_USER_WORDS)
 		return UNW_HOOK_NATIVE;
-	v8_stat_add(V8STAT_FRAMES, 1);
 	w->pc = st->pc;
 	w->sp = st->sp;
 	w->fp = st->bp;
 	w->flags = (st->flags & UNW_S_RETADDR) ? 0 : V8_W_EXACT;
-	if (v8_step(w)) {
-		/* not a V8 frame after all: the native unwinder's rule for the mapping decides */
-		v8_stat_add(V8STAT_ERRORS, 1);
-		v8_stat_add(V8STAT_WALK_NS, bpf_ktime_get_ns() - t0);
-		return UNW_HOOK_NATIVE;
-	}
-	if (w->found)
-		v8_stat_add(w->found, 1);
-	/* the frame's words in place of the native word of pc, or after it */
-	pos = base + n - (w->replace ? 1 : 0);
-	for (i = 0; i < V8_MAX_WORDS; i++) {
-		__u64 idx = pos;
-
-		if (i >= w->nout)
-			break;
-		asm volatile("" : "+r"(idx));
-		if (idx >= base + MAX_USER_WORDS - 1 || idx >= MAX_KERNEL_FRAMES + MAX_USER_WORDS)
-			break;
-		rec->frames[idx] = w->out[i];
-		pos = idx + 1;
-	}
-	if (pos >= base && pos <= base + MAX_USER_WORDS)
-		st->n = pos - base;
+	/* the sample's own registers belong to its leaf frame only */
+	w->leaf_bc = n == 1 && (w->flags & V8_W_EXACT) ? v8_user_reg(w->p.off.bc_offset_reg) : ~0ULL;
+	w->pos = base + n;
+	w->limit = base + MAX_USER_WORDS - 1;
+	w->first = 1;
+	w->stop = 0;
+	w->frames = 0;
+	c.st = st;
+	c.w = w;
+	c.rec = rec;
+	bpf_loop(V8_MAX_FRAMES, v8_frame_cb, &c, 0);
+	v8_stat_add(V8STAT_FRAMES, w->frames);
+	v8_stat_add(V8STAT_WALK_NS, bpf_ktime_get_ns() - t0);
+	if (!w->frames)
+		return UNW_HOOK_NATIVE; /* the first frame was not V8's: native rule */
+	if (w->pos >= base && w->pos <= base + MAX_USER_WORDS)
+		st->n = w->pos - base;
+	/* a caller's registers (or those of a frame that failed, never the first): its pc is a
+	 * return address */
 	st->pc = w->pc;
 	st->sp = w->sp;
 	st->bp = w->fp;
 	st->flags |= UNW_S_RETADDR;
-	v8_stat_add(V8STAT_WALK_NS, bpf_ktime_get_ns() - t0);
 	return UNW_HOOK_MOVED;
 }
 

@@ -10,10 +10,12 @@
  *
  * THE WALKER (v8.bpf.h: v8_bpf_walk(), RT_OP_FRAME only). Every V8 frame keeps a frame
  * pointer: the frame of a pc is the one rbp points at, its caller's pc is at [fp + 8] and its
- * caller's rbp at [fp]. One call unwinds one frame: it reads the frame's fixed slots, emits the
+ * caller's rbp at [fp]. For each frame the walker reads the frame's fixed slots and emits the
  * frame's words in place of the native word of the pc (or after it: a builtin at the leaf keeps
- * its native name) and moves to the caller (UNW_HOOK_MOVED), which may be native code again
- * (an entry frame returns into C++) or another V8 frame.
+ * its native name). It goes on with the caller while the caller is V8 code: every V8 frame but
+ * an entry frame is called from V8 code, so a caller in a mapping the unwinder does not know
+ * yet (a code page V8 just made) is walked too. The caller of an entry frame, or a pc in a
+ * known native mapping, goes back to the native unwinder (UNW_HOOK_MOVED).
  *   - slot fp_context holds a frame-type marker (an even value: type << 1) for typed frames
  *     (entry, exit, stub, internal, ...), else the context of a JavaScript frame;
  *   - a JavaScript frame's JSFunction is at fp_function; its SharedFunctionInfo (SFI) names
@@ -104,29 +106,48 @@ struct v8_offsets {
 	__u16 code_size;      /* Code::instruction_size (u32) */
 	__u16 code_flags;     /* Code::flags (u32) */
 	__u8 kind_baseline, kind_maglev, kind_turbofan;
-	__u8 pad;
+	__u8 type_entry;      /* frame types whose caller is C++: EntryFrame, ConstructEntryFrame */
+	__u8 type_construct_entry;
+	__u8 bc_offset_reg;   /* the interpreter's bytecode offset register (x86-64 number), or
+			       * 0xff: a bytecode handler at the leaf has the current offset there */
+	__u8 pad[2];
 };
 
-/* The per-process map value (key: tgid). */
+/* The per-process map value (key: tgid). V8 may run its embedded builtins from a copy it maps
+ * next to its code space: both copies are here, and the interpreter's entry trampolines are
+ * offsets into either. */
 struct v8_proc {
 	struct v8_offsets off;
-	__u64 builtins_lo, builtins_hi;      /* the embedded builtins in the process */
-	__u64 interp_lo[V8_INTERP_RANGES];   /* the interpreter's entry trampolines */
-	__u64 interp_hi[V8_INTERP_RANGES];
+	__u64 builtins_lo[2], builtins_hi[2]; /* the builtins in the executable, V8's copy (or 0) */
+	__u32 interp_lo[V8_INTERP_RANGES];    /* the interpreter's entry trampolines: offsets */
+	__u32 interp_hi[V8_INTERP_RANGES];    /* from builtins_lo */
+	__u32 handlers_lo, handlers_hi;       /* the bytecode handlers: offsets (0, 0: unknown) */
 };
 
 /* The frame step's state (v8_step.h), in a per-CPU map in BPF. */
 #define V8_W_EXACT (1u << 0) /* pc is the sampled pc, not a return address */
 
+/* Why the walker's loop stopped (struct v8_walk.stop). */
+#define V8_STOP_NATIVE 1 /* the next pc is native code (an entry frame's caller): moved */
+#define V8_STOP_FAILED 2 /* a frame could not be unwound: back to the native unwinder there */
+#define V8_STOP_FULL   3 /* no room left for words */
+
 struct v8_walk {
 	struct v8_proc p;      /* copy of the process's map value */
 	__u64 pc, sp, fp;      /* in: the frame; out: its caller's */
 	__u32 flags;           /* V8_W_* */
+	__u64 leaf_bc;         /* at the sample: the bytecode offset register (~0: unknown) */
 	__u32 nout;            /* words in out[] */
 	__u32 replace;         /* 1: out[] replaces the native word of pc; 0: it follows it */
 	__u32 found;           /* enum v8_stat of the frame found (V8STAT_INTERP, ...) */
+	__u32 entry;           /* the frame was an entry frame: its caller is C++ */
 	__u32 active;          /* BPF: the process is known (set at the sample's first call) */
-	__u32 pad;
+	/* BPF: the walker's loop over consecutive V8 frames */
+	__u32 pos;             /* next index in the record's frames */
+	__u32 limit;           /* do not write at or past this index */
+	__u32 first;           /* the next frame is the one the unwinder handed over */
+	__u32 stop;            /* V8_STOP_* */
+	__u32 frames;          /* frames unwound in this call */
 	__u64 out[V8_MAX_WORDS];
 	/* read buffers (+8: room for an 8-byte load at any masked offset) */
 	__u8 frame[V8_FRAME_READ + 8];

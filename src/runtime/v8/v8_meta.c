@@ -4,6 +4,7 @@
 #include "lib/alloc.h"
 #include "lib/log.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -380,6 +381,11 @@ static int build_layout(struct builder *b)
 	o->kind_baseline = (uint8_t)l->kind_baseline;
 	o->kind_maglev = (uint8_t)l->kind_maglev;
 	o->kind_turbofan = (uint8_t)l->kind_turbofan;
+	o->type_entry = (uint8_t)need(b, "frametype_EntryFrame");
+	o->type_construct_entry = (uint8_t)want(b, "frametype_ConstructEntryFrame", 0xff,
+						"frametype_ConstructEntryFrame");
+	o->bc_offset_reg = (uint8_t)want(b, "InterpreterBytecodeOffsetRegister", 0xff,
+					 "InterpreterBytecodeOffsetRegister");
 	return 0;
 }
 
@@ -441,7 +447,17 @@ static void add_interp(struct v8_file *f, uint64_t lo, uint64_t size)
 	}
 }
 
-int v8_file_detect(struct elf_file *e, const char *path, struct v8_file *out, struct errmsg *err)
+/* What the symbol scan collects. */
+struct scan {
+	struct metas m;
+	struct v8_file *out;
+	uint64_t blob, blob_end, sizes, sizes_len;
+	uint64_t handler_lo, other_hi; /* lowest bytecode handler, highest other builtin */
+	int32_t ver[4];
+};
+
+static void scan_symbol(struct elf_file *e, struct scan *sc, const char *name, uint64_t addr,
+			uint64_t size)
 {
 	static const char *const interp_names[] = {
 		"Builtins_InterpreterEntryTrampoline",
@@ -449,69 +465,125 @@ int v8_file_detect(struct elf_file *e, const char *path, struct v8_file *out, st
 		"Builtins_InterpreterEnterAtBytecode",
 		"Builtins_InterpreterEnterAtNextBytecode",
 	};
-	const struct elf_symbol *syms;
+	static const char *const parts[4] = { "6major_E", "6minor_E", "6build_E", "6patch_E" };
+	size_t j;
+
+	if (!strncmp(name, "v8dbg_", 6)) {
+		int32_t v;
+
+		if (sym_int(e, addr, &v) < 0)
+			return;
+		/* .symtab and .dynsym both list them: the first one read wins (same value) */
+		ALLOC_GROW(sc->m.v, sc->m.n + 1, sc->m.cap);
+		sc->m.v[sc->m.n].name = name + 6;
+		sc->m.v[sc->m.n].value = v;
+		sc->m.n++;
+	} else if (!strncmp(name, "Builtins_", 9) && size) {
+		/* the embedded builtins: from the first to the end of the last */
+		if (!sc->blob || addr < sc->blob)
+			sc->blob = addr;
+		if (addr + size > sc->blob_end)
+			sc->blob_end = addr + size;
+		/* the bytecode handlers (FooHandler, FooWideHandler, ...) come last */
+		if (strlen(name) > 16 && !strcmp(name + strlen(name) - 7, "Handler")) {
+			if (!sc->handler_lo || addr < sc->handler_lo)
+				sc->handler_lo = addr;
+		} else if (addr > sc->other_hi) {
+			sc->other_hi = addr;
+		}
+		for (j = 0; j < sizeof(interp_names) / sizeof(interp_names[0]); j++) {
+			if (strcmp(name, interp_names[j]))
+				continue;
+			for (j = 0; j < (size_t)sc->out->ninterp; j++)
+				if (sc->out->interp_lo[j] == addr)
+					return;
+			add_interp(sc->out, addr, size);
+			return;
+		}
+	} else if (!strncmp(name, "_ZN2v88internal7Version", 23)) {
+		for (j = 0; j < 4; j++)
+			if (!strcmp(name + 23, parts[j]))
+				sym_int(e, addr, &sc->ver[j]);
+	} else if (!strcmp(name, "v8_Default_embedded_blob_code_")) {
+		if (!sc->blob || addr < sc->blob)
+			sc->blob = addr;
+	} else if (!strcmp(name, "_ZN2v88internal11interpreter9Bytecodes14kBytecodeSizesE")) {
+		sc->sizes = addr;
+		sc->sizes_len = size;
+	} else if (!strncmp(name, "_ZN2v88internal12_GLOBAL__N_1", 29) &&
+		   strstr(name, "current_embedded_blob_code_")) {
+		if (strstr(name, "size"))
+			sc->out->blob_size_var = addr;
+		else
+			sc->out->blob_code_var = addr;
+	}
+}
+
+/* One pass over the raw symbol tables (.symtab, then .dynsym): far cheaper than loading the
+ * sorted symbol table of a 100 MB executable, and the unwinder's tables wait for us. */
+static void scan_symbols(struct elf_file *e, struct scan *sc)
+{
+	static const char *const tabs[2][2] = { { ".symtab", ".strtab" }, { ".dynsym", ".dynstr" } };
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		const void *symdata, *strdata;
+		size_t symlen, strsize, j;
+
+		if (elf_section(e, tabs[pass][0], &symdata, &symlen, NULL) ||
+		    elf_section(e, tabs[pass][1], &strdata, &strsize, NULL))
+			continue;
+		for (j = 0; j + sizeof(Elf64_Sym) <= symlen; j += sizeof(Elf64_Sym)) {
+			Elf64_Sym sym;
+			const char *name;
+
+			memcpy(&sym, (const char *)symdata + j, sizeof(sym));
+			if (sym.st_shndx == SHN_UNDEF || !sym.st_value || sym.st_name >= strsize)
+				continue;
+			name = (const char *)strdata + sym.st_name;
+			if (!memchr(name, 0, strsize - sym.st_name))
+				continue;
+			scan_symbol(e, sc, name, sym.st_value, sym.st_size);
+		}
+	}
+}
+
+int v8_file_detect(struct elf_file *e, const char *path, struct v8_file *out, struct errmsg *err)
+{
+	struct scan sc;
 	struct metas m = { 0 };
 	struct builder b;
-	uint64_t blob = 0, blob_end = 0, sizes = 0, sizes_len = 0;
-	int32_t ver[4] = { 0, 0, 0, 0 };
-	size_t n, i, j;
+	uint64_t blob, blob_end, sizes, sizes_len;
+	int32_t ver[4];
+	size_t i, j;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (!v8_is_embedder_path(path) && !looks_like_v8(e))
 		return 0;
-	rc = elf_symbols_load(e, err);
-	if (rc)
-		return rc;
-	syms = elf_symbols(e, &n);
-	for (i = 0; i < n; i++) {
-		const char *name = elf_symbol_name(e, &syms[i]);
-
-		if (!strncmp(name, "v8dbg_", 6)) {
-			int32_t v;
-
-			if (sym_int(e, syms[i].addr, &v) < 0)
-				continue;
-			ALLOC_GROW(m.v, m.n + 1, m.cap);
-			m.v[m.n].name = name + 6;
-			m.v[m.n].value = v;
-			m.n++;
-		} else if (!strncmp(name, "Builtins_", 9) && syms[i].size) {
-			/* the embedded builtins: from the first to the end of the last */
-			if (!blob || syms[i].addr < blob)
-				blob = syms[i].addr;
-			if (syms[i].addr + syms[i].size > blob_end)
-				blob_end = syms[i].addr + syms[i].size;
-			for (j = 0; j < sizeof(interp_names) / sizeof(interp_names[0]); j++)
-				if (!strcmp(name, interp_names[j]))
-					add_interp(out, syms[i].addr, syms[i].size);
-		} else if (!strncmp(name, "_ZN2v88internal7Version", 23)) {
-			static const char *const parts[4] = { "6major_E", "6minor_E", "6build_E",
-							      "6patch_E" };
-
-			for (j = 0; j < 4; j++)
-				if (!strcmp(name + 23, parts[j]))
-					sym_int(e, syms[i].addr, &ver[j]);
-		} else if (!strcmp(name, "v8_Default_embedded_blob_code_")) {
-			if (!blob || syms[i].addr < blob)
-				blob = syms[i].addr;
-		} else if (!strcmp(name, "_ZN2v88internal11interpreter9Bytecodes14kBytecodeSizesE")) {
-			sizes = syms[i].addr;
-			sizes_len = syms[i].size;
-		} else if (strstr(name, "current_embedded_blob_code_E")) {
-			if (strstr(name, "size"))
-				out->blob_size_var = syms[i].addr;
-			else
-				out->blob_code_var = syms[i].addr;
-		}
+	memset(&sc, 0, sizeof(sc));
+	sc.out = out;
+	scan_symbols(e, &sc);
+	/* the same name from .symtab and .dynsym: keep one */
+	m = sc.m;
+	if (m.n) {
+		qsort(m.v, m.n, sizeof(*m.v), meta_cmp);
+		for (i = j = 0; i < m.n; i++)
+			if (!j || strcmp(m.v[j - 1].name, m.v[i].name))
+				m.v[j++] = m.v[i];
+		m.n = j;
 	}
+	blob = sc.blob;
+	blob_end = sc.blob_end;
+	sizes = sc.sizes;
+	sizes_len = sc.sizes_len;
+	memcpy(ver, sc.ver, sizeof(ver));
 	if (!m.n) {
 		rc = v8_is_embedder_path(path) ?
 			errmsg_set(err, -ENOTSUP, "'%s' has no V8 postmortem metadata (v8dbg_*)", path) :
 			0;
 		goto cleanup;
 	}
-	qsort(m.v, m.n, sizeof(*m.v), meta_cmp);
 	out->nmetadata = (int)m.n;
 	out->major = (uint32_t)ver[0];
 	out->minor = (uint32_t)ver[1];
@@ -546,6 +618,12 @@ int v8_file_detect(struct elf_file *e, const char *path, struct v8_file *out, st
 	if (blob && blob_end > blob) {
 		out->builtins_lo = blob;
 		out->builtins_hi = blob_end;
+		if (elf_offset_of_vaddr(e, blob, &out->builtins_offset))
+			out->builtins_offset = 0;
+		if (sc.handler_lo > sc.other_hi && sc.handler_lo < blob_end) {
+			out->handlers_lo = sc.handler_lo;
+			out->handlers_hi = blob_end;
+		}
 	}
 	if (sizes && sizes_len >= 3 && sizes_len % 3 == 0 && sizes_len / 3 <= V8_MAX_BYTECODES) {
 		uint64_t off;

@@ -78,8 +78,10 @@ struct v8_file {
 	struct v8_layout lay;
 	struct v8_offsets off;                 /* what the BPF walker needs (v8.h) */
 	uint64_t builtins_lo, builtins_hi;     /* link-time range of the embedded builtins */
+	uint64_t builtins_offset;              /* the file offset of builtins_lo (0: unknown) */
 	uint64_t interp_lo[V8_INTERP_RANGES], interp_hi[V8_INTERP_RANGES];
 	int ninterp;
+	uint64_t handlers_lo, handlers_hi;     /* the bytecode handlers (the builtins' tail), or 0 */
 	uint64_t blob_code_var, blob_size_var; /* link-time addresses of V8's variables holding the
 					        * embedded code's address and size (0: unknown) */
 	uint8_t *bytecode_sizes;               /* Bytecodes::kBytecodeSizes: 3 x nbytecodes */

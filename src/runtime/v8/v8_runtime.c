@@ -4,11 +4,13 @@
 #include "agent/elf.h"
 #include "agent/process.h"
 #include "agent/procmaps.h"
+#include "agent/unwinder.h"
 #include "lib/alloc.h"
 #include "lib/log.h"
 #include "runtime/procmem.h"
 #include "runtime/v8/v8_meta.h"
 #include "runtime/v8/v8_symbols.h"
+#include "runtime/v8/v8_walk.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -38,7 +40,9 @@ struct range {
 struct v8_inst {
 	int pid;
 	const struct v8_file *file;
+	uint64_t dev, ino;            /* the V8 file */
 	struct process_registry *reg;
+	uint64_t bias;                /* of the V8 file's mapping */
 	struct procmem mem;
 	struct v8_reader reader;
 	struct v8_proc bpf;
@@ -145,8 +149,52 @@ static void claim_code(struct v8_state *s, struct v8_inst *in, const struct proc
 	in->ncode = n;
 }
 
+/* V8 runs its builtins from a copy of them when it can (remapped next to its code space, so
+ * that calls between the two are near): found in the maps (another mapping of the file) or from
+ * V8's own variables; published and claimed like the original. */
+static void find_builtins_copy(struct v8_state *s, struct v8_inst *in, const struct process *p)
+{
+	const struct v8_file *f = in->file;
+	uint64_t size = f->builtins_hi - f->builtins_lo, copy = 0, blob = 0, blob_size = 0;
+	size_t i;
+
+	if (!size)
+		return;
+	for (i = 0; i < p->maps.n && f->builtins_offset; i++) {
+		const struct procmaps_entry *m = &p->maps.v[i];
+		uint64_t at;
+
+		if (m->kind != PROCMAPS_FILE || m->inode != in->ino ||
+		    (((uint64_t)m->dev_major << 32) | m->dev_minor) != in->dev ||
+		    f->builtins_offset < m->offset || f->builtins_offset - m->offset >= m->end - m->start)
+			continue;
+		at = m->start + (f->builtins_offset - m->offset);
+		if (at != in->bpf.builtins_lo[0] && at + size <= m->end)
+			copy = at;
+	}
+	if (!copy && f->blob_code_var && f->blob_size_var &&
+	    !procmem_u64(&in->mem, f->blob_code_var + in->bias, &blob) &&
+	    !procmem_u64(&in->mem, f->blob_size_var + in->bias, &blob_size) && blob &&
+	    blob != in->bpf.builtins_lo[0] && blob_size == size)
+		copy = blob;
+	if (!copy || copy == in->bpf.builtins_lo[1])
+		return;
+	in->bpf.builtins_lo[1] = copy;
+	in->bpf.builtins_hi[1] = copy + size;
+	if (in->published) {
+		__u32 key = (__u32)in->pid;
+
+		bpf_map_update_elem(s->procs_fd, &key, &in->bpf, BPF_ANY);
+	}
+	if (process_claim(in->reg, in->pid, copy, copy + size, UNWINDER_V8) == 0)
+		s->claims++;
+	else
+		s->claim_errors++;
+}
+
 static void v8_maps_changed(void *state, void *inst, struct process *proc)
 {
+	find_builtins_copy(state, inst, proc);
 	claim_code(state, inst, proc);
 }
 
@@ -262,7 +310,6 @@ static int v8_attach(void *state, void *data, const struct runtime_attach *at, v
 	struct v8_state *s = state;
 	const struct v8_file *f = data;
 	struct v8_inst *in;
-	uint64_t blob = 0, blob_size = 0, shift;
 	int i, rc;
 
 	in = xcalloc(1, sizeof(*in));
@@ -272,22 +319,24 @@ static int v8_attach(void *state, void *data, const struct runtime_attach *at, v
 	procmem_init_pid(&in->mem, in->pid);
 	in->reader.mem = &in->mem;
 	in->reader.f = f;
+	in->bias = at->bias;
+	in->dev = ((uint64_t)at->map->dev_major << 32) | at->map->dev_minor;
+	in->ino = at->map->inode;
 	in->bpf.off = f->off;
-	in->bpf.builtins_lo = f->builtins_lo + at->bias;
-	in->bpf.builtins_hi = f->builtins_hi + at->bias;
-	/* V8 may run its builtins from a copy (remapped near the code space): it says where */
-	shift = 0;
-	if (f->blob_code_var && f->blob_size_var &&
-	    !procmem_u64(&in->mem, f->blob_code_var + at->bias, &blob) &&
-	    !procmem_u64(&in->mem, f->blob_size_var + at->bias, &blob_size) && blob &&
-	    blob_size && blob_size < (1ULL << 30) && blob != in->bpf.builtins_lo) {
-		shift = blob - in->bpf.builtins_lo;
-		in->bpf.builtins_lo = blob;
-		in->bpf.builtins_hi = blob + blob_size;
+	if (f->builtins_hi > f->builtins_lo) {
+		in->bpf.builtins_lo[0] = f->builtins_lo + at->bias;
+		in->bpf.builtins_hi[0] = f->builtins_hi + at->bias;
 	}
 	for (i = 0; i < f->ninterp && i < V8_INTERP_RANGES; i++) {
-		in->bpf.interp_lo[i] = f->interp_lo[i] + at->bias + shift;
-		in->bpf.interp_hi[i] = f->interp_hi[i] + at->bias + shift;
+		if (f->interp_lo[i] < f->builtins_lo || f->interp_hi[i] > f->builtins_hi)
+			continue;
+		in->bpf.interp_lo[i] = (uint32_t)(f->interp_lo[i] - f->builtins_lo);
+		in->bpf.interp_hi[i] = (uint32_t)(f->interp_hi[i] - f->builtins_lo);
+	}
+	if (f->handlers_lo >= f->builtins_lo && f->handlers_hi <= f->builtins_hi &&
+	    f->handlers_hi > f->handlers_lo) {
+		in->bpf.handlers_lo = (uint32_t)(f->handlers_lo - f->builtins_lo);
+		in->bpf.handlers_hi = (uint32_t)(f->handlers_hi - f->builtins_lo);
 	}
 	if (s->procs_fd >= 0) {
 		__u32 key = (__u32)in->pid;
@@ -300,15 +349,47 @@ static int v8_attach(void *state, void *data, const struct runtime_attach *at, v
 		}
 		in->published = 1;
 	}
-	if (in->bpf.builtins_hi > in->bpf.builtins_lo &&
-	    process_claim(at->reg, in->pid, in->bpf.builtins_lo, in->bpf.builtins_hi,
+	if (in->bpf.builtins_hi[0] > in->bpf.builtins_lo[0] &&
+	    process_claim(at->reg, in->pid, in->bpf.builtins_lo[0], in->bpf.builtins_hi[0],
 			  UNWINDER_V8) == 0)
 		s->claims++;
+	find_builtins_copy(s, in, at->proc);
 	claim_code(s, in, at->proc);
 	find_script(in);
 	s->live++;
 	*out = in;
 	return 0;
+}
+
+/* A frame of a stack snapshot in a claimed range, in user space: the BPF walker's step, one
+ * frame at a time (the unwinder hands the caller back if it is V8 code again). The sample's
+ * registers other than pc, sp and rbp are not in a snapshot: the leaf bytecode handler's
+ * offset comes from the frame. */
+static int v8_jit_step(void *state, void *inst, struct unw_state *st, const struct unwinder_io *io)
+{
+	struct v8_inst *in = inst;
+	struct v8_walk w;
+	uint32_t i;
+
+	memset(&w, 0, sizeof(w));
+	w.p = in->bpf;
+	w.pc = st->pc;
+	w.sp = st->sp;
+	w.fp = st->bp;
+	w.flags = (st->flags & UNW_S_RETADDR) ? 0 : V8_W_EXACT;
+	w.leaf_bc = ~0ULL;
+	if (v8_walk_step(&w, io->read, io->io))
+		return UNW_HOOK_NATIVE;
+	if (w.replace && st->n > 0)
+		st->n--;
+	for (i = 0; i < w.nout; i++)
+		if (io->emit(io->io, w.out[i]))
+			break;
+	st->pc = w.pc;
+	st->sp = w.sp;
+	st->bp = w.fp;
+	st->flags |= UNW_S_RETADDR;
+	return UNW_HOOK_MOVED;
 }
 
 static void v8_note(void *state, void *inst, int pid, const uint64_t *words, size_t n)
@@ -417,6 +498,7 @@ const struct runtime_ops v8_runtime_ops = {
 	.file_free = v8_file_free,
 	.attach = v8_attach,
 	.maps_changed = v8_maps_changed,
+	.jit_step = v8_jit_step,
 	.note = v8_note,
 	.symbolize = v8_symbolize,
 	.label = v8_label,

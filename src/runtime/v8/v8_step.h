@@ -45,12 +45,22 @@ static V8_INLINE int v8_in(__u64 pc, __u64 lo, __u64 hi)
 	return pc >= lo && pc < hi;
 }
 
-static V8_INLINE int v8_in_interp(const struct v8_walk *w, __u64 pc)
+/* pc's offset in the copy of the builtins holding it, or ~0 when it is in neither. */
+static V8_INLINE __u64 v8_builtin_offset(const struct v8_walk *w, __u64 pc)
 {
-	return v8_in(pc, w->p.interp_lo[0], w->p.interp_hi[0]) ||
-	       v8_in(pc, w->p.interp_lo[1], w->p.interp_hi[1]) ||
-	       v8_in(pc, w->p.interp_lo[2], w->p.interp_hi[2]) ||
-	       v8_in(pc, w->p.interp_lo[3], w->p.interp_hi[3]);
+	if (v8_in(pc, w->p.builtins_lo[0], w->p.builtins_hi[0]))
+		return pc - w->p.builtins_lo[0];
+	if (v8_in(pc, w->p.builtins_lo[1], w->p.builtins_hi[1]))
+		return pc - w->p.builtins_lo[1];
+	return ~0ULL;
+}
+
+static V8_INLINE int v8_in_interp(const struct v8_walk *w, __u64 rel)
+{
+	return v8_in(rel, w->p.interp_lo[0], w->p.interp_hi[0]) ||
+	       v8_in(rel, w->p.interp_lo[1], w->p.interp_hi[1]) ||
+	       v8_in(rel, w->p.interp_lo[2], w->p.interp_hi[2]) ||
+	       v8_in(rel, w->p.interp_lo[3], w->p.interp_hi[3]);
 }
 
 /* The frame slot at fp + off (off in [-V8_FRAME_BELOW, 8]) from the frame buffer. */
@@ -78,9 +88,10 @@ static V8_INLINE void v8_out_code(struct v8_walk *w, __u64 sfi, __u64 what, __u6
 	w->nout = 3;
 }
 
-/* A JavaScript frame: fn is its JSFunction. */
-static V8_INLINE void v8_js_frame(struct v8_walk *w, __u64 fn, int in_builtins, int exact)
+/* A JavaScript frame: fn is its JSFunction; rel is pc's offset in the builtins (~0: JIT). */
+static V8_INLINE void v8_js_frame(struct v8_walk *w, __u64 fn, __u64 rel, int exact)
 {
+	int in_builtins = rel != ~0ULL;
 	const struct v8_offsets *o = &w->p.off;
 	__u64 sfi, code, start, a, b, pc = w->pc, bc;
 	__u32 size, kind, chk, i;
@@ -109,7 +120,8 @@ static V8_INLINE void v8_js_frame(struct v8_walk *w, __u64 fn, int in_builtins, 
 			b &= ~(0xffULL << (8 * i));
 	}
 	w->replace = !in_builtins || !exact;
-	if (!v8_in_interp(w, pc) && (code & 1) && !V8_READ(w, w->code, V8_OBJ_READ, code - 1)) {
+	if (!(in_builtins && v8_in_interp(w, rel)) && (code & 1) &&
+	    !V8_READ(w, w->code, V8_OBJ_READ, code - 1)) {
 		start = v8_ld(w->code, o->code_start, 8, V8_OBJ_READ);
 		size = (__u32)v8_ld(w->code, o->code_size, 4, V8_OBJ_READ);
 		kind = ((__u32)v8_ld(w->code, o->code_flags, 4, V8_OBJ_READ) >> o->kind_shift) &
@@ -148,12 +160,18 @@ static V8_INLINE void v8_js_frame(struct v8_walk *w, __u64 fn, int in_builtins, 
 		return;
 	}
 	/* The interpreter (its trampoline, a bytecode handler) or a builtin running the frame:
-	 * the bytecode offset slot says where it is when the frame is interpreted. */
+	 * the bytecode offset slot says where it is when the frame is interpreted; it is saved
+	 * there at calls only, so a bytecode handler at the leaf has the current offset in the
+	 * interpreter's register instead. */
 	bc = v8_slot(w, o->fp_bytecode_offset);
+	if ((bc & 1) || !(v8_slot(w, o->fp_bytecode_array) & 1))
+		bc = V8_POS_UNKNOWN;
+	else
+		bc = (__u32)v8_smi(w, bc);
+	if (exact && v8_in(rel, w->p.handlers_lo, w->p.handlers_hi) && w->leaf_bc < (1u << 30))
+		bc = w->leaf_bc;
 	w->out[0] = (FW_TAG_V8_SFI << FW_TAG_SHIFT) | (sfi & FW_DATA_MASK);
-	w->out[1] = (FW_TAG_V8_POS << FW_TAG_SHIFT) | ((__u64)chk << 32) |
-		    ((bc & 1) || !(v8_slot(w, o->fp_bytecode_array) & 1) ? V8_POS_UNKNOWN :
-		     (__u64)(__u32)v8_smi(w, bc));
+	w->out[1] = (FW_TAG_V8_POS << FW_TAG_SHIFT) | ((__u64)chk << 32) | (bc & 0xffffffffULL);
 	w->nout = 2;
 	w->found = V8STAT_INTERP;
 }
@@ -161,29 +179,33 @@ static V8_INLINE void v8_js_frame(struct v8_walk *w, __u64 fn, int in_builtins, 
 static V8_INLINE int v8_step(struct v8_walk *w)
 {
 	const struct v8_offsets *o = &w->p.off;
-	__u64 fp = w->fp, marker;
-	int in_builtins, exact = !!(w->flags & V8_W_EXACT);
+	__u64 fp = w->fp, marker, rel;
+	int exact = !!(w->flags & V8_W_EXACT);
 
 	w->nout = 0;
 	w->replace = 1;
 	w->found = 0;
+	w->entry = 0;
 	if (fp < w->sp || fp - w->sp > V8_MAX_FRAME || (fp & 7) ||
 	    V8_READ(w, w->frame, V8_FRAME_READ, fp - V8_FRAME_BELOW))
 		return -1;
-	in_builtins = v8_in(w->pc, w->p.builtins_lo, w->p.builtins_hi);
+	rel = v8_builtin_offset(w, w->pc);
 	marker = v8_slot(w, o->fp_context);
 	if (!(marker & 1)) {
 		/* A typed frame: entry, exit, internal, stub, ... A builtin's is named by its
 		 * symbol; JIT code (a stub, regular expression code) gets its type. */
-		if (in_builtins) {
+		__u32 type = ((__u32)marker >> 1) & 0xff;
+
+		if (rel != ~0ULL) {
 			w->replace = 0;
 		} else {
-			w->out[0] = (FW_TAG_V8_TYPED << FW_TAG_SHIFT) | (((__u32)marker >> 1) & 0xff);
+			w->out[0] = (FW_TAG_V8_TYPED << FW_TAG_SHIFT) | type;
 			w->nout = 1;
 		}
+		w->entry = type == o->type_entry || type == o->type_construct_entry;
 		w->found = V8STAT_TYPED;
 	} else {
-		v8_js_frame(w, v8_slot(w, o->fp_function), in_builtins, exact);
+		v8_js_frame(w, v8_slot(w, o->fp_function), rel, exact);
 	}
 	w->pc = v8_slot(w, 8);
 	w->fp = v8_slot(w, 0);

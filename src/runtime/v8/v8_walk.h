@@ -19,6 +19,13 @@
 
 struct procmem;
 
+/* Read len bytes of the walked process at addr into buf: 0, or a negative errno. */
+typedef int (*v8_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
+
+/* One frame: v8_step() of v8_step.h with memory from read (the user-space unwinder's view of a
+ * stack snapshot and the live process, for runtime_ops.jit_step). 0, or -1 (not a V8 frame). */
+int v8_walk_step(struct v8_walk *w, v8_read_fn read, void *ctx);
+
 /* 1 when pc is V8 code (the walker's business) in the walked process. */
 typedef int (*v8_in_code_fn)(void *ctx, uint64_t pc);
 
@@ -28,8 +35,9 @@ struct v8_walk_result {
 	int error;            /* 1: stopped at a frame it could not unwind */
 };
 
+/* leaf_bc: the sample's bytecode offset register (struct v8_offsets.bc_offset_reg), or ~0 */
 size_t v8_walk(struct procmem *m, const struct v8_proc *p, uint64_t pc, uint64_t sp, uint64_t fp,
-	       v8_in_code_fn in_v8, void *ctx, uint64_t *words, size_t max,
+	       uint64_t leaf_bc, v8_in_code_fn in_v8, void *ctx, uint64_t *words, size_t max,
 	       struct v8_walk_result *res);
 
 #endif

@@ -25,7 +25,7 @@ function a_work(budget) {
   const t0 = cpu();
   let s = 0;
   while (cpu() - t0 < budget) {
-    for (let i = 0; i < 20000; i++) {
+    for (let i = 0; i < 200000; i++) {
       s = (s + i * i) % 1000003; // LINE_A
     }
   }
@@ -37,7 +37,7 @@ function b_work(budget) {
   const t0 = cpu();
   let s = 0;
   while (cpu() - t0 < budget) {
-    for (let i = 0; i < 20000; i++) {
+    for (let i = 0; i < 200000; i++) {
       s = (s ^ (i << 3)) + (i & 7); // LINE_B
     }
   }
@@ -51,14 +51,16 @@ function deep(n, budget) {
 }
 
 function mix(x) {
-  return Math.imul(x ^ (x >>> 15), 2246822507) >>> 0; // LINE_MIX
+  let h = x;
+  for (let r = 0; r < 8; r++) h = Math.imul(h ^ (h >>> 15), 2246822507) + r; // LINE_MIX
+  return h;
 }
 
 function c_work(budget) {
   const t0 = cpu();
   let s = 0;
   while (cpu() - t0 < budget) {
-    for (let i = 0; i < 20000; i++) {
+    for (let i = 0; i < 50000; i++) {
       s = (s + mix(i + s)) | 0; // LINE_C
     }
   }
@@ -75,14 +77,14 @@ function d_zlib(budget) {
 }
 
 function phase_a() {
-  return a_work(20e6);
+  return a_work(50e6);
 }
 
 function round(end, done) {
   phase_a();
-  deep(10, 20e6);
-  c_work(20e6);
-  d_zlib(20e6);
+  deep(10, 50e6);
+  c_work(50e6);
+  d_zlib(50e6);
   if (Date.now() < end) setImmediate(round, end, done);
   else done();
 }
@@ -90,7 +92,7 @@ function round(end, done) {
 function main() {
   const seconds = Number(process.argv[2] || 3);
   const truth = process.argv[3];
-  round(Date.now() + seconds * 1000, () => {
+  setImmediate(round, Date.now() + seconds * 1000, () => {
     if (!truth) return;
     const total = Object.values(spent).reduce((x, y) => x + y, 0);
     const out = [];
