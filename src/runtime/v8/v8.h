@@ -37,7 +37,8 @@
  *   PC     bits 0-31: pc - instruction start (the sampled pc), bits 32-55: checksum
  *   RET    the same for a return address (user space looks up offset - 1)
  * The checksum (v8_checksum()) ties the addresses to the objects that were there at the sample:
- * the SFI's immutable scalar fields, and for CODE frames the code's size and kind. A typed
+ * the SFI's immutable scalar fields, and for CODE frames the code's kind, size and instruction
+ * start (another compilation of the same function is another Code). A typed
  * frame in JIT code (a stub, regular expression code) is one TYPED word (data = frame type);
  * a frame the walker could not read is one MARK word (enum v8_mark). Typed frames of builtins
  * (entry, exit, CEntry, ...) keep their native word: the builtin's symbol names them.

@@ -473,7 +473,7 @@ static void v8_print_stats(void *state, FILE *f)
 	v8_symbols_stats(s->sym, &ss);
 	bpf_counters(s->stats_fd, b);
 	fprintf(f, "v8: procs=%zu words_noted=%llu claims=%llu claim_errors=%llu lookups=%llu "
-		"hits=%llu reads=%llu read_errors=%llu checksum_mismatches=%llu code_scans=%llu "
+		"hits=%llu reads=%llu read_errors=%llu checksum_mismatches=%llu moved=%llu code_scans=%llu "
 		"code_scan_hits=%llu functions=%zu codes=%zu scripts=%zu bpf_samples=%llu "
 		"bpf_frames=%llu bpf_interp=%llu bpf_compiled=%llu bpf_jitpc=%llu bpf_typed=%llu "
 		"bpf_bad=%llu bpf_errors=%llu bpf_walk_ns=%llu\n",
@@ -481,7 +481,7 @@ static void v8_print_stats(void *state, FILE *f)
 		(unsigned long long)s->claim_errors, (unsigned long long)ss.lookups,
 		(unsigned long long)ss.hits, (unsigned long long)ss.reads,
 		(unsigned long long)ss.read_errors, (unsigned long long)ss.checksum_mismatches,
-		(unsigned long long)ss.code_scans, (unsigned long long)ss.code_scan_hits,
+		(unsigned long long)ss.moved, (unsigned long long)ss.code_scans, (unsigned long long)ss.code_scan_hits,
 		ss.functions, ss.codes, ss.scripts, (unsigned long long)b[V8STAT_SAMPLES],
 		(unsigned long long)b[V8STAT_FRAMES], (unsigned long long)b[V8STAT_INTERP],
 		(unsigned long long)b[V8STAT_COMPILED], (unsigned long long)b[V8STAT_JITPC],
@@ -492,6 +492,7 @@ static void v8_print_stats(void *state, FILE *f)
 const struct runtime_ops v8_runtime_ops = {
 	.name = "v8",
 	.kind = UNWINDER_V8,
+	.frames_on_stack = 1, /* snapshots: jit_step walks V8's frames on the copied stack */
 	.init = v8_init,
 	.free = v8_free,
 	.file_detect = v8_detect,

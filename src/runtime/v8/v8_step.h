@@ -126,7 +126,7 @@ static V8_INLINE void v8_js_frame(struct v8_walk *w, __u64 fn, __u64 rel, int ex
 		size = (__u32)v8_ld(w->code, o->code_size, 4, V8_OBJ_READ);
 		kind = ((__u32)v8_ld(w->code, o->code_flags, 4, V8_OBJ_READ) >> o->kind_shift) &
 		       o->kind_mask;
-		chk = v8_checksum(a ^ (((__u64)kind << 32) | size), b);
+		chk = v8_checksum(a ^ (((__u64)kind << 32) | size), b ^ start);
 		if (kind == o->kind_baseline || kind == o->kind_maglev || kind == o->kind_turbofan) {
 			if (v8_in(pc, start, start + size)) {
 				v8_out_code(w, sfi, (FW_TAG_V8_CODE << FW_TAG_SHIFT) | (code & FW_DATA_MASK),

@@ -48,6 +48,8 @@ struct code {
 
 struct v8_symbols {
 	struct u64map funcs, codes, scripts, pcs; /* key(pid, addr) -> pointer (pcs: -> Code) */
+	struct u64map by_sum;  /* key(pid, checksum) -> the function last seen with it: a function
+				* the GC moved since the sample is found again by what it is */
 	struct func **fv;
 	struct code **cv;
 	struct script **sv;
@@ -72,6 +74,7 @@ struct v8_symbols *v8_symbols_new(size_t max_entries)
 	u64map_init(&s->codes);
 	u64map_init(&s->scripts);
 	u64map_init(&s->pcs);
+	u64map_init(&s->by_sum);
 	s->max = max_entries ? max_entries : 65536;
 	return s;
 }
@@ -115,10 +118,12 @@ static void clear(struct v8_symbols *s)
 	u64map_release(&s->codes);
 	u64map_release(&s->scripts);
 	u64map_release(&s->pcs);
+	u64map_release(&s->by_sum);
 	u64map_init(&s->funcs);
 	u64map_init(&s->codes);
 	u64map_init(&s->scripts);
 	u64map_init(&s->pcs);
+	u64map_init(&s->by_sum);
 }
 
 void v8_symbols_free(struct v8_symbols *s)
@@ -155,6 +160,12 @@ void v8_symbols_forget_pid(struct v8_symbols *s, uint32_t pid)
 		}
 	}
 	s->nf = j;
+	/* the checksum index points at functions: rebuilt from those left */
+	u64map_release(&s->by_sum);
+	u64map_init(&s->by_sum);
+	for (i = 0; i < s->nf; i++)
+		u64map_put(&s->by_sum, key(s->fv[i]->pid, s->fv[i]->chk),
+			   (uint64_t)(uintptr_t)s->fv[i]);
 	for (i = j = 0; i < s->nc; i++) {
 		if (s->cv[i]->pid == pid) {
 			u64map_remove(&s->codes, key(pid, s->cv[i]->addr));
@@ -259,17 +270,36 @@ static void put_func(struct v8_symbols *s, struct func *old, struct func *nf)
 {
 	size_t i;
 
+	uint64_t *slot;
+
 	if (old) {
 		/* another function at the same address now: the entry is replaced */
 		for (i = 0; i < s->nf; i++)
 			if (s->fv[i] == old)
 				s->fv[i] = nf;
+		slot = u64map_get(&s->by_sum, key(old->pid, old->chk));
+		if (slot && *slot == (uint64_t)(uintptr_t)old)
+			u64map_remove(&s->by_sum, key(old->pid, old->chk));
 		free_func(old);
 	} else {
 		ALLOC_GROW(s->fv, s->nf + 1, s->fcap);
 		s->fv[s->nf++] = nf;
 	}
 	u64map_put(&s->funcs, key(nf->pid, nf->addr), (uint64_t)(uintptr_t)nf);
+	u64map_put(&s->by_sum, key(nf->pid, nf->chk), (uint64_t)(uintptr_t)nf);
+}
+
+/* The function of pid last seen with checksum chk (v8_checksum of its scalars), when the
+ * address in a frame holds something else now: the GC moved the function. */
+static struct func *func_by_sum(struct v8_symbols *s, uint32_t pid, uint32_t chk)
+{
+	uint64_t *slot = u64map_get(&s->by_sum, key(pid, chk));
+	struct func *f = slot ? (struct func *)(uintptr_t)*slot : NULL;
+
+	if (!f || f->pid != pid || f->chk != chk)
+		return NULL;
+	s->st.moved++;
+	return f;
 }
 
 static struct func *cached_func(struct v8_symbols *s, uint32_t pid, uint64_t addr)
@@ -285,7 +315,8 @@ static uint32_t func_checksum(const struct func *f, const struct code *code)
 {
 	if (!code)
 		return f->chk;
-	return v8_checksum(f->sum_a ^ (((uint64_t)code->ci.kind << 32) | code->ci.size), f->sum_b);
+	return v8_checksum(f->sum_a ^ (((uint64_t)code->ci.kind << 32) | code->ci.size),
+			   f->sum_b ^ code->ci.start);
 }
 
 /* The function at addr whose frame checksum is chk (with code for a CODE frame): cached, or
@@ -302,16 +333,14 @@ static struct func *get_func(struct v8_symbols *s, uint32_t pid, struct v8_reade
 	}
 	if (f)
 		s->st.checksum_mismatches++;
-	if (!r)
-		return NULL;
-	nf = read_func(s, pid, r, addr);
-	if (!nf)
-		return NULL;
-	if (func_checksum(nf, code) != chk) {
+	nf = r ? read_func(s, pid, r, addr) : NULL;
+	if (nf && func_checksum(nf, code) != chk) {
 		s->st.checksum_mismatches++;
 		free_func(nf);
-		return NULL;
+		nf = NULL;
 	}
+	if (!nf)
+		return code ? NULL : func_by_sum(s, pid, chk);
 	put_func(s, f, nf);
 	return nf;
 }
@@ -613,6 +642,14 @@ static int frames(struct v8_symbols *s, uint32_t pid, struct v8_reader *r,
 			/* the cached Code may be stale: another object at its address now */
 			c = get_code(s, pid, r, w[1] & FW_DATA_MASK, 1);
 			f = c ? get_func(s, pid, r, sfi, chk, c) : NULL;
+		}
+		if (c && !f && c->outer) {
+			/* the function moved since the sample: its code still names it */
+			f = cached_func(s, pid, c->outer);
+			if (f && func_checksum(f, c) != chk)
+				f = NULL;
+			if (f)
+				s->st.moved++;
 		}
 	} else {
 		/* JITPC: the code holding pc, if it is this function's */

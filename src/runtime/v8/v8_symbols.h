@@ -40,6 +40,7 @@ void v8_symbols_forget_pid(struct v8_symbols *s, uint32_t pid);
 
 struct v8_symbols_stats {
 	uint64_t lookups, hits, reads, read_errors, checksum_mismatches, clears;
+	uint64_t moved;        /* functions found again after the GC moved them */
 	uint64_t code_scans, code_scan_hits;
 	size_t functions, codes, scripts;
 };

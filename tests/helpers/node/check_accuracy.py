@@ -1,12 +1,13 @@
 # check_accuracy.py: compares a folded profile of accuracy.js with the truth it wrote.
-# Usage: check_accuracy.py PROFILE TRUTH [--tolerance POINTS] [--perf]
+# Usage: check_accuracy.py PROFILE TRUTH [--tolerance POINTS] [--min-samples N] [--perf]
 # PROFILE is scorch's folded output (frames "name (file:line)"), or with --perf the folded
 # output of `perf script | stackcollapse` over a --perf-basic-prof run (frames "JS:*name" or
 # "LazyCompile:*name file:line", converted here). The last line of output is one line of
 # figures ("ok ..." or "FAIL ...") for the tests and bench/node_accuracy.sh.
 # Checks (scorch's profiles):
 #   - each function's share of the samples of the four within TOLERANCE points of the CPU time
-#     the workload measured for it;
+#     the workload measured for it (with --min-samples N and fewer samples than N, within
+#     3 standard errors of the count instead when that is wider: a loaded machine);
 #   - the hottest line of each function is its hot line (LINE_A, LINE_B, LINE_MIX, LINE_C);
 #   - mix, which TurboFan inlines into c_work, is a frame above c_work in c_work's samples;
 #   - zlib's native code is above d_zlib's frame in d_zlib's samples;
@@ -14,6 +15,7 @@
 #   - the stacks are complete: every sample of the main thread with a JavaScript frame reaches
 #     node's entry (_start) with the workload's round frame under libuv (uv_run) and no error
 #     or unknown frame (>= 99%).
+import math
 import re
 import sys
 
@@ -40,8 +42,11 @@ def perf_rows(path):
 def main():
     args = sys.argv[1:]
     tol = 2.0
+    min_samples = 0
     if "--tolerance" in args:
         tol = float(args[args.index("--tolerance") + 1])
+    if "--min-samples" in args:
+        min_samples = int(args[args.index("--min-samples") + 1])
     prof, truth_file = args[0], args[1]
     rows = perf_rows(prof) if "--perf" in args else open(prof, errors="replace")
     truth, lines = {}, {}
@@ -105,6 +110,10 @@ def main():
     if total_incl == 0:
         print("FAIL no sample of the workload's functions (%d samples)" % total)
         return 1
+    if total_incl < min_samples:
+        # a quarter each: the standard error of a share estimated from n samples
+        tol = max(tol, 3 * 100.0 * math.sqrt(0.25 * 0.75 / total_incl))
+    figures.append("tolerance=%.1f" % tol)
     worst = 0.0
     for k in FUNCS:
         share = incl[k] * 100.0 / total_incl
