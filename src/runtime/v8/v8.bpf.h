@@ -48,6 +48,7 @@ static __always_inline void v8_stat_add(__u32 which, __u64 n)
 #define V8_INLINE __always_inline
 #define V8_READ(w, dst, size, addr) bpf_probe_read_user((dst), (size), (const void *)(addr))
 #define V8_BARRIER(x) asm volatile("" : "+r"(x))
+#define V8_LOAD(dst, p, n) ((dst) = (n) == 8 ? *(const __u64 *)(p) : *(const __u32 *)(p))
 #include "runtime/v8/v8_step.h"
 
 /* A register of the sampled user context, by its x86-64 number (V8's register codes). */

@@ -777,7 +777,7 @@ int v8_read_code(struct v8_reader *r, uint64_t code, struct v8_code_info *out)
 	}
 	/* learn the InstructionStream map once: v8_code_at_pc() looks for it */
 	if (!r->is_map && l->t_instruction_stream != 0xffffffffu &&
-	    !rd(r, untag(code) + l->code_istream, &is, 8) && (is & 1) &&
+	    !v8_field(r, code, l->code_istream, &is) && (is & 1) &&
 	    !v8_type_of(r, is, &type) && type == l->t_instruction_stream &&
 	    !v8_field(r, is, l->obj_map, &v))
 		r->is_map = v;

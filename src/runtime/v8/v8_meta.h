@@ -88,7 +88,7 @@ struct v8_file {
 	size_t nbytecodes;
 	char frame_types[V8_MAX_FRAME_TYPES][32]; /* frame type id -> "InterpretedFrame" */
 	int nmetadata;                         /* v8dbg_* symbols read */
-	char fallbacks[256];                   /* fields derived, not read: "JSFunction::code, ..." */
+	char fallbacks[1024];                  /* fields derived, not read: "JSFunction::code, ..." */
 	char path[256];
 };
 

@@ -7,6 +7,7 @@
  *   V8_READ(w, dst, size, addr)  read size bytes of the walked process at addr into dst;
  *                                0 on success
  *   V8_BARRIER(x)                keep x in a register the verifier tracks (BPF), or nothing
+ *   V8_LOAD(dst, p, n)           load n (4 or 8) bytes at p, which may be unaligned, into dst
  *
  * v8_step(w) unwinds the frame w->pc / w->sp / w->fp: it fills w->out[0 .. w->nout) with the
  * frame's words (w->replace: whether they replace the native word of pc), w->found with what
@@ -24,11 +25,17 @@
 /* An aligned load of size (4 or 8) bytes at off of a buffer of cap (a power of two) bytes. */
 static V8_INLINE __u64 v8_ld(const __u8 *buf, __u64 off, __u32 size, __u32 cap)
 {
+	__u64 v8 = 0;
+	__u32 v4 = 0;
+
 	V8_BARRIER(off);
 	off &= cap - 1;
-	if (size == 8)
-		return *(const __u64 *)(buf + off);
-	return *(const __u32 *)(buf + off);
+	if (size == 8) {
+		V8_LOAD(v8, buf + off, 8);
+		return v8;
+	}
+	V8_LOAD(v4, buf + off, 4);
+	return v4;
 }
 
 /* A tagged field at off of the object at obj (its first bytes in buf): the full pointer, also
@@ -111,8 +118,8 @@ static V8_INLINE void v8_js_frame(struct v8_walk *w, __u64 fn, __u64 rel, int ex
 		return;
 	}
 	/* the checksum covers the SFI's immutable scalars */
-	a = *(const __u64 *)w->sfi;
-	b = *(const __u64 *)(w->sfi + 8);
+	V8_LOAD(a, w->sfi, 8);
+	V8_LOAD(b, w->sfi + 8, 8);
 	for (i = 0; i < 8; i++) {
 		if (!(o->sfi_sum_mask & (1u << i)))
 			a &= ~(0xffULL << (8 * i));

@@ -7,6 +7,7 @@
 #define V8_INLINE inline
 #define V8_READ(w, dst, size, addr) v8_walk_read((dst), (size), (addr))
 #define V8_BARRIER(x) ((void)0)
+#define V8_LOAD(dst, p, n) memcpy(&(dst), (p), (n))
 
 /* The step reads through the current walk's reader; one walk at a time (not thread-safe). */
 static v8_read_fn walk_read;
