@@ -136,17 +136,23 @@ static long v8_frame_cb(__u32 i, void *data)
 		}
 	}
 	/* The caller: C++ under an entry frame, else V8 code (also in a code page the unwinder
-	 * does not know yet), unless the unwinder knows it as native code. */
+	 * does not know yet), unless the unwinder knows it as native code. The builtins and the
+	 * first JIT mappings are known without a lookup. */
 	if (w->entry || !w->pc || !w->fp) {
 		w->stop = V8_STOP_NATIVE;
 		return 1;
 	}
+	w->flags = 0;
+	if (v8_builtin_offset(w, w->pc) != ~0ULL)
+		return 0;
+	for (k = 0; k < V8_JIT_RANGES; k++)
+		if (v8_in(w->pc, w->p.jit_lo[k], w->p.jit_hi[k]))
+			return 0;
 	m = unwind_mapping_of(c->st, w->pc - 1);
 	if (m && !((m->flags & UNW_MAP_RUNTIME) && m->kind == UNWINDER_V8)) {
 		w->stop = V8_STOP_NATIVE;
 		return 1;
 	}
-	w->flags = 0;
 	return 0;
 }
 
@@ -171,6 +177,7 @@ __noinline int v8_bpf_walk(__u32 op)
 		if (!p)
 			return UNW_HOOK_NATIVE;
 		__builtin_memcpy(&w->p, p, sizeof(w->p));
+		w->c_fn = 0;
 		v8_stat_add(V8STAT_SAMPLES, 1);
 	}
 	if (!w->active)

@@ -87,6 +87,7 @@ enum v8_stat {
 #define V8_OBJ_READ    64
 #define V8_SFI_READ    16
 #define V8_INTERP_RANGES 4
+#define V8_JIT_RANGES 8
 
 /* What the walker needs of one V8 build (v8_meta.c derives it from the v8dbg_* metadata). All
  * offsets in bytes; object offsets are from the untagged object address. */
@@ -123,6 +124,8 @@ struct v8_proc {
 	__u32 interp_lo[V8_INTERP_RANGES];    /* the interpreter's entry trampolines: offsets */
 	__u32 interp_hi[V8_INTERP_RANGES];    /* from builtins_lo */
 	__u32 handlers_lo, handlers_hi;       /* the bytecode handlers: offsets (0, 0: unknown) */
+	__u64 jit_lo[V8_JIT_RANGES];          /* the JIT code mappings (the first ones, for the */
+	__u64 jit_hi[V8_JIT_RANGES];          /* walker to see V8 code without a mapping lookup) */
 };
 
 /* The frame step's state (v8_step.h), in a per-CPU map in BPF. */
@@ -150,6 +153,11 @@ struct v8_walk {
 	__u32 stop;            /* V8_STOP_* */
 	__u32 frames;          /* frames unwound in this call */
 	__u64 out[V8_MAX_WORDS];
+	/* the last JavaScript function read in this sample (a recursion reads it once) */
+	__u64 c_fn, c_sfi, c_code, c_a, c_b, c_start;
+	__u32 c_size, c_kind;
+	__u32 c_code_ok;       /* the code was read (c_start, c_size, c_kind are its) */
+	__u32 c_pad;
 	/* read buffers (+8: room for an 8-byte load at any masked offset) */
 	__u8 frame[V8_FRAME_READ + 8];
 	__u8 obj[V8_OBJ_READ + 8];

@@ -48,18 +48,20 @@ int v8_spt_decode(const uint8_t *tab, size_t len, struct v8_pos **out, size_t *n
 	*n = 0;
 	while (pos < len) {
 		uint64_t a, b;
-		int64_t d;
+		int64_t ds;
 
 		if (vlq(tab, len, &pos, &a) || vlq(tab, len, &pos, &b))
 			goto bad;
-		/* the code delta's sign says whether the entry is a statement position */
-		d = zigzag(a);
-		if (d < 0)
-			d = -d - 1;
-		code += d;
-		source += zigzag(b);
+		/* The code delta d was written as d (a statement position) or -d - 1: zig-zag
+		 * decoding either gives d back as a >> 1. Offsets and positions are far below
+		 * 2^48: larger deltas are a malformed table. */
+		ds = zigzag(b);
+		if ((a >> 1) > UINT32_MAX || ds > (1LL << 48) || ds < -(1LL << 48))
+			goto bad;
+		code += (int64_t)(a >> 1);
+		source += ds;
 		/* offset -1 is the function's entry (its stack check): looked up as offset 0 */
-		if (code < -1 || code > UINT32_MAX || source < 0)
+		if (code < -1 || code > UINT32_MAX || source < 0 || source > (1LL << 48))
 			goto bad;
 		ALLOC_GROW(v, cnt + 1, cap);
 		v[cnt].code_offset = code < 0 ? 0 : (uint32_t)code;

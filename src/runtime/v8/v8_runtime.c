@@ -147,6 +147,16 @@ static void claim_code(struct v8_state *s, struct v8_inst *in, const struct proc
 	}
 	memcpy(in->code, now, n * sizeof(now[0]));
 	in->ncode = n;
+	/* the first ones for the walker, which then needs no mapping lookup in them */
+	for (j = 0; j < V8_JIT_RANGES; j++) {
+		in->bpf.jit_lo[j] = j < n ? now[j].start : 0;
+		in->bpf.jit_hi[j] = j < n ? now[j].end : 0;
+	}
+	if (in->published) {
+		__u32 key = (__u32)in->pid;
+
+		bpf_map_update_elem(s->procs_fd, &key, &in->bpf, BPF_ANY);
+	}
 }
 
 /* V8 runs its builtins from a copy of them when it can (remapped next to its code space, so

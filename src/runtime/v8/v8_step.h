@@ -103,36 +103,55 @@ static V8_INLINE void v8_js_frame(struct v8_walk *w, __u64 fn, __u64 rel, int ex
 	__u64 sfi, code, start, a, b, pc = w->pc, bc;
 	__u32 size, kind, chk, i;
 
-	if (!(fn & 1) || V8_READ(w, w->obj, V8_OBJ_READ, fn - 1)) {
-		w->out[0] = (FW_TAG_V8_MARK << FW_TAG_SHIFT) | V8_MARK_BAD_FRAME;
-		w->nout = 1;
-		w->found = V8STAT_BAD;
-		return;
+	if (fn != w->c_fn || !fn) {
+		/* a function not seen in this sample yet: its SFI, code and checksum bytes */
+		w->c_fn = 0;
+		if (!(fn & 1) || V8_READ(w, w->obj, V8_OBJ_READ, fn - 1)) {
+			w->out[0] = (FW_TAG_V8_MARK << FW_TAG_SHIFT) | V8_MARK_BAD_FRAME;
+			w->nout = 1;
+			w->found = V8STAT_BAD;
+			return;
+		}
+		sfi = v8_tagged(w, w->obj, o->fn_shared, fn);
+		code = v8_tagged(w, w->obj, o->fn_code, fn);
+		if (!(sfi & 1) || V8_READ(w, w->sfi, V8_SFI_READ, sfi - 1 + o->sfi_sum)) {
+			w->out[0] = (FW_TAG_V8_MARK << FW_TAG_SHIFT) | V8_MARK_BAD_FRAME;
+			w->nout = 1;
+			w->found = V8STAT_BAD;
+			return;
+		}
+		/* the checksum covers the SFI's immutable scalars */
+		V8_LOAD(a, w->sfi, 8);
+		V8_LOAD(b, w->sfi + 8, 8);
+		for (i = 0; i < 8; i++) {
+			if (!(o->sfi_sum_mask & (1u << i)))
+				a &= ~(0xffULL << (8 * i));
+			if (!(o->sfi_sum_mask & (1u << (i + 8))))
+				b &= ~(0xffULL << (8 * i));
+		}
+		w->c_code_ok = 0;
+		if ((code & 1) && !V8_READ(w, w->code, V8_OBJ_READ, code - 1)) {
+			w->c_start = v8_ld(w->code, o->code_start, 8, V8_OBJ_READ);
+			w->c_size = (__u32)v8_ld(w->code, o->code_size, 4, V8_OBJ_READ);
+			w->c_kind = ((__u32)v8_ld(w->code, o->code_flags, 4, V8_OBJ_READ) >>
+				     o->kind_shift) & o->kind_mask;
+			w->c_code_ok = 1;
+		}
+		w->c_fn = fn;
+		w->c_sfi = sfi;
+		w->c_code = code;
+		w->c_a = a;
+		w->c_b = b;
 	}
-	sfi = v8_tagged(w, w->obj, o->fn_shared, fn);
-	code = v8_tagged(w, w->obj, o->fn_code, fn);
-	if (!(sfi & 1) || V8_READ(w, w->sfi, V8_SFI_READ, sfi - 1 + o->sfi_sum)) {
-		w->out[0] = (FW_TAG_V8_MARK << FW_TAG_SHIFT) | V8_MARK_BAD_FRAME;
-		w->nout = 1;
-		w->found = V8STAT_BAD;
-		return;
-	}
-	/* the checksum covers the SFI's immutable scalars */
-	V8_LOAD(a, w->sfi, 8);
-	V8_LOAD(b, w->sfi + 8, 8);
-	for (i = 0; i < 8; i++) {
-		if (!(o->sfi_sum_mask & (1u << i)))
-			a &= ~(0xffULL << (8 * i));
-		if (!(o->sfi_sum_mask & (1u << (i + 8))))
-			b &= ~(0xffULL << (8 * i));
-	}
+	sfi = w->c_sfi;
+	code = w->c_code;
+	a = w->c_a;
+	b = w->c_b;
 	w->replace = !in_builtins || !exact;
-	if (!(in_builtins && v8_in_interp(w, rel)) && (code & 1) &&
-	    !V8_READ(w, w->code, V8_OBJ_READ, code - 1)) {
-		start = v8_ld(w->code, o->code_start, 8, V8_OBJ_READ);
-		size = (__u32)v8_ld(w->code, o->code_size, 4, V8_OBJ_READ);
-		kind = ((__u32)v8_ld(w->code, o->code_flags, 4, V8_OBJ_READ) >> o->kind_shift) &
-		       o->kind_mask;
+	if (!(in_builtins && v8_in_interp(w, rel)) && w->c_code_ok) {
+		start = w->c_start;
+		size = w->c_size;
+		kind = w->c_kind;
 		chk = v8_checksum(a ^ (((__u64)kind << 32) | size), b ^ start);
 		if (kind == o->kind_baseline || kind == o->kind_maglev || kind == o->kind_turbofan) {
 			if (v8_in(pc, start, start + size)) {

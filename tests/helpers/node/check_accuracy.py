@@ -33,7 +33,7 @@ def perf_rows(path):
         stack, _, count = line.rpartition(" ")
         out = []
         for f in stack.split(";"):
-            m = re.match(r"^(?:JS:|LazyCompile:|Function:)[*~^+]?(\S*) (\S+):(\d+)(?::\d+)?$", f)
+            m = re.match(r"^(?:JS:|LazyCompile:|Function:)[*~^+]?(\S*) (\S+?):(\d+)(?::\d+)?$", f)
             out.append("%s (%s:%s)" % (m.group(1) or "(anonymous)", m.group(2), m.group(3))
                        if m else f)
         yield ";".join(out) + " " + count
