@@ -9,8 +9,9 @@
 #      right, % of c_work's samples with the inlined mix above it, % of d_zlib's samples with
 #      zlib's native frames above it, % of b_work's samples under its 10 recursive frames.
 #   2. BPF cost of the V8 walker per sample with 50 JavaScript frames at 19 and 99 Hz
-#      (v8_stats: walker time / samples that reached V8 code), optimized and interpreted
-#      (--no-opt --no-sparkplug).
+#      (v8_stats: walker time / samples that reached V8 code): one function's recursion and 50
+#      distinct functions (not inlined: --max-inlined-bytecode-size=0), optimized and
+#      interpreted (--no-opt --no-sparkplug).
 #   3. the symbolization cache's hit rate (the accuracy run).
 # Needs root, node and perf. Usage: [SCORCH=path] [HZ=499] sh bench/node_accuracy.sh [RUNS] [SECONDS]
 set -u
@@ -102,8 +103,17 @@ done
 
 echo
 echo "V8 walker, BPF time per sample with 50 JavaScript frames (median of $RUNS runs):"
-echo "| node mode | Hz | ns per sample | ns per V8 frame | V8 frames per sample |"
-echo "|---|---|---|---|---|"
+echo "| stack | node mode | Hz | ns per sample | ns per V8 frame | V8 frames per sample |"
+echo "|---|---|---|---|---|---|"
+python3 - "$tmp/distinct.js" <<'PY'
+import sys
+src = ["function spin(x) { for (let i = 0; i < 100000; i++) x = (x * 31 + i) | 0; return x; }"]
+for i in range(48):
+    src.append("function f%d(x) { return %s(x) + %d; }" % (i, "f%d" % (i + 1) if i < 47 else "spin", i))
+src.append("const end = Date.now() + Number(process.argv[2]) * 1000; let sink = 0;")
+src.append("while (Date.now() < end) sink += f0(sink); // the module function + 48 + spin = 50")
+open(sys.argv[1], "w").write("\n".join(src) + "\n")
+PY
 cat > "$tmp/deep.js" <<'JS'
 function spin(x) { for (let i = 0; i < 100000; i++) x = (x * 31 + i) | 0; return x; }
 function deep(n, x) { return n > 0 ? deep(n - 1, x) + 1 : spin(x); }
@@ -112,12 +122,18 @@ let sink = 0;
 // the module function + 48 deep + spin = 50 JavaScript frames
 while (Date.now() < end) sink += deep(47, sink);
 JS
+for stack in recursion distinct; do
 for mode in optimized interpreted; do
 	for hz in 19 99; do
 		: > "$tmp/c"
 		for r in $(seq "$RUNS"); do
 			opt=; [ $mode = interpreted ] && opt="--no-opt --no-sparkplug"
-			"$SCORCH" record --stats -F $hz -o "$tmp/d.folded" -- node $opt "$tmp/deep.js" 6 \
+			js=$tmp/deep.js
+			if [ $stack = distinct ]; then
+				js=$tmp/distinct.js
+				[ $mode = optimized ] && opt="--max-inlined-bytecode-size=0"
+			fi
+			"$SCORCH" record --stats -F $hz -o "$tmp/d.folded" -- node $opt "$js" 6 \
 				2>&1 | grep '^v8:' >> "$tmp/c"
 		done
 		awk '{for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
@@ -126,8 +142,9 @@ for mode in optimized interpreted; do
 			"$tmp/c" | sort -n > "$tmp/c2"
 		k=$(wc -l < "$tmp/c2"); mid=$(( (k + 1) / 2 ))
 		set -- $(sed -n "${mid}p" "$tmp/c2")
-		echo "| $mode | $hz | ${1:--} | ${2:--} | ${3:--} |"
+		echo "| $stack | $mode | $hz | ${1:--} | ${2:--} | ${3:--} |"
 	done
+done
 done
 
 echo

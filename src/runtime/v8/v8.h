@@ -156,7 +156,8 @@ struct v8_walk {
 	/* the last JavaScript function read in this sample (a recursion reads it once) */
 	__u64 c_fn, c_sfi, c_code, c_a, c_b, c_start;
 	__u32 c_size, c_kind;
-	__u32 c_code_ok;       /* the code was read (c_start, c_size, c_kind are its) */
+	__u32 c_code_ok;       /* 0: code not read yet, 1: read (c_start, c_size, c_kind), 2: not
+				* readable */
 	__u32 c_pad;
 	/* read buffers (+8: room for an 8-byte load at any masked offset) */
 	__u8 frame[V8_FRAME_READ + 8];

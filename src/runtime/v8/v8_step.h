@@ -129,14 +129,7 @@ static V8_INLINE void v8_js_frame(struct v8_walk *w, __u64 fn, __u64 rel, int ex
 			if (!(o->sfi_sum_mask & (1u << (i + 8))))
 				b &= ~(0xffULL << (8 * i));
 		}
-		w->c_code_ok = 0;
-		if ((code & 1) && !V8_READ(w, w->code, V8_OBJ_READ, code - 1)) {
-			w->c_start = v8_ld(w->code, o->code_start, 8, V8_OBJ_READ);
-			w->c_size = (__u32)v8_ld(w->code, o->code_size, 4, V8_OBJ_READ);
-			w->c_kind = ((__u32)v8_ld(w->code, o->code_flags, 4, V8_OBJ_READ) >>
-				     o->kind_shift) & o->kind_mask;
-			w->c_code_ok = 1;
-		}
+		w->c_code_ok = 0; /* read when a frame needs it */
 		w->c_fn = fn;
 		w->c_sfi = sfi;
 		w->c_code = code;
@@ -148,7 +141,18 @@ static V8_INLINE void v8_js_frame(struct v8_walk *w, __u64 fn, __u64 rel, int ex
 	a = w->c_a;
 	b = w->c_b;
 	w->replace = !in_builtins || !exact;
-	if (!(in_builtins && v8_in_interp(w, rel)) && w->c_code_ok) {
+	if (!(in_builtins && v8_in_interp(w, rel)) && !w->c_code_ok) {
+		/* the function's code: its kind and instructions (not needed by interpreted frames) */
+		w->c_code_ok = 2;
+		if ((code & 1) && !V8_READ(w, w->code, V8_OBJ_READ, code - 1)) {
+			w->c_start = v8_ld(w->code, o->code_start, 8, V8_OBJ_READ);
+			w->c_size = (__u32)v8_ld(w->code, o->code_size, 4, V8_OBJ_READ);
+			w->c_kind = ((__u32)v8_ld(w->code, o->code_flags, 4, V8_OBJ_READ) >>
+				     o->kind_shift) & o->kind_mask;
+			w->c_code_ok = 1;
+		}
+	}
+	if (!(in_builtins && v8_in_interp(w, rel)) && w->c_code_ok == 1) {
 		start = w->c_start;
 		size = w->c_size;
 		kind = w->c_kind;
