@@ -666,6 +666,26 @@ int runtimes_symbolize(struct runtimes *rts, int pid, const uint64_t *words, siz
 	return 1;
 }
 
+void runtime_read_counters(int fd, uint64_t *out, uint32_t n)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *vals;
+	__u32 k;
+	int c;
+
+	memset(out, 0, sizeof(uint64_t) * n);
+	if (fd < 0 || ncpu <= 0)
+		return;
+	vals = xcalloc((size_t)ncpu, sizeof(*vals));
+	for (k = 0; k < n; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (c = 0; c < ncpu; c++)
+			out[k] += vals[c];
+	}
+	xfree(vals);
+}
+
 void runtimes_print_stats(struct runtimes *rts, FILE *f)
 {
 	size_t i;

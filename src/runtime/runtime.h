@@ -203,6 +203,10 @@ int runtimes_symbolize(struct runtimes *rts, int pid, const uint64_t *words, siz
 
 void runtimes_print_stats(struct runtimes *rts, FILE *f);
 
+/* A runtime's BPF counters: the per-CPU array map fd (indexes 0..n-1, u64 values) summed over
+ * the CPUs into out[0..n). All zero when fd < 0 (no BPF). */
+void runtime_read_counters(int fd, uint64_t *out, uint32_t n);
+
 /* For tests: a framework over a given table of runtimes. */
 struct runtimes *runtimes_new_table(const struct runtime_ops *const *table, size_t n,
 				    const struct runtimes_opts *opts);

@@ -314,26 +314,6 @@ static void py_release(void *state, void *inst)
 		s->live--;
 }
 
-static void bpf_counters(int fd, uint64_t out[PYSTAT__COUNT])
-{
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *vals;
-	__u32 k;
-	int c;
-
-	memset(out, 0, sizeof(uint64_t) * PYSTAT__COUNT);
-	if (fd < 0 || ncpu <= 0)
-		return;
-	vals = xcalloc((size_t)ncpu, sizeof(*vals));
-	for (k = 0; k < PYSTAT__COUNT; k++) {
-		if (bpf_map_lookup_elem(fd, &k, vals))
-			continue;
-		for (c = 0; c < ncpu; c++)
-			out[k] += vals[c];
-	}
-	xfree(vals);
-}
-
 static void py_print_stats(void *state, FILE *f)
 {
 	struct py_state *s = state;
@@ -341,7 +321,7 @@ static void py_print_stats(void *state, FILE *f)
 	uint64_t b[PYSTAT__COUNT];
 
 	python_code_cache_stats(s->cache, &cs);
-	bpf_counters(s->stats_fd, b);
+	runtime_read_counters(s->stats_fd, b, PYSTAT__COUNT);
 	fprintf(f, "python: procs=%zu frames_noted=%llu cache_lookups=%llu cache_hits=%llu "
 		"code_reads=%llu read_errors=%llu checksum_mismatches=%llu validations=%llu "
 		"validation_retries=%llu failures=%llu bpf_samples=%llu bpf_no_tstate=%llu "

@@ -253,12 +253,11 @@ int v8_node_main_script(const char *args, size_t len, char *out, size_t outlen)
 				options = 0;
 				continue;
 			}
+			/* inline code: no script (the agent names it after the executable) */
 			if (!strcmp(a, "-e") || !strcmp(a, "--eval") || !strcmp(a, "-p") ||
 			    !strcmp(a, "--print") || !strncmp(a, "--eval=", 7) ||
-			    !strncmp(a, "--print=", 8) || !strcmp(a, "-pe")) {
-				snprintf(out, outlen, "[eval]");
-				return 1;
-			}
+			    !strncmp(a, "--print=", 8) || !strcmp(a, "-pe"))
+				return 0;
 			if (memchr(a, '=', alen))
 				continue;
 			for (i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
@@ -454,26 +453,6 @@ static void v8_release(void *state, void *inst)
 		s->live--;
 }
 
-static void bpf_counters(int fd, uint64_t out[V8STAT__COUNT])
-{
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *vals;
-	__u32 k;
-	int c;
-
-	memset(out, 0, sizeof(uint64_t) * V8STAT__COUNT);
-	if (fd < 0 || ncpu <= 0)
-		return;
-	vals = xcalloc((size_t)ncpu, sizeof(*vals));
-	for (k = 0; k < V8STAT__COUNT; k++) {
-		if (bpf_map_lookup_elem(fd, &k, vals))
-			continue;
-		for (c = 0; c < ncpu; c++)
-			out[k] += vals[c];
-	}
-	xfree(vals);
-}
-
 static void v8_print_stats(void *state, FILE *f)
 {
 	struct v8_state *s = state;
@@ -481,7 +460,7 @@ static void v8_print_stats(void *state, FILE *f)
 	uint64_t b[V8STAT__COUNT];
 
 	v8_symbols_stats(s->sym, &ss);
-	bpf_counters(s->stats_fd, b);
+	runtime_read_counters(s->stats_fd, b, V8STAT__COUNT);
 	fprintf(f, "v8: procs=%zu words_noted=%llu claims=%llu claim_errors=%llu lookups=%llu "
 		"hits=%llu reads=%llu read_errors=%llu checksum_mismatches=%llu moved=%llu code_scans=%llu "
 		"code_scan_hits=%llu functions=%zu codes=%zu scripts=%zu bpf_samples=%llu "

@@ -23,8 +23,8 @@ extern const struct runtime_ops v8_runtime_ops;
 
 /* The main script of a node command line (the NUL-separated arguments of /proc/PID/cmdline,
  * len bytes, argv[0] first): the first argument that is not an option or an option's value.
- * Writes it to out (at most outlen - 1 bytes) and returns 1; "[eval]" for -e / -p; 0 when
- * there is none (a REPL, stdin). */
+ * Writes it to out (at most outlen - 1 bytes) and returns 1; 0 when there is none (inline
+ * code with -e / -p, a REPL, stdin). */
 int v8_node_main_script(const char *args, size_t len, char *out, size_t outlen);
 
 #endif
