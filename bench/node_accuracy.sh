@@ -26,7 +26,7 @@ SCORCH=${SCORCH:-./scorch}
 [ -x "$SCORCH" ] || { echo "build ./scorch first"; exit 1; }
 command -v node > /dev/null || { echo "needs node"; exit 1; }
 command -v perf > /dev/null || { echo "needs perf"; exit 1; }
-WL=tests/helpers/node/accuracy.js
+WL=$PWD/tests/helpers/node/accuracy.js
 CHECK="python3 tests/helpers/node/check_accuracy.py"
 
 median() { sort -n | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]; else print "-"}'; }
@@ -59,9 +59,11 @@ PY
 
 : > "$tmp/s"; : > "$tmp/p"; : > "$tmp/plain"; : > "$tmp/stats"
 for r in $(seq "$RUNS"); do
-	# the same run, profiled by both
-	perf record -q -e cpu-clock -F $HZ -g -o "$tmp/perf.data" -- node --perf-basic-prof \
-		--interpreted-frames-native-stack $WL "$SECS" "$tmp/t" > /dev/null 2>&1 &
+	# the same run, profiled by both (node in $tmp: with these flags it writes V8 logs to
+	# its working directory)
+	(cd "$tmp" && exec perf record -q -e cpu-clock -F $HZ -g -o "$tmp/perf.data" -- node \
+		--perf-basic-prof --interpreted-frames-native-stack $WL "$SECS" "$tmp/t") \
+		> /dev/null 2>&1 &
 	perf_pid=$!
 	node_pid=
 	for i in $(seq 50); do
