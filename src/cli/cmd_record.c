@@ -21,7 +21,7 @@ static const char record_usage[] =
 	"usage: scorch record [-F HZ] [-d SECONDS] [--off-cpu | --wall]\n"
 	"                     [-p PID[,PID...] | -a | -- COMMAND [ARGS...]] -o FILE\n"
 	"\n"
-	"Sample stacks (kernel, native, Python) of every CPU with eBPF and write a profile.\n"
+	"Sample stacks (kernel, native, Python, Node.js) of every CPU with eBPF and write a profile.\n"
 	"With --off-cpu, record instead where threads wait (blocked in I/O, locks, sleeps, or\n"
 	"runnable but not running); with --wall, both: where every thread spends its wall time.\n"
 	"\n"

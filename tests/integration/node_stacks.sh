@@ -7,8 +7,8 @@
 # workload measured (3 standard errors of the sample count when the loaded machine gave fewer
 # than 2000 samples), the hot lines, the inlined function as a frame right above its caller,
 # zlib's native frames above the JavaScript frame that called them, libuv under the JavaScript
-# that it calls, the 10 recursive frames, and >= 99% of the JavaScript samples complete to
-# _start. Then tests/helpers/node/names.js: names given every way (declaration, method, arrow
+# that it calls, the 10 recursive frames, and >= 99% of the JavaScript samples taken after
+# node's start-up complete to _start (start-up's own are counted apart, see the checker). Then tests/helpers/node/names.js: names given every way (declaration, method, arrow
 # function bound to a name, an anonymous function V8 inferred a name for, a truly anonymous
 # one). Then the agent names a Node process's service after its main script.
 # SKIP when BPF or node is missing.

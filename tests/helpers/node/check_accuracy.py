@@ -10,17 +10,23 @@
 #     3 standard errors of the count instead when that is wider: a loaded machine);
 #   - the hottest line of each function is its hot line (LINE_A, LINE_B, LINE_MIX, LINE_C);
 #   - mix, which TurboFan inlines into c_work, is a frame above c_work in c_work's samples;
-#   - zlib's native code is above d_zlib's frame in d_zlib's samples;
+#   - zlib's native code is above d_zlib's frame in d_zlib's samples (>= 85%: 3-10% of them are
+#     JavaScript of node's zlib module, building the stream and slicing buffers, and of cpu());
 #   - b_work is under 10 frames of deep;
-#   - the stacks are complete: every sample of the main thread with a JavaScript frame reaches
-#     node's entry (_start) with the workload's round frame under libuv (uv_run) and no error
-#     or unknown frame (>= 99%).
+#   - the stacks are complete: every sample of the main thread with a JavaScript frame taken
+#     after node's start-up reaches node's entry (_start) with the workload's round frame under
+#     libuv (uv_run) and no error or unknown frame (>= 99%). Start-up samples (node bootstrapping
+#     and loading the main module: node::LoadEnvironment, executeUserEntryPoint, ...) are
+#     counted apart (startup_complete=, not checked): many of them are stack snapshots taken
+#     before the unwind tables are up, whose deepest frames are read from the live process
+#     when user space gets to them (docs/limits.md), which a loaded machine delays.
 import math
 import re
 import sys
 
 FRAME = re.compile(r"^(.*) \((.*):(\d+)\)$")
 FUNCS = ("a_work", "b_work", "c_work", "d_zlib")
+STARTUP = ("node::LoadEnvironment", "executeUserEntryPoint", "prepareMainThreadExecution")
 ZLIB = re.compile(r"^(deflate|deflate_slow|deflate_fast|longest_match|fill_window|compress_block|"
                   r"_tr_|send_tree|build_tree|crc32|adler32|updatewindow|zmemcpy|deflate_stored|"
                   r"inflate|Builtins_Call|node::|v8::|std::)")
@@ -59,6 +65,7 @@ def main():
     incl = {k: 0 for k in FUNCS}
     hot = {k: {} for k in list(FUNCS) + ["mix"]}
     js_samples = complete = 0
+    startup_samples = startup_complete = 0
     mix_above = c_samples = 0
     zlib_above = d_samples = 0
     deep_ok = b_samples = 0
@@ -74,14 +81,20 @@ def main():
         parsed = [FRAME.match(f) for f in frames]
         names = [m.group(1) if m else None for m in parsed]
         if any(m for m in parsed):
-            js_samples += count
+            startup = any(f.startswith(STARTUP) for f in frames)
             bad = any(f.startswith("[") and f not in ("[v8: Exit]", "[v8: Stub]") or
                       f.startswith("[unknown") for f in frames)
             rooted = frames and frames[0] == "_start"
             if any(n in FUNCS for n in names):
                 rooted = rooted and "uv_run" in frames and "round" in names
-            if rooted and not bad:
-                complete += count
+            if startup:
+                startup_samples += count
+                if rooted and not bad:
+                    startup_complete += count
+            else:
+                js_samples += count
+                if rooted and not bad:
+                    complete += count
         for k in FUNCS:
             if k not in names:
                 continue
@@ -136,16 +149,18 @@ def main():
     zlib_pct = 100.0 * zlib_above / d_samples if d_samples else 0
     deep_pct = 100.0 * deep_ok / b_samples if b_samples else 0
     comp_pct = 100.0 * complete / js_samples if js_samples else 0
+    start_pct = 100.0 * startup_complete / startup_samples if startup_samples else 0
     figures += ["inlined_mix=%.1f%%" % mix_pct, "zlib_above=%.1f%%" % zlib_pct,
-                "deep10=%.1f%%" % deep_pct, "complete=%.1f%%" % comp_pct]
+                "deep10=%.1f%%" % deep_pct, "complete=%.1f%%" % comp_pct,
+                "startup_complete=%.1f%%/%d" % (start_pct, startup_samples)]
     if mix_pct < 50:
         fails.append("mix above c_work in %.1f%% of c_work's samples" % mix_pct)
-    if zlib_pct < 90:
+    if zlib_pct < 85:
         fails.append("native code above d_zlib in %.1f%% of its samples" % zlib_pct)
     if deep_pct < 90:
         fails.append("b_work under 10 deep frames in %.1f%% of its samples" % deep_pct)
     if "--perf" not in args and comp_pct < 99:
-        fails.append("%.1f%% of the JavaScript samples complete" % comp_pct)
+        fails.append("%.1f%% of the JavaScript samples after start-up complete" % comp_pct)
     print(("FAIL " + "; ".join(fails) + " | " if fails else "ok ") + " ".join(figures))
     return 1 if fails else 0
 
