@@ -22,7 +22,7 @@ ok=0
 for try in 1 2; do
 	rm -f "$TMP/out.folded" "$TMP/truth"
 	if ! timeout 90 $SCORCH record -F 999 -o "$TMP/out.folded" --stats -- \
-		node tests/helpers/node/accuracy.js 4 "$TMP/truth" > /dev/null 2> "$TMP/record.log"; then
+		node tests/helpers/node/accuracy.js 4 "$TMP/truth" 1500 > /dev/null 2> "$TMP/record.log"; then
 		cat "$TMP/record.log"; fail "scorch record failed"
 	fi
 	grep '^v8:' "$TMP/record.log"

@@ -1,5 +1,8 @@
 // accuracy.js: a CPU workload with a known split, for the Node.js profiling tests and the
-// accuracy benchmark. Usage: node accuracy.js SECONDS [TRUTH_FILE]
+// accuracy benchmark. Usage: node accuracy.js SECONDS [TRUTH_FILE [IDLE_MS]]
+// IDLE_MS: wait that long (idle) before the first round, as a server is up before its load
+// comes: the rounds are then profiled in steady state, not while the profiler is still
+// reading the new process (its first samples are stack snapshots, docs/runtimes.md).
 //   a_work   plain JavaScript, 3 frames deep                         (target 25% of CPU)
 //   b_work   plain JavaScript under 10 levels of recursion (deep)    (target 25%)
 //   c_work   a loop whose hot function (mix) the optimizer inlines    (target 25%)
@@ -92,7 +95,8 @@ function round(end, done) {
 function main() {
   const seconds = Number(process.argv[2] || 3);
   const truth = process.argv[3];
-  setImmediate(round, Date.now() + seconds * 1000, () => {
+  const idle = Number(process.argv[4] || 0);
+  const start = () => setImmediate(round, Date.now() + seconds * 1000, () => {
     if (!truth) return;
     const total = Object.values(spent).reduce((x, y) => x + y, 0);
     const out = [];
@@ -106,6 +110,8 @@ function main() {
     });
     fs.writeFileSync(truth, out.join('\n') + '\n');
   });
+  if (idle > 0) setTimeout(start, idle);
+  else start();
 }
 
 main();
