@@ -4,8 +4,10 @@
 #      time) run with --perf-basic-prof --interpreted-frames-native-stack (what perf needs to
 #      name JavaScript) and profiled on the same run by scorch (-p, no help from node) and by
 #      `perf record -g` (frame pointers + node's perf map), and once more by scorch alone on a
-#      plain `node` (production: no flags). Medians over RUNS runs: worst share error vs the
-#      measured split (points), % of the JavaScript samples complete to _start, hot lines
+#      plain `node` (production: no flags). The workload idles 1 s before its rounds (a server
+#      up before its load). Medians over RUNS runs: worst share error vs the measured split
+#      (points), % of the JavaScript samples after start-up complete to _start (and of node's
+#      start-up samples: bootstrapping, loading the main module), hot lines
 #      right, % of c_work's samples with the inlined mix above it, % of d_zlib's samples with
 #      zlib's native frames above it, % of b_work's samples under its 10 recursive frames.
 #   2. BPF cost of the V8 walker per sample with 50 JavaScript frames at 19 and 99 Hz
@@ -62,7 +64,7 @@ for r in $(seq "$RUNS"); do
 	# the same run, profiled by both (node in $tmp: with these flags it writes V8 logs to
 	# its working directory)
 	(cd "$tmp" && exec perf record -q -e cpu-clock -F $HZ -g -o "$tmp/perf.data" -- node \
-		--perf-basic-prof --interpreted-frames-native-stack $WL "$SECS" "$tmp/t") \
+		--perf-basic-prof --interpreted-frames-native-stack $WL "$SECS" "$tmp/t" 1000) \
 		> /dev/null 2>&1 &
 	perf_pid=$!
 	node_pid=
@@ -81,25 +83,26 @@ for r in $(seq "$RUNS"); do
 	rm -f "/tmp/perf-$node_pid.map" # after perf script: it names the JIT frames
 	$CHECK "$tmp/p.folded" "$tmp/t" --perf >> "$tmp/p"
 	# production: plain node, scorch only
-	"$SCORCH" record --stats -F $HZ -o "$tmp/o.folded" -- node $WL "$SECS" "$tmp/t2" \
+	"$SCORCH" record --stats -F $HZ -o "$tmp/o.folded" -- node $WL "$SECS" "$tmp/t2" 1000 \
 		> /dev/null 2> "$tmp/log"
 	grep '^v8:' "$tmp/log" >> "$tmp/stats"
 	$CHECK "$tmp/o.folded" "$tmp/t2" >> "$tmp/plain"
 done
 
-echo "| profiler ($HZ Hz, ${SECS}s runs, median of $RUNS) | worst share error (pts) | JavaScript samples complete to _start | hot lines (a, b, mix, c, d) | mix inlined above c_work | zlib above d_zlib | 10 recursive frames under b_work | samples |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| profiler ($HZ Hz, ${SECS}s runs, median of $RUNS) | worst share error (pts) | JavaScript samples after start-up complete to _start | start-up samples complete | hot lines (a, b, mix, c, d) | mix inlined above c_work | zlib above d_zlib | 10 recursive frames under b_work | samples |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for who in plain s p; do
 	[ -s "$tmp/$who" ] || continue
 	e=$(fig worst < "$tmp/$who" | median); c=$(fig complete < "$tmp/$who" | median)
+	su=$(fig startup_complete < "$tmp/$who" | median)
 	l=$(awk '{ n = 0; t = 0; for (i = 1; i <= NF; i++) if ($i ~ /^line_/) { split($i, kv, "[=/]");
 		t++; if (kv[2] == kv[3]) n++ } print n "/" t }' "$tmp/$who" | sort | head -1)
 	m=$(fig inlined_mix < "$tmp/$who" | median); z=$(fig zlib_above < "$tmp/$who" | median)
 	d=$(fig deep10 < "$tmp/$who" | median); n=$(fig samples < "$tmp/$who" | median)
 	case $who in
-	plain) echo "| scorch, plain node | $e | $c% | $l | $m% | $z% | $d% | $n |" ;;
-	s) echo "| scorch, same run as perf | $e | $c% | $l | $m% | $z% | $d% | $n |" ;;
-	p) echo "| perf -g + --perf-basic-prof --interpreted-frames-native-stack | $e | - | $l (a function's first line only) | $m% | $z% | $d% | $n |" ;;
+	plain) echo "| scorch, plain node | $e | $c% | $su% | $l | $m% | $z% | $d% | $n |" ;;
+	s) echo "| scorch, same run as perf | $e | $c% | $su% | $l | $m% | $z% | $d% | $n |" ;;
+	p) echo "| perf -g + --perf-basic-prof --interpreted-frames-native-stack | $e | - | - | $l (a function's first line only) | $m% | $z% | $d% | $n |" ;;
 	esac
 done
 
