@@ -15,7 +15,7 @@ median() { sort -n | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]; else p
 echo "| walkers | processed insns | verification time (us, median of $RUNS) |"
 echo "|---|---|---|"
 # masks: 1 << kind (python 1, hotspot 2, v8 3, ruby 4, php 5, perl 6)
-for spec in "none:0" "python:0x2" "hotspot:0x4" "ruby:0x10" "php:0x20" "perl:0x40" "all:0xffffffff"; do
+for spec in "none:0" "python:0x2" "hotspot:0x4" "v8:0x8" "ruby:0x10" "php:0x20" "perl:0x40" "all:0xffffffff"; do
 	name=${spec%%:*}; mask=${spec#*:}
 	clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -DRT_WALKER_MASK=$mask -I"$B/bpf" -Isrc/bpf \
 		-Isrc -Wall -Werror -Wno-unused-function -c src/bpf/sampler.bpf.c -o "$tmp/s.o"
