@@ -631,12 +631,76 @@ int elf_offset_of_vaddr(const struct elf_file *e, uint64_t vaddr, uint64_t *off)
 	return -ENOENT;
 }
 
+/* The bias that maps segment s at a mapping of start with file offset off. Offset and vaddr of
+ * a segment agree modulo the page, so the page below p_vaddr is mapped from the page below
+ * p_offset, and so on page by page. */
+static uint64_t segment_bias(const struct elf_segment *s, uint64_t start, uint64_t off)
+{
+	const uint64_t mask = ~(uint64_t)(ELF_PAGE_SIZE - 1);
+
+	return start - ((s->vaddr & mask) + (off - (s->offset & mask)));
+}
+
+int elf_segments_bias(const struct elf_segment *segs, size_t nsegs, const struct elf_mapping *m,
+		      const struct elf_mapping *first, uint64_t *bias)
+{
+	const uint64_t page = ELF_PAGE_SIZE;
+	uint64_t len = m->end > m->start ? m->end - m->start : 0, hint = 0;
+	int best = -1, best_score = -1, have_hint = 0;
+	size_t i;
+
+	/* The first PT_LOAD (lowest vaddr: the table is sorted by vaddr) starts the load. */
+	if (first && nsegs && segs[0].filesz && first->offset == (segs[0].offset & ~(page - 1))) {
+		hint = segment_bias(&segs[0], first->start, first->offset);
+		have_hint = 1;
+	}
+	for (i = 0; i < nsegs; i++) {
+		const struct elf_segment *s = &segs[i];
+		uint64_t lo = s->offset & ~(page - 1), hi;
+		int score = 0;
+
+		if (!s->filesz || s->offset > UINT64_MAX - 2 * page ||
+		    s->filesz > UINT64_MAX - 2 * page - s->offset)
+			continue; /* nothing of it is mapped from the file (or a lying header) */
+		hi = (s->offset + s->filesz + page - 1) & ~(page - 1);
+		if (m->offset < lo || m->offset >= hi)
+			continue;
+		if (have_hint && segment_bias(s, m->start, m->offset) == hint)
+			score += 16;
+		if (m->prot != ELF_MAP_ANY_PROT) {
+			if (!(m->prot & PF_X) == !(s->flags & PF_X))
+				score += 8;
+			if (!(m->prot & PF_W) == !(s->flags & PF_W))
+				score += 1;
+		}
+		if (m->offset == lo)
+			score += 4;
+		if (len <= hi - m->offset)
+			score += 2;
+		if (score > best_score) {
+			best = (int)i;
+			best_score = score;
+		}
+	}
+	if (best < 0)
+		return -ENOENT;
+	*bias = segment_bias(&segs[best], m->start, m->offset);
+	return 0;
+}
+
+int elf_mapping_bias(const struct elf_file *e, const struct elf_mapping *m,
+		     const struct elf_mapping *first, uint64_t *bias)
+{
+	return elf_segments_bias(e->segs, e->nsegs, m, first, bias);
+}
+
 uint64_t elf_load_bias(const struct elf_file *e, uint64_t map_start, uint64_t map_offset)
 {
-	uint64_t vaddr;
+	struct elf_mapping m = { map_start, map_start, map_offset, ELF_MAP_ANY_PROT };
+	uint64_t bias;
 
-	if (elf_vaddr_of_offset(e, map_offset, &vaddr) == 0)
-		return map_start - vaddr;
+	if (elf_mapping_bias(e, &m, NULL, &bias) == 0)
+		return bias;
 	return map_start - map_offset;
 }
 

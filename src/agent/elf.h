@@ -101,13 +101,52 @@ struct elf_segment {
 };
 const struct elf_segment *elf_segments(const struct elf_file *e, size_t *count);
 /* The link-time vaddr of file offset off, via the PT_LOAD whose file range holds it (or, for an
- * offset at a segment's page-aligned start, the segment starting in that page). 0 or -ENOENT. */
+ * offset at a segment's page-aligned start, the segment starting in that page). 0 or -ENOENT.
+ * Ambiguous when two segments share a page (LLD, mold): to place a mapping, use
+ * elf_mapping_bias(). */
 int elf_vaddr_of_offset(const struct elf_file *e, uint64_t off, uint64_t *vaddr);
 /* The file offset of link-time address vaddr (inside some PT_LOAD's file bytes): 0 or -ENOENT. */
 int elf_offset_of_vaddr(const struct elf_file *e, uint64_t vaddr, uint64_t *off);
-/* Load bias for a mapping of this file at map_start with file offset map_offset (from
- * /proc/PID/maps). Falls back to map_start - map_offset when no segment matches (the usual
- * case for files whose first PT_LOAD has vaddr == offset). */
+
+/* A mapping of a file as /proc/PID/maps shows it: [start, end), the file offset of start and
+ * its protection as PF_R | PF_W | PF_X (ELF_MAP_ANY_PROT when unknown). */
+struct elf_mapping {
+	uint64_t start, end, offset;
+	uint32_t prot;
+};
+#define ELF_MAP_ANY_PROT 0x80000000u
+#define ELF_PAGE_SIZE 4096u
+
+/* The load bias of a mapping: the process address of link-time address v is v + bias, and a
+ * pc in the mapping is link-time address pc - bias. The one place that turns mappings into
+ * link-time addresses (symbolizer, unwinder, runtimes).
+ *
+ * The loaders (the kernel, ld.so) map each PT_LOAD from the page below p_offset to the page
+ * above p_offset + p_filesz, at the page below p_vaddr + bias, segments in vaddr order. A
+ * mapping therefore belongs to a segment whose page-rounded file range holds its offset. When
+ * several segments share a page (LLD, mold and -z noseparate-code place the code right after
+ * the read-only data, one page higher in memory: offset and vaddr agree only modulo the page;
+ * a linker script may put several executable segments in one file page), the candidates are
+ * ranked by:
+ *   1. agreement with the load's first mapping: `first` (may be NULL) is the lowest mapping of
+ *      the same file in the run of mappings that holds m, which maps the first PT_LOAD, so
+ *      its start gives the bias of the whole load;
+ *   2. the mapping's protection (executable or not, then writable or not);
+ *   3. a segment whose mapping starts at this offset (a mapping split by mprotect starts
+ *      inside its segment);
+ *   4. a segment whose range holds the whole mapping.
+ *
+ * elf_segments_bias() works on a copy of the segment table (callers that keep segments after
+ * closing the file); elf_mapping_bias() on an open file. Both return 0, or -ENOENT when no
+ * segment can hold the mapping (then the file is not what was mapped, or the mapping is not
+ * one of its segments). */
+int elf_segments_bias(const struct elf_segment *segs, size_t nsegs, const struct elf_mapping *m,
+		      const struct elf_mapping *first, uint64_t *bias);
+int elf_mapping_bias(const struct elf_file *e, const struct elf_mapping *m,
+		     const struct elf_mapping *first, uint64_t *bias);
+/* Load bias for a mapping at map_start with file offset map_offset whose protection and size
+ * are unknown: elf_mapping_bias() with ELF_MAP_ANY_PROT, falling back to map_start - map_offset
+ * (the usual case for files whose first PT_LOAD has vaddr == offset). */
 uint64_t elf_load_bias(const struct elf_file *e, uint64_t map_start, uint64_t map_offset);
 
 /* --- symbols */

@@ -1,10 +1,12 @@
 /* procmaps.c: the /proc/PID/maps parser and mapping opener (see procmaps.h). The parser is
  * hand-written (no sscanf) so every field is checked for range and form. */
 #include "agent/procmaps.h"
+#include "agent/elf.h"
 #include "lib/alloc.h"
 #include "lib/buf.h"
 #include "lib/log.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -300,4 +302,31 @@ int procmaps_open(int pid, const struct procmaps_entry *e, struct errmsg *err)
 		fd = rc;
 	}
 	return errmsg_set(err, fd, "cannot open mapped file '%s': %s", e->path, strerror(-fd));
+}
+
+size_t procmaps_run_start(const struct procmaps *m, size_t i)
+{
+	const struct procmaps_entry *e = &m->v[i];
+	size_t j = i, steps = 0;
+
+	if (e->kind != PROCMAPS_FILE)
+		return i;
+	while (j > 0 && steps++ < PROCMAPS_MAX_RUN) {
+		const struct procmaps_entry *p = &m->v[j - 1];
+
+		if (p->kind != PROCMAPS_FILE || p->inode != e->inode || p->dev_major != e->dev_major ||
+		    p->dev_minor != e->dev_minor || p->end > e->start)
+			break;
+		j--;
+	}
+	return j;
+}
+
+void procmaps_elf_mapping(const struct procmaps_entry *e, struct elf_mapping *out)
+{
+	out->start = e->start;
+	out->end = e->end;
+	out->offset = e->offset;
+	out->prot = (e->perms & PROCMAPS_R ? PF_R : 0) | (e->perms & PROCMAPS_W ? PF_W : 0) |
+		    (e->perms & PROCMAPS_X ? PF_X : 0);
 }

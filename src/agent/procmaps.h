@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 struct errmsg;
+struct elf_mapping;
 
 #define PROCMAPS_MAX_BYTES (64u << 20) /* of maps text read from /proc */
 #define PROCMAPS_MAX_ENTRIES (1u << 20)
@@ -67,6 +68,15 @@ void procmaps_keep(struct procmaps *m, unsigned perms);
 /* The entry holding addr (binary search; entries must be sorted, as the kernel writes them),
  * or NULL. */
 const struct procmaps_entry *procmaps_find(const struct procmaps *m, uint64_t addr);
+
+/* The first entry of the run of consecutive entries that map the same file (device and inode)
+ * as entry i: the start of the load that holds entry i when the file was loaded by the kernel
+ * or ld.so (see elf_mapping_bias()). Looks back at most PROCMAPS_MAX_RUN entries; returns i
+ * when the entry before maps something else. */
+#define PROCMAPS_MAX_RUN 64
+size_t procmaps_run_start(const struct procmaps *m, size_t i);
+/* Entry e as an elf_mapping (its protection as PF_R | PF_W | PF_X). */
+void procmaps_elf_mapping(const struct procmaps_entry *e, struct elf_mapping *out);
 
 /* Open the file behind a file-backed mapping, read-only, and return the descriptor (the caller
  * closes it) or a negative errno. Tries /proc/PID/map_files/START-END (works for deleted files

@@ -398,6 +398,23 @@ static struct sym_proc *proc_get(struct symbolizer *s, int pid)
 	return v ? (struct sym_proc *)(uintptr_t)*v : NULL;
 }
 
+/* The load bias of mapping i of maps, a mapping of f (elf_mapping_bias()); for a file we could
+ * not read, or a mapping that is none of its segments, start - offset gives at least stable
+ * module offsets. */
+static uint64_t mapping_bias(const struct sym_file *f, const struct procmaps *maps, size_t i)
+{
+	const struct procmaps_entry *e = &maps->v[i];
+	struct elf_mapping m, first;
+	size_t j = procmaps_run_start(maps, i);
+	uint64_t bias;
+
+	procmaps_elf_mapping(e, &m);
+	procmaps_elf_mapping(&maps->v[j], &first);
+	if (f && f->elf && elf_mapping_bias(f->elf, &m, j < i ? &first : NULL, &bias) == 0)
+		return bias;
+	return e->start - e->offset;
+}
+
 /* Install the executable mappings of m for pid (unchanged maps cost a hash). */
 static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m,
 			 struct sym_proc **out)
@@ -445,8 +462,7 @@ static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m
 		sm->offset = e->offset;
 		sm->file = f;
 		sm->module = strtab_intern(s->strings, e->kind == PROCMAPS_VDSO ? "[vdso]" : e->path);
-		sm->bias = f && f->elf ? elf_load_bias(f->elf, e->start, e->offset)
-				       : e->start - e->offset;
+		sm->bias = mapping_bias(f, m, i);
 	}
 	if (nmaps)
 		qsort(maps, nmaps, sizeof(*maps), map_cmp);

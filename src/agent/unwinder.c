@@ -61,7 +61,7 @@ static int uenv_runtime(struct unw_state *st, const struct unwind_mapping *m,
 #define UNW_RUNTIME_HOOK(st, m, e) uenv_runtime((st), (m), (e))
 #include "bpf/unwind_step.h"
 
-#define MAX_SEGS 8
+#define MAX_SEGS 16
 #define MAX_INTERP 4
 #define REFRESH_MIN_NS 2000000ull /* re-read a process's maps at most every 2 ms on misses */
 #define MAX_CLAIM_PIECES 4096     /* mappings after splitting at claimed ranges */
@@ -89,7 +89,8 @@ struct ufile {
 	struct unwind_exec_key exec_key;
 	uint32_t first, count;     /* slice in the entry space; count: entries of the table */
 	uint64_t base;             /* table base (link-time) */
-	struct { uint64_t vaddr, offset, filesz; } segs[MAX_SEGS];
+	struct elf_segment segs[MAX_SEGS]; /* the PT_LOADs (the executable ones only when
+					      there are more), for elf_segments_bias() */
 	int nsegs;
 	struct ufile *prev, *next; /* all files, most recently used first */
 };
@@ -430,12 +431,9 @@ static struct ufile *file_new(struct unwinder *u, struct elf_file *e, const char
 	f->id = ++u->next_id;
 	segs = elf_segments(e, &nseg);
 	for (i = 0; i < nseg && f->nsegs < MAX_SEGS; i++) {
-		if (!(segs[i].flags & PF_X))
+		if (!(segs[i].flags & PF_X) && nseg > MAX_SEGS)
 			continue;
-		f->segs[f->nsegs].vaddr = segs[i].vaddr;
-		f->segs[f->nsegs].offset = segs[i].offset;
-		f->segs[f->nsegs].filesz = segs[i].filesz;
-		f->nsegs++;
+		f->segs[f->nsegs++] = segs[i];
 	}
 	u64map_put(&u->files, f->keyhash, (uint64_t)(uintptr_t)f);
 	u->st.files++;
@@ -623,27 +621,21 @@ static struct ufile *file_of_vdso(struct unwinder *u, int pid, const struct proc
 	return f;
 }
 
-/* The link-time address of a mapping's start (for its bias), from the file's executable
- * segments; mappings of other parts of the file return -1. */
-static int map_bias(const struct ufile *f, const struct procmaps_entry *m, uint64_t *bias)
+/* The load bias of executable mapping i of pm, a mapping of f (elf_segments_bias()); -1 when
+ * the mapping is none of the file's segments. */
+static int map_bias(const struct ufile *f, const struct procmaps *pm, size_t i, uint64_t *bias)
 {
-	int i;
+	const struct procmaps_entry *m = &pm->v[i];
+	struct elf_mapping em, first;
+	size_t j = procmaps_run_start(pm, i);
 
-	for (i = 0; i < f->nsegs; i++) {
-		uint64_t off = f->segs[i].offset, pstart = off & ~(uint64_t)0xfff;
-
-		if (m->offset >= pstart && m->offset < off + (f->segs[i].filesz ? f->segs[i].filesz : 1)) {
-			uint64_t vaddr = f->segs[i].vaddr - (off - m->offset);
-
-			*bias = m->start - vaddr;
-			return 0;
-		}
-	}
 	if (f->nsegs == 0) {
 		*bias = m->start - m->offset;
 		return 0;
 	}
-	return -1;
+	procmaps_elf_mapping(m, &em);
+	procmaps_elf_mapping(&pm->v[j], &first);
+	return elf_segments_bias(f->segs, (size_t)f->nsegs, &em, j < i ? &first : NULL, bias) ? -1 : 0;
 }
 
 /* ---- processes */
@@ -797,12 +789,12 @@ int unwinder_set_maps(struct unwinder *u, int pid, const struct procmaps *pm,
 		if (e->kind == PROCMAPS_FILE) {
 			m.f = file_of_mapping(u, pid, e);
 			if (!m.f || (m.f->known && m.f->tkind == TABLE_NONE) ||
-			    (!(m.f->known && m.f->tkind == TABLE_FP) && map_bias(m.f, e, &bias)))
+			    (!(m.f->known && m.f->tkind == TABLE_FP) && map_bias(m.f, pm, i, &bias)))
 				m.flags = UNW_MAP_NO_TABLE;
 		} else if (e->kind == PROCMAPS_VDSO) {
 			m.f = file_of_vdso(u, pid, e);
 			m.flags = UNW_MAP_VDSO;
-			if (!m.f || (m.f->known && m.f->tkind == TABLE_NONE) || map_bias(m.f, e, &bias))
+			if (!m.f || (m.f->known && m.f->tkind == TABLE_NONE) || map_bias(m.f, pm, i, &bias))
 				m.flags |= UNW_MAP_NO_TABLE;
 		} else if (e->kind == PROCMAPS_SPECIAL && !strcmp(e->path, "[vsyscall]")) {
 			continue; /* legacy page above user space */
