@@ -32,7 +32,7 @@ WARN     := -Wall -Wextra -Werror -Wmissing-prototypes -Wstrict-prototypes -Wsha
             -Wno-unused-parameter -Wformat=2 -Wvla
 CFLAGS   ?= -O2 -g
 CPPFLAGS += -D_GNU_SOURCE -Isrc -I$(B)/bpf -include src/lib/banned.h
-LDLIBS   := -lbpf -lelf -ldw -lz -lzstd -lsqlite3 -lcurl -liberty -lpthread -lm
+LDLIBS   := -lbpf -lelf -ldw -ldebuginfod -llzma -lz -lzstd -lsqlite3 -lcurl -liberty -lpthread -lm
 
 ifneq ($(SANITIZE),)
 CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all

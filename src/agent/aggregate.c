@@ -166,11 +166,15 @@ size_t agg_stacks(const struct agg *a)
 	return a->nentries;
 }
 
-/* Per-profile caches from (pid, address) to location id, so each distinct frame is
- * symbolized and interned once per profile. */
+/* Per-profile caches from (pid, address) to location ids, so each distinct frame is
+ * symbolized and interned once per profile. A native address may be several frames (inlined
+ * calls): its ids are a run in `runs`. */
 struct loc_cache {
 	struct profile *p;
 	struct u64map locs;     /* hash(pid, word, kind) -> location id */
+	struct u64map native;   /* hash(pid, addr, is_return) -> run offset << 8 | run length */
+	uint32_t *runs;
+	size_t nruns, runs_cap;
 	struct u64map mappings; /* hash(module, start) -> mapping id */
 };
 
@@ -216,26 +220,44 @@ static uint32_t kernel_location(struct loc_cache *c, struct symbolizer *sym, uin
 	return id;
 }
 
-/* is_return: the address is a return address, so the call is the instruction before it. */
-static uint32_t native_location(struct loc_cache *c, struct symbolizer *sym, uint32_t pid,
-				uint64_t addr, int is_return)
+/* The frames of a native address, innermost first (the functions inlined there, then the
+ * function itself), as location ids into out (room for SYM_FRAMES_MAX). is_return: the
+ * address is a return address, so the call is the instruction before it. Returns how many. */
+#define SYM_FRAMES_MAX 34
+static size_t native_locations(struct loc_cache *c, struct symbolizer *sym, uint32_t pid,
+			       uint64_t addr, int is_return, uint32_t *out)
 {
 	uint64_t key = hash_combine(hash_combine(pid, addr), (uint64_t)is_return) | 1;
-	uint64_t *v = u64map_get(&c->locs, key);
+	uint64_t *v = u64map_get(&c->native, key);
 	struct sym_result r;
-	uint32_t fn = 0, map, id;
+	uint32_t fn = 0, map;
+	size_t n = 0, i;
 
-	if (v)
-		return (uint32_t)*v;
+	if (v) {
+		n = (size_t)(*v & 0xff);
+		memcpy(out, c->runs + (*v >> 8), n * sizeof(*out));
+		return n;
+	}
 	memset(&r, 0, sizeof(r));
 	if (symbolizer_user(sym, (int)pid, is_return && addr ? addr - 1 : addr, &r) < 0)
 		memset(&r, 0, sizeof(r));
 	map = mapping_for(c, &r);
+	for (i = 0; i < r.ninlined && n + 1 < SYM_FRAMES_MAX; i++) {
+		const struct sym_frame *x = &r.inlined[i];
+
+		fn = profile_intern_function(c->p, FRAME_NATIVE, x->name ? x->name : "[unknown inlined]",
+					     x->mangled, x->source_file, 0);
+		out[n++] = profile_intern_location_inl(c->p, map, addr, fn, x->line, 1);
+	}
+	fn = 0;
 	if (r.name)
 		fn = profile_intern_function(c->p, FRAME_NATIVE, r.name, r.mangled, r.source_file, 0);
-	id = profile_intern_location(c->p, map, addr, fn, r.line);
-	u64map_put(&c->locs, key, id);
-	return id;
+	out[n++] = profile_intern_location(c->p, map, addr, fn, r.line);
+	ALLOC_GROW(c->runs, c->nruns + n, c->runs_cap);
+	memcpy(c->runs + c->nruns, out, n * sizeof(*out));
+	u64map_put(&c->native, key, (uint64_t)c->nruns << 8 | n);
+	c->nruns += n;
+	return n;
 }
 
 /* The locations of the runtime words at w[0..n): appended to stack[*pos], leaf first.
@@ -363,6 +385,7 @@ int agg_to_profile_kind(struct agg *a, struct symbolizer *sym, enum agg_kind kin
 			c = &slots[nslots].cache;
 			c->p = p;
 			u64map_init(&c->locs);
+			u64map_init(&c->native);
 			u64map_init(&c->mappings);
 			nslots++;
 		}
@@ -388,14 +411,16 @@ int agg_to_profile_kind(struct agg *a, struct symbolizer *sym, enum agg_kind kin
 				uint64_t tag = (w & FW_TAG_MASK) >> FW_TAG_SHIFT;
 				uint32_t loc = 0;
 
-				if (tag == FW_TAG_NATIVE)
+				if (tag == FW_TAG_NATIVE) {
 					/* Only the first user frame of a sample taken in user
 					 * mode is an exact PC; the rest are return addresses
 					 * (off CPU, the first is where the system call returns). */
-					loc = native_location(c, sym, e->pid, w,
+					ALLOC_GROW(stack, n + SYM_FRAMES_MAX, stack_cap);
+					n += native_locations(c, sym, e->pid, w,
 							      j > 0 || e->nkernel > 0 ||
-							      (e->flags & SAMPLE_F_OFFCPU));
-				else if (tag == FW_TAG_MARKER)
+							      (e->flags & SAMPLE_F_OFFCPU), stack + n);
+					continue;
+				} else if (tag == FW_TAG_MARKER)
 					loc = marker_location(p, w & FW_DATA_MASK);
 				else if (FW_TAG_KIND(tag) != UNWINDER_NATIVE) {
 					/* a runtime's words: it says how many make a frame */
@@ -404,8 +429,10 @@ int agg_to_profile_kind(struct agg *a, struct symbolizer *sym, enum agg_kind kin
 					continue;
 				} else
 					loc = special_location(p, "[unknown frame]");
-				if (loc)
+				if (loc) {
+					ALLOC_GROW(stack, n + 1, stack_cap);
 					stack[n++] = loc;
+				}
 			}
 			if (n == 0 || (n == 1 && (e->flags & SAMPLE_F_OFFCPU)))
 				stack[n++] = special_location(p, "[no stack]");
@@ -426,6 +453,8 @@ int agg_to_profile_kind(struct agg *a, struct symbolizer *sym, enum agg_kind kin
 	}
 	for (j = 0; j < nslots; j++) {
 		u64map_release(&slots[j].cache.locs);
+		u64map_release(&slots[j].cache.native);
+		xfree(slots[j].cache.runs);
 		u64map_release(&slots[j].cache.mappings);
 	}
 	xfree(slots);

@@ -350,7 +350,13 @@ int session_start(const struct session_opts *opts, struct session **out)
 		memset(&sy, 0, sizeof(sy));
 		sy.refresh = refresh_for_symbolizer;
 		sy.refresh_ctx = s;
+		sy.no_line_info = opts->no_line_info;
+		sy.debuginfod_urls = opts->debuginfod_urls;
+		sy.no_debuginfod = opts->no_debuginfod;
 		s->sym = symbolizer_new_opts(&sy);
+		if (symbolizer_debuginfod_urls(s->sym))
+			log_info("asking debuginfod for missing debug info: %s",
+				 symbolizer_debuginfod_urls(s->sym));
 		runtimes_opts_from_env(&ro);
 		s->rts = runtimes_new(&ro);
 		agg_set_runtimes(s->agg, s->rts);
@@ -657,6 +663,27 @@ int session_run(struct session *s)
 	if (s->child > 0)
 		wait_command(s);
 	return r < 0 ? r : 0;
+}
+
+void session_wait_debuginfo(struct session *s, double timeout_s)
+{
+	double until = now_s() + timeout_s, told = 0;
+	size_t pending;
+
+	while ((pending = symbolizer_debuginfo_pending(s->sym)) > 0 && now_s() < until) {
+		if (s->opts.stop_flag && *s->opts.stop_flag) {
+			*s->opts.stop_flag = 0;
+			break;
+		}
+		if (!told || now_s() - told >= 5) {
+			log_warn("waiting for %zu debug file%s from debuginfod (up to %.0f s more; "
+				 "Ctrl-C to go on without)", pending, pending == 1 ? "" : "s",
+				 until - now_s());
+			told = now_s();
+		}
+		symbolizer_debuginfo_poll(s->sym, 200);
+	}
+	symbolizer_debuginfo_poll(s->sym, 0);
 }
 
 int session_stop_signal(const struct session *s)

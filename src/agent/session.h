@@ -52,6 +52,10 @@ struct session_opts {
 	const char *cache_dir;    /* keep unwind tables on disk there too (NULL: memory only) */
 	double short_lived_s;     /* with procinfo: the ancestors of a process younger than
 				     this are read at once, for naming it (0: 1 s) */
+	const char *debuginfod_urls; /* debuginfod servers (space-separated), besides
+					DEBUGINFOD_URLS; NULL: only those */
+	int no_debuginfod;        /* 1: no debuginfod, whatever DEBUGINFOD_URLS says */
+	int no_line_info;         /* 1: no source lines (DWARF, .gopclntab) */
 };
 
 /* Install the handlers every profiling command wants, and return the stop flag for
@@ -82,6 +86,11 @@ void session_stop(struct session *s);
  * Processes the command started and left running (daemons) are not waited for.
  * Returns 0 or a negative errno. */
 int session_run(struct session *s);
+
+/* Wait up to timeout_s seconds (less on the stop flag) for debug files still downloading from
+ * debuginfod, saying so on stderr; nothing to do without debuginfod. For one-shot recordings,
+ * before session_profile(). */
+void session_wait_debuginfo(struct session *s, double timeout_s);
 
 /* Symbolize everything collected since the last call into a new profile of the session's
  * first kind (CPU, else off-CPU, else wall; the caller frees it with profile_free()), and

@@ -4,26 +4,33 @@
  *   files   one struct sym_file per distinct ELF file, found by the (dev, inode, path) of a
  *           mapping, by (dev, inode, size, mtime) of the opened file, or by build id. Symbols
  *           are loaded when the file is first seen (the process may be gone by the time its
- *           samples are symbolized), then the descriptor is closed.
+ *           samples are symbolized), then the descriptor is closed, unless the file is read
+ *           later: Go binaries (.gopclntab is read on demand) and files with DWARF lines.
  *   procs   per tracked pid, its executable mappings sorted by address, each with the load
- *           bias of its file.
- *   results per file, link-time address -> interned (name, mangled); demangled names are
- *           memoized by mangled name. Every string handed out lives in one strtab, so results
- *           stay valid however the caches change.
- * See elf.h for the ELF side, procmaps.h for /proc/PID/maps, kallsyms.h for the kernel. */
+ *           bias of its file (elf_mapping_bias()), and its JIT symbols (perf map, jitdump).
+ *   results per file, link-time address -> a result record (name, source line, inlined
+ *           frames) in one pool; demangled names are memoized by mangled name. Every string
+ *           handed out lives in one strtab, so results stay valid however the caches change.
+ * Sources: elf.h (ELF, debug files), minidebug.h, gopclntab.h, srcline.h (DWARF),
+ * debugfetch.h (debuginfod), perfmap.h (JIT), procmaps.h, kallsyms.h (kernel). */
 #include "agent/symbolizer.h"
+#include "agent/debugfetch.h"
 #include "agent/demangle.h"
 #include "agent/elf.h"
+#include "agent/gopclntab.h"
 #include "agent/kallsyms.h"
+#include "agent/minidebug.h"
+#include "agent/perfmap.h"
 #include "agent/procmaps.h"
+#include "agent/srcline.h"
 #include "lib/alloc.h"
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/strtab.h"
 
 #include <elf.h>
-#include <elfutils/libdw.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,29 +41,64 @@
 
 /* Beyond this many cached addresses (all files together), the address caches are dropped and
  * refilled: they are a speed-up, not a store. */
-#define SYM_MAX_CACHED_ADDRS (1u << 20)
+#define SYM_MAX_CACHED_ADDRS (256u << 10)
 /* Past this many cached files, files that no tracked process maps any more are dropped (their
  * strings stay: results handed out remain valid). */
 #define SYM_MAX_FILES 4096
+/* Files whose descriptor stays open to be read later (Go, DWARF lines). */
+#define SYM_MAX_OPEN_FILES 256
 /* An unknown kernel address re-reads /proc/kallsyms at most this often. */
 #define SYM_KALLSYMS_RELOAD_NS (60 * 1000000000LL)
 /* An address outside every known mapping re-reads the maps at most this often. */
 #define SYM_REFRESH_NS 1000000000LL
+/* A JIT address without a name re-reads the perf map at most this often. */
+#define SYM_JIT_REFRESH_NS 1000000000LL
+/* Frames of one address: the function and what is inlined into it. */
+#define SYM_MAX_FRAMES 33
 
 struct sym_file {
 	struct elf_file *elf;   /* NULL when the file could not be opened or parsed */
-	struct elf_file *debug; /* separate debug file, or NULL */
-	struct elf_file *syms;  /* the one whose symbols we use (debug when it has .symtab) */
+	struct elf_file *debug; /* separate debug file (local or from debuginfod), or NULL */
+	struct elf_file *mini;  /* MiniDebugInfo, or NULL */
+	struct elf_file *syms;  /* where names come from first */
+	struct elf_file *syms2; /* then (the file's .dynsym when syms is MiniDebugInfo), or NULL */
+	struct gopclntab *go;   /* Go: names, lines and inlined calls from .gopclntab */
+	uint64_t go_lo, go_hi;
 	uint32_t build_id;      /* strtab id of the hex build id, 0 if none */
-	struct u64map addrs;    /* link-time addr + 1 -> name id << 32 | mangled id */
+	struct u64map addrs;    /* link-time addr + 1 -> result index + 1 */
 	int used;               /* mark for eviction */
+	int remote;             /* asked debuginfod; 2: its debug file is in use */
+	int open_fds;           /* descriptors this file keeps (SYM_MAX_OPEN_FILES) */
 
-	/* line info (only with opts.line_info): the file holding DWARF, opened lazily */
-	struct elf_file *dwarf_src; /* f->debug or f->elf, still attached, or NULL */
-	Elf *libelf;
-	Dwarf *dwarf;
-	int dwarf_tried;
-	struct u64map lines;        /* link-time addr + 1 -> file id << 32 | line */
+	/* line info: the file holding DWARF (still attached), its libdw view when open */
+	struct elf_file *dwarf_src;
+	struct srcline *src;
+	int src_failed;
+	uint64_t src_tick;      /* last use, for the budget's LRU */
+};
+
+/* One address's answer: the function and its inlined frames (inl[first .. first + n)). */
+struct sym_res {
+	uint32_t name, mangled, file; /* strtab ids (0: none) */
+	int32_t line;
+	uint32_t inl_first, ninl;
+};
+
+struct sym_inl {
+	uint32_t name, mangled, file;
+	int32_t line;
+};
+
+/* JIT code of a process: its perf map and jitdump file. */
+struct sym_jit {
+	struct perfmap *map;
+	struct perfmap *dump;
+	char map_path[64];      /* as the process sees it */
+	char *dump_path;        /* the jitdump file it mapped, or NULL */
+	uint64_t map_off, dump_off; /* bytes read so far */
+	uint64_t map_ino, dump_ino;
+	int64_t last_read_ns;
+	uint32_t map_module, dump_module; /* strtab ids of the paths */
 };
 
 struct sym_map {
@@ -64,6 +106,7 @@ struct sym_map {
 	uint64_t bias;
 	uint32_t module; /* strtab id of the path (or "[vdso]") */
 	struct sym_file *file;
+	int anon;        /* anonymous executable memory (JIT code) */
 };
 
 struct sym_proc {
@@ -72,6 +115,7 @@ struct sym_proc {
 	int64_t last_refresh_ns;
 	struct sym_map *maps;
 	size_t nmaps;
+	struct sym_jit *jit;     /* NULL until a JIT address is looked up */
 };
 
 struct symbolizer {
@@ -88,6 +132,19 @@ struct symbolizer {
 	struct u64map files_by_build; /* hash(build id) -> struct sym_file * */
 	struct sym_file *vdso;        /* our own vDSO, loaded on first use */
 	int vdso_tried;
+	size_t open_fds;              /* descriptors kept by files */
+
+	struct sym_res *res;          /* results of the address caches */
+	size_t nres, res_cap;
+	struct sym_inl *inl;
+	size_t ninl, inl_cap;
+	struct sym_frame out_inl[SYM_MAX_FRAMES]; /* sym_result.inlined of the last lookup */
+
+	uint64_t line_bytes;          /* srcline_cost() of the open srclines */
+	uint64_t line_budget;
+	uint64_t tick;
+
+	struct debugfetch *fetch;     /* debuginfod, or NULL */
 
 	struct u64map procs;     /* pid + 1 -> struct sym_proc * */
 	struct u64map demangled; /* mangled id -> demangled id (0: not mangled) */
@@ -125,15 +182,24 @@ struct symbolizer *symbolizer_new_opts(const struct symbolizer_options *opts)
 		s->debug_dir = xstrdup(s->opts.debug_dir);
 		s->opts.debug_dir = s->debug_dir;
 	}
+	s->opts.debuginfod_urls = NULL; /* copied into the fetcher below */
 	s->strings = strtab_new();
 	s->max_files = s->opts.max_files ? s->opts.max_files : SYM_MAX_FILES;
 	s->evict_at = s->max_files;
+	s->line_budget = s->opts.line_budget ? s->opts.line_budget : SYM_LINE_BUDGET;
 	u64map_init(&s->files_by_map);
 	u64map_init(&s->files_by_stat);
 	u64map_init(&s->files_by_build);
 	u64map_init(&s->procs);
 	u64map_init(&s->demangled);
 	u64map_init(&s->kernel_addrs);
+	if (!s->opts.no_debuginfod) {
+		struct errmsg err = { "" };
+
+		s->fetch = debugfetch_new(opts ? opts->debuginfod_urls : NULL, &err);
+		if (!s->fetch && err.msg[0] && !strstr(err.msg, "no debuginfod server"))
+			log_warn("debuginfod is off: %s", err.msg);
+	}
 	return s;
 }
 
@@ -142,25 +208,37 @@ struct symbolizer *symbolizer_new(void)
 	return symbolizer_new_opts(NULL);
 }
 
-static void file_free(struct sym_file *f)
+static void file_free(struct symbolizer *s, struct sym_file *f)
 {
 	if (!f)
 		return;
-	if (f->dwarf)
-		dwarf_end(f->dwarf);
-	if (f->libelf)
-		elf_end(f->libelf);
+	if (f->src)
+		s->line_bytes -= srcline_cost(f->src);
+	s->open_fds -= (size_t)f->open_fds;
+	srcline_free(f->src);
+	gopclntab_free(f->go);
 	elf_close(f->elf);
 	elf_close(f->debug);
+	elf_close(f->mini);
 	u64map_release(&f->addrs);
-	u64map_release(&f->lines);
 	xfree(f);
+}
+
+static void jit_free(struct sym_jit *j)
+{
+	if (!j)
+		return;
+	perfmap_free(j->map);
+	perfmap_free(j->dump);
+	xfree(j->dump_path);
+	xfree(j);
 }
 
 static void proc_free(struct sym_proc *p)
 {
 	if (!p)
 		return;
+	jit_free(p->jit);
 	xfree(p->maps);
 	xfree(p);
 }
@@ -172,11 +250,14 @@ void symbolizer_free(struct symbolizer *s)
 
 	if (!s)
 		return;
+	debugfetch_free(s->fetch);
 	while (u64map_next(&s->procs, &i, &k, &v))
 		proc_free((struct sym_proc *)(uintptr_t)v);
 	for (i = 0; i < s->nfiles; i++)
-		file_free(s->files[i]);
+		file_free(s, s->files[i]);
 	xfree(s->files);
+	xfree(s->res);
+	xfree(s->inl);
 	u64map_release(&s->files_by_map);
 	u64map_release(&s->files_by_stat);
 	u64map_release(&s->files_by_build);
@@ -197,7 +278,6 @@ static struct sym_file *file_add(struct symbolizer *s, struct elf_file *elf)
 
 	f->elf = elf;
 	u64map_init(&f->addrs);
-	u64map_init(&f->lines);
 	ALLOC_GROW(s->files, s->nfiles + 1, s->files_cap);
 	s->files[s->nfiles++] = f;
 	return f;
@@ -240,54 +320,123 @@ static void files_evict_unused(struct symbolizer *s)
 		} else {
 			s->cached_addrs -= s->files[j]->addrs.count < s->cached_addrs
 						   ? s->files[j]->addrs.count : s->cached_addrs;
-			file_free(s->files[j]);
+			file_free(s, s->files[j]);
 		}
 	}
 	s->nfiles = out;
 	s->evict_at = out * 2 > s->max_files ? out * 2 : s->max_files;
 }
 
-/* Load the symbols of a freshly opened file (and find its debug file when it lacks .symtab),
- * then let go of the descriptors: everything needed later is in memory. */
+static int has_section(struct elf_file *e, const char *name)
+{
+	struct elf_section_info si;
+
+	return e && elf_section_info(e, name, &si) == 0 && si.type != SHT_NOBITS;
+}
+
+static int has_symbols(struct elf_file *e)
+{
+	size_t n = 0;
+
+	if (!e || elf_symbols_load(e, NULL) < 0)
+		return 0;
+	elf_symbols(e, &n);
+	return n > 0;
+}
+
+/* Which files give names and lines, in the order of symbolizer.h: the file's .symtab, its
+ * MiniDebugInfo (with its .dynsym), its debug file; lines from the file or its debug file. */
+static void file_choose_sources(struct symbolizer *s, struct sym_file *f)
+{
+	f->syms = f->elf;
+	f->syms2 = NULL;
+	if (!elf_has_symtab(f->elf)) {
+		if (f->mini && has_symbols(f->mini)) {
+			f->syms = f->mini;
+			f->syms2 = f->elf;
+		}
+		if (f->debug && elf_has_symtab(f->debug) && has_symbols(f->debug)) {
+			f->syms = f->debug;
+			f->syms2 = f->elf; /* .dynsym for what the debug file lacks */
+		}
+	}
+	elf_symbols_load(f->syms, NULL);
+	if (f->syms2)
+		elf_symbols_load(f->syms2, NULL);
+	f->dwarf_src = NULL;
+	if (!s->opts.no_line_info && !f->go) {
+		if (f->debug && has_section(f->debug, ".debug_line") && has_section(f->debug, ".debug_info"))
+			f->dwarf_src = f->debug;
+		else if (has_section(f->elf, ".debug_line") && has_section(f->elf, ".debug_info"))
+			f->dwarf_src = f->elf;
+	}
+}
+
+/* Whether debuginfod may know more than we have: no symbol table, or no DWARF for lines. */
+static int file_wants_remote(const struct symbolizer *s, const struct sym_file *f)
+{
+	if (!s->fetch || f->remote || !f->build_id || f->go)
+		return 0;
+	if (f->syms == f->elf && !elf_has_symtab(f->elf))
+		return 1;
+	return !s->opts.no_line_info && !f->dwarf_src;
+}
+
+/* Keep the descriptors of what is read later (Go's table, DWARF), within SYM_MAX_OPEN_FILES;
+ * let go of the others: everything else needed is in memory. */
+static void file_settle_fds(struct symbolizer *s, struct sym_file *f)
+{
+	int keep_elf = f->go || f->dwarf_src == f->elf, keep_debug = f->debug && f->dwarf_src == f->debug;
+
+	s->open_fds -= (size_t)f->open_fds;
+	f->open_fds = 0;
+	if ((keep_elf || keep_debug) && s->open_fds >= SYM_MAX_OPEN_FILES && !f->go) {
+		/* too many kept open: this one gets no lines */
+		f->dwarf_src = NULL;
+		keep_elf = keep_debug = 0;
+	}
+	if (!keep_elf && elf_fd(f->elf) >= 0)
+		elf_detach_file(f->elf);
+	if (f->debug && !keep_debug && elf_fd(f->debug) >= 0)
+		elf_detach_file(f->debug);
+	if (f->mini)
+		elf_detach_file(f->mini); /* its symbols are loaded; the image can go */
+	f->open_fds = (elf_fd(f->elf) >= 0) + (f->debug && elf_fd(f->debug) >= 0);
+	s->open_fds += (size_t)f->open_fds;
+}
+
+/* Load what a freshly opened file needs to be named (symbols of the right source, Go's
+ * table), find its debug file, ask debuginfod when that may give more. */
 static void file_prepare(struct symbolizer *s, struct sym_file *f, const char *path,
 			 const char *root)
 {
 	const char *bid = elf_build_id(f->elf);
+	struct errmsg err = { "" };
 
 	if (bid)
 		f->build_id = strtab_intern(s->strings, bid);
-	f->syms = f->elf;
-	if (!elf_has_symtab(f->elf) && !s->opts.no_debug_files) {
+	if (gopclntab_open(f->elf, &f->go, &err) == 0)
+		gopclntab_text_range(f->go, &f->go_lo, &f->go_hi);
+	if (!elf_has_symtab(f->elf)) {
+		int rc = minidebug_open(f->elf, &f->mini, &err);
+
+		if (rc < 0 && rc != -ENOENT)
+			log_debug("MiniDebugInfo of '%s': %s", path ? path : "?", err.msg);
+	}
+	if (!s->opts.no_debug_files && !f->go &&
+	    (!elf_has_symtab(f->elf) || (!s->opts.no_line_info && !has_section(f->elf, ".debug_line")))) {
 		if (elf_open_debug_file(f->elf, path, root, s->opts.debug_dir, &f->debug) < 0 && root)
 			elf_open_debug_file(f->elf, path, NULL, s->opts.debug_dir, &f->debug);
-		if (f->debug && elf_has_symtab(f->debug))
-			f->syms = f->debug;
 	}
-	elf_symbols_load(f->syms, NULL);
-	if (f->syms != f->elf) {
-		size_t n;
+	file_choose_sources(s, f);
+	if (file_wants_remote(s, f)) {
+		size_t len;
+		const uint8_t *raw = elf_build_id_raw(f->elf, &len);
 
-		/* the debug file may lack symbols after all (e.g. only DWARF): use .dynsym then */
-		elf_symbols(f->syms, &n);
-		if (!n) {
-			f->syms = f->elf;
-			elf_symbols_load(f->elf, NULL);
-		}
+		if (raw && debugfetch_request(s->fetch, raw, len) != -ENOSPC)
+			f->remote = 1;
 	}
-	/* With line info on, keep the descriptor of the file that has DWARF line tables. */
-	if (s->opts.line_info) {
-		struct elf_section_info si;
-
-		if (f->debug && elf_section_info(f->debug, ".debug_line", &si) == 0 &&
-		    si.type != SHT_NOBITS)
-			f->dwarf_src = f->debug;
-		else if (elf_section_info(f->elf, ".debug_line", &si) == 0 && si.type != SHT_NOBITS)
-			f->dwarf_src = f->elf;
-	}
-	if (f->dwarf_src != f->elf)
-		elf_detach_file(f->elf);
-	if (f->debug && f->dwarf_src != f->debug)
-		elf_detach_file(f->debug);
+	file_settle_fds(s, f);
 }
 
 /* The file behind a file-backed mapping of pid: from the caches, or opened now. Never NULL: a
@@ -415,6 +564,56 @@ static uint64_t mapping_bias(const struct sym_file *f, const struct procmaps *ma
 	return e->start - e->offset;
 }
 
+static struct sym_proc *proc_new(struct symbolizer *s, int pid)
+{
+	struct sym_proc *p = xcalloc(1, sizeof(*p));
+
+	p->pid = pid;
+	u64map_put(&s->procs, (uint64_t)(uint32_t)pid + 1, (uint64_t)(uintptr_t)p);
+	return p;
+}
+
+/* "jit-NNN.dump": the jitdump file a JIT runtime maps so that profilers find it. */
+static int is_jitdump(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t n;
+
+	base = base ? base + 1 : path;
+	n = strlen(base);
+	return n > 9 && !strncmp(base, "jit-", 4) && !strcmp(base + n - 5, ".dump") &&
+	       strspn(base + 4, "0123456789") == n - 9;
+}
+
+static struct sym_jit *jit_get(struct symbolizer *s, struct sym_proc *p)
+{
+	if (!p->jit) {
+		p->jit = xcalloc(1, sizeof(*p->jit));
+		/* perf-PID.map names the pid as the process knows it (its pid namespace) */
+		snprintf(p->jit->map_path, sizeof(p->jit->map_path), "/tmp/perf-%d.map",
+			 perfmap_ns_pid(p->pid));
+		p->jit->map_module = strtab_intern(s->strings, p->jit->map_path);
+	}
+	return p->jit;
+}
+
+static void jit_note_dump(struct symbolizer *s, struct sym_proc **pp, int pid, const char *path)
+{
+	struct sym_jit *j;
+
+	if (!*pp)
+		*pp = proc_new(s, pid);
+	j = jit_get(s, *pp);
+	if (j->dump_path && !strcmp(j->dump_path, path))
+		return;
+	xfree(j->dump_path);
+	perfmap_free(j->dump);
+	j->dump = NULL;
+	j->dump_off = j->dump_ino = 0;
+	j->dump_path = xstrdup(path);
+	j->dump_module = strtab_intern(s->strings, path);
+}
+
 /* Install the executable mappings of m for pid (unchanged maps cost a hash). */
 static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m,
 			 struct sym_proc **out)
@@ -449,28 +648,35 @@ static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m
 
 		if (!(e->perms & PROCMAPS_X))
 			continue;
+		if (e->kind == PROCMAPS_FILE && is_jitdump(e->path)) {
+			/* mapped by a JIT runtime as a marker for profilers: its names */
+			jit_note_dump(s, &p, pid, e->path);
+			continue;
+		}
 		if (e->kind == PROCMAPS_VDSO)
 			f = vdso_file(s);
 		else if (e->kind == PROCMAPS_FILE)
 			f = file_for_mapping(s, pid, e);
-		if (!f && e->kind != PROCMAPS_FILE)
-			continue; /* anonymous executable memory (JIT): nothing to say about it */
+		else if (e->kind == PROCMAPS_SPECIAL && !strcmp(e->path, "[vsyscall]"))
+			continue;
 		ALLOC_GROW(maps, nmaps + 1, cap);
 		sm = &maps[nmaps++];
+		memset(sm, 0, sizeof(*sm));
 		sm->start = e->start;
 		sm->end = e->end;
 		sm->offset = e->offset;
 		sm->file = f;
-		sm->module = strtab_intern(s->strings, e->kind == PROCMAPS_VDSO ? "[vdso]" : e->path);
-		sm->bias = mapping_bias(f, m, i);
+		if (e->kind == PROCMAPS_FILE || e->kind == PROCMAPS_VDSO) {
+			sm->module = strtab_intern(s->strings, e->kind == PROCMAPS_VDSO ? "[vdso]" : e->path);
+			sm->bias = mapping_bias(f, m, i);
+		} else {
+			sm->anon = 1; /* anonymous executable memory: JIT code (perf map, jitdump) */
+		}
 	}
 	if (nmaps)
 		qsort(maps, nmaps, sizeof(*maps), map_cmp);
-	if (!p) {
-		p = xcalloc(1, sizeof(*p));
-		p->pid = pid;
-		u64map_put(&s->procs, (uint64_t)(uint32_t)pid + 1, (uint64_t)(uintptr_t)p);
-	}
+	if (!p)
+		p = proc_new(s, pid);
 	xfree(p->maps);
 	p->maps = maps;
 	p->nmaps = nmaps;
@@ -572,86 +778,340 @@ static uint32_t demangled_id(struct symbolizer *s, uint32_t mangled)
 	return id;
 }
 
-/* Interned (name, mangled) for link-time address vaddr in f, cached. */
-static uint64_t file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t vaddr)
+static uint32_t intern(struct symbolizer *s, const char *str)
 {
-	uint64_t key = vaddr + 1, *v, packed = 0;
-	const struct elf_symbol *sym;
+	return str && *str ? strtab_intern(s->strings, str) : 0;
+}
+
+/* Drop every cached address (all files): when the cap is reached, and when a file got a
+ * better source of names. */
+static void cache_reset(struct symbolizer *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nfiles; i++) {
+		u64map_release(&s->files[i]->addrs);
+		u64map_init(&s->files[i]->addrs);
+	}
+	s->cached_addrs = 0;
+	s->nres = s->ninl = 0;
+}
+
+/* The libdw view of f's DWARF, opened within the line budget (least recently used ones are
+ * closed to make room), or NULL. */
+static struct srcline *file_src(struct symbolizer *s, struct sym_file *f)
+{
+	struct errmsg err = { "" };
+	uint64_t cost;
+
+	if (!f->dwarf_src || f->src_failed)
+		return NULL;
+	f->src_tick = ++s->tick;
+	if (f->src)
+		return f->src;
+	if (elf_fd(f->dwarf_src) < 0 ||
+	    srcline_open(elf_fd(f->dwarf_src), "debug info", &f->src, &err) < 0) {
+		f->src_failed = 1;
+		return NULL;
+	}
+	cost = srcline_cost(f->src);
+	if (cost > s->line_budget) {
+		log_debug("no source lines for a file with %llu MB of DWARF (budget %llu MB)",
+			  (unsigned long long)(cost >> 20), (unsigned long long)(s->line_budget >> 20));
+		srcline_free(f->src);
+		f->src = NULL;
+		f->src_failed = 1;
+		return NULL;
+	}
+	while (s->line_bytes + cost > s->line_budget) {
+		struct sym_file *lru = NULL;
+		size_t i;
+
+		for (i = 0; i < s->nfiles; i++) {
+			struct sym_file *g = s->files[i];
+
+			if (g->src && g != f && (!lru || g->src_tick < lru->src_tick))
+				lru = g;
+		}
+		if (!lru)
+			break;
+		s->line_bytes -= srcline_cost(lru->src);
+		srcline_free(lru->src);
+		lru->src = NULL;
+	}
+	s->line_bytes += cost;
+	return f->src;
+}
+
+/* The symbol holding link-time address vaddr: from the first source, then the second. */
+static const struct elf_symbol *symbol_at(struct sym_file *f, uint64_t vaddr, struct elf_file **from)
+{
+	struct elf_file *src[2] = { f->syms, f->syms2 };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		const struct elf_symbol *sym;
+
+		if (!src[i])
+			continue;
+		sym = elf_symbol_lookup(src[i], vaddr);
+		if (!sym) {
+			/* Callers look return addresses up at addr - 1. A signal frame's return
+			 * address is the first byte of the trampoline (__restore_rt), so addr - 1
+			 * falls in the padding before it: a function starting right after is the
+			 * one meant. */
+			sym = elf_symbol_lookup(src[i], vaddr + 1);
+			if (sym && sym->addr != vaddr + 1)
+				sym = NULL;
+		}
+		if (sym) {
+			*from = src[i];
+			return sym;
+		}
+	}
+	return NULL;
+}
+
+static void res_add_inl(struct symbolizer *s, struct sym_res *r, uint32_t mangled, uint32_t file,
+			int line)
+{
+	struct sym_inl *x;
+	uint32_t d = mangled ? demangled_id(s, mangled) : 0;
+
+	ALLOC_GROW(s->inl, s->ninl + 1, s->inl_cap);
+	x = &s->inl[s->ninl++];
+	x->mangled = mangled;
+	x->name = d ? d : mangled;
+	x->file = file;
+	x->line = line;
+	r->ninl++;
+}
+
+/* The result for link-time address vaddr in f (cached): index into s->res + 1, 0 if nothing. */
+static uint32_t file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t vaddr)
+{
+	uint64_t key = vaddr + 1, *v;
+	struct sym_res r;
 	int cacheable = key != 0 && key != ~0ULL;
+	size_t first_inl;
 
 	if (cacheable && (v = u64map_get(&f->addrs, key))) {
 		s->cache_hits++;
-		return *v;
+		return (uint32_t)*v;
 	}
-	sym = f->syms ? elf_symbol_lookup(f->syms, vaddr) : NULL;
-	if (!sym && f->syms) {
-		/* Callers look return addresses up at addr - 1. A signal frame's return address is
-		 * the first byte of the trampoline (__restore_rt), so addr - 1 falls in the padding
-		 * before it: a function starting right after is the one meant. */
-		sym = elf_symbol_lookup(f->syms, vaddr + 1);
-		if (sym && sym->addr != vaddr + 1)
-			sym = NULL;
-	}
-	if (sym) {
-		uint32_t mangled = strtab_intern(s->strings, elf_symbol_name(f->syms, sym));
-		uint32_t name = demangled_id(s, mangled);
+	if (cacheable && s->cached_addrs >= SYM_MAX_CACHED_ADDRS)
+		cache_reset(s);
+	memset(&r, 0, sizeof(r));
+	first_inl = s->ninl;
+	r.inl_first = (uint32_t)first_inl;
+	if (f->go && vaddr >= f->go_lo && vaddr < f->go_hi) {
+		struct gopclntab_frame fr[SYM_MAX_FRAMES];
+		size_t n = gopclntab_lookup(f->go, vaddr, fr, SYM_MAX_FRAMES, NULL), i;
 
-		packed = (uint64_t)(name ? name : mangled) << 32 | mangled;
-	}
-	if (cacheable) {
-		if (s->cached_addrs >= SYM_MAX_CACHED_ADDRS) {
-			size_t i;
-
-			for (i = 0; i < s->nfiles; i++)
-				u64map_release(&s->files[i]->addrs);
-			s->cached_addrs = 0;
+		for (i = 0; i + 1 < n && !s->opts.no_line_info; i++)
+			res_add_inl(s, &r, intern(s, fr[i].name), intern(s, fr[i].file), fr[i].line);
+		if (n) {
+			r.mangled = r.name = intern(s, fr[n - 1].name);
+			if (!s->opts.no_line_info) {
+				r.file = intern(s, fr[n - 1].file);
+				r.line = fr[n - 1].line;
+			}
 		}
-		u64map_put(&f->addrs, key, packed);
+	}
+	if (!r.name && f->syms) {
+		struct elf_file *from = NULL;
+		const struct elf_symbol *sym = symbol_at(f, vaddr, &from);
+		struct srcline *src = s->opts.no_line_info ? NULL : file_src(s, f);
+		struct srcline_frame fr[SYM_MAX_FRAMES];
+		size_t n = src ? srcline_lookup(src, vaddr, fr, SYM_MAX_FRAMES) : 0, i;
+
+		if (sym) {
+			uint32_t d;
+
+			r.mangled = strtab_intern(s->strings, elf_symbol_name(from, sym));
+			d = demangled_id(s, r.mangled);
+			r.name = d ? d : r.mangled;
+		} else if (n && fr[n - 1].name) {
+			uint32_t d;
+
+			r.mangled = intern(s, fr[n - 1].name);
+			d = demangled_id(s, r.mangled);
+			r.name = d ? d : r.mangled;
+		}
+		for (i = 0; r.name && i + 1 < n; i++)
+			res_add_inl(s, &r, intern(s, fr[i].name), intern(s, fr[i].file), fr[i].line);
+		if (r.name && n) {
+			r.file = intern(s, fr[n - 1].file);
+			r.line = fr[n - 1].line;
+		}
+	}
+	if (!r.name) {
+		s->ninl = first_inl;
+		r.ninl = 0;
+	}
+	ALLOC_GROW(s->res, s->nres + 1, s->res_cap);
+	s->res[s->nres++] = r;
+	if (cacheable) {
+		u64map_put(&f->addrs, key, s->nres);
 		s->cached_addrs++;
 	}
-	return packed;
+	return r.name ? (uint32_t)s->nres : 0;
 }
 
-/* Source file and line of link-time address vaddr in f from DWARF, cached; 0 when unknown. */
-static uint64_t file_line(struct symbolizer *s, struct sym_file *f, uint64_t vaddr)
+/* Read what a JIT file gained since the last read (all of it after a rewrite). */
+static void jit_read(struct perfmap **pm, uint64_t *off, uint64_t *ino, int pid, const char *path,
+		     int dump)
 {
-	uint64_t key = vaddr + 1, *v, packed = 0;
-	Dwarf_Die cu;
-	Dwarf_Line *line;
-	const char *src;
-	int lineno = 0;
+	struct stat st;
+	char *buf;
+	int fd = perfmap_open_for(pid, path);
 
-	if (!f->dwarf_src || key == 0 || key == ~0ULL)
-		return 0;
-	if ((v = u64map_get(&f->lines, key)))
-		return *v;
-	if (!f->dwarf_tried) {
-		f->dwarf_tried = 1;
-		elf_version(EV_CURRENT);
-		/* ELF_C_READ reads with pread, never maps the file: a file truncated under us
-		 * gives errors, not SIGBUS. */
-		f->libelf = elf_begin(elf_fd(f->dwarf_src), ELF_C_READ, NULL);
-		if (f->libelf)
-			f->dwarf = dwarf_begin_elf(f->libelf, DWARF_C_READ, NULL);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return;
 	}
-	if (f->dwarf && dwarf_addrdie(f->dwarf, vaddr, &cu) && (line = dwarf_getsrc_die(&cu, vaddr)) &&
-	    dwarf_lineno(line, &lineno) == 0 && lineno > 0 && (src = dwarf_linesrc(line, NULL, NULL)))
-		packed = (uint64_t)strtab_intern(s->strings, src) << 32 | (uint32_t)lineno;
-	if (f->lines.count < SYM_MAX_CACHED_ADDRS)
-		u64map_put(&f->lines, key, packed);
-	return packed;
+	if (!*pm || (uint64_t)st.st_ino != *ino || (uint64_t)st.st_size < *off) {
+		perfmap_free(*pm);
+		*pm = perfmap_new();
+		*off = 0;
+		*ino = (uint64_t)st.st_ino;
+	}
+	buf = xmalloc(1 << 16);
+	while (*off < (uint64_t)st.st_size && *off < PERFMAP_MAX_FILE) {
+		ssize_t n = pread(fd, buf, 1 << 16, (off_t)*off);
+		int rc;
+
+		if (n <= 0)
+			break;
+		rc = dump ? perfmap_feed_jitdump(*pm, buf, (size_t)n, NULL)
+			  : perfmap_feed(*pm, buf, (size_t)n);
+		*off += (uint64_t)n;
+		if (rc < 0)
+			break;
+	}
+	xfree(buf);
+	close(fd);
+}
+
+/* The name of JIT code at addr in process p, from its perf map or jitdump, read again (at most
+ * once a second) when addr is not in it yet. */
+static const char *jit_lookup(struct symbolizer *s, struct sym_proc *p, uint64_t addr,
+			      uint32_t *module)
+{
+	struct sym_jit *j = jit_get(s, p);
+	const char *name;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		if (j->map && (name = perfmap_lookup(j->map, addr, NULL))) {
+			*module = j->map_module;
+			return name;
+		}
+		if (j->dump && (name = perfmap_lookup(j->dump, addr, NULL))) {
+			*module = j->dump_module;
+			return name;
+		}
+		if (pass || now_ns() - j->last_read_ns < SYM_JIT_REFRESH_NS)
+			break;
+		j->last_read_ns = now_ns();
+		jit_read(&j->map, &j->map_off, &j->map_ino, p->pid, j->map_path, 0);
+		if (j->dump_path)
+			jit_read(&j->dump, &j->dump_off, &j->dump_ino, p->pid, j->dump_path, 1);
+	}
+	return NULL;
+}
+
+/* Debug files that arrived from debuginfod: use them for their files. */
+static size_t take_remote(struct symbolizer *s)
+{
+	struct debugfetch_result res[16];
+	size_t n, i, got = 0;
+
+	if (!s->fetch)
+		return 0;
+	while ((n = debugfetch_poll(s->fetch, res, 16)) > 0) {
+		for (i = 0; i < n; i++) {
+			uint64_t key = nonzero_key(hash_bytes(res[i].build_id, strlen(res[i].build_id), 0xb1d));
+			uint64_t *v = u64map_get(&s->files_by_build, key);
+			struct sym_file *f = v ? (struct sym_file *)(uintptr_t)*v : NULL;
+			struct elf_file *d = NULL;
+			size_t blen;
+			const uint8_t *fb, *db;
+
+			if (res[i].error || !res[i].path || !f || !f->elf) {
+				if (res[i].error && res[i].error != -ENOENT)
+					log_debug("debuginfod: %s: %s", res[i].build_id,
+						  strerror(-res[i].error));
+				xfree(res[i].path);
+				continue;
+			}
+			if (elf_open(res[i].path, &d, NULL) == 0) {
+				size_t dlen;
+
+				fb = elf_build_id_raw(f->elf, &blen);
+				db = elf_build_id_raw(d, &dlen);
+				if (!fb || !db || blen != dlen || memcmp(fb, db, blen)) {
+					elf_close(d);
+					d = NULL;
+				}
+			}
+			xfree(res[i].path);
+			if (!d)
+				continue;
+			if (f->src) {
+				s->line_bytes -= srcline_cost(f->src);
+				srcline_free(f->src);
+				f->src = NULL;
+			}
+			f->src_failed = 0;
+			elf_close(f->debug);
+			f->debug = d;
+			f->remote = 2;
+			file_choose_sources(s, f);
+			file_settle_fds(s, f);
+			got++;
+		}
+	}
+	/* Names and lines change for those files: look every address up afresh. */
+	if (got)
+		cache_reset(s);
+	return got;
+}
+
+size_t symbolizer_debuginfo_pending(struct symbolizer *s)
+{
+	return s->fetch ? debugfetch_pending(s->fetch) : 0;
+}
+
+size_t symbolizer_debuginfo_poll(struct symbolizer *s, int timeout_ms)
+{
+	if (!s->fetch)
+		return 0;
+	if (timeout_ms > 0 && debugfetch_pending(s->fetch))
+		debugfetch_wait(s->fetch, timeout_ms);
+	return take_remote(s);
+}
+
+const char *symbolizer_debuginfod_urls(const struct symbolizer *s)
+{
+	return s->fetch ? debugfetch_urls(s->fetch) : NULL;
 }
 
 int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_result *out)
 {
 	struct sym_proc *p = proc_get(s, pid);
 	const struct sym_map *m = NULL;
-	uint64_t packed;
+	const struct sym_res *r;
+	uint32_t idx;
+	size_t i;
 
 	memset(out, 0, sizeof(*out));
 	if (pid <= 0)
 		return -ENOENT;
 	s->lookups++;
+	take_remote(s);
 	if (!p)
 		proc_refresh(s, pid, &p);
 	if (p)
@@ -662,6 +1122,19 @@ int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_res
 	}
 	if (!m)
 		return -ENOENT;
+	if (m->anon) {
+		uint32_t module = 0;
+		const char *name = jit_lookup(s, p, addr, &module);
+
+		if (!name)
+			return -ENOENT; /* JIT code nobody named: an unknown frame */
+		out->name = out->mangled = strtab_get(s->strings, strtab_intern(s->strings, name));
+		out->module = strtab_get(s->strings, module);
+		out->map_start = m->start;
+		out->map_limit = m->end;
+		out->module_offset = addr - m->start;
+		return 0;
+	}
 	out->module = strtab_get(s->strings, m->module);
 	out->map_start = m->start;
 	out->map_limit = m->end;
@@ -671,15 +1144,24 @@ int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_res
 		return 0;
 	if (m->file->build_id)
 		out->build_id = strtab_get(s->strings, m->file->build_id);
-	packed = file_lookup(s, m->file, addr - m->bias);
-	if (packed) {
-		out->name = strtab_get(s->strings, (uint32_t)(packed >> 32));
-		out->mangled = strtab_get(s->strings, (uint32_t)packed);
+	idx = file_lookup(s, m->file, addr - m->bias);
+	if (!idx)
+		return 0;
+	r = &s->res[idx - 1];
+	out->name = strtab_get(s->strings, r->name);
+	out->mangled = strtab_get(s->strings, r->mangled);
+	out->source_file = r->file ? strtab_get(s->strings, r->file) : NULL;
+	out->line = r->line;
+	for (i = 0; i < r->ninl && i < SYM_MAX_FRAMES; i++) {
+		const struct sym_inl *x = &s->inl[r->inl_first + i];
+
+		s->out_inl[i].name = x->name ? strtab_get(s->strings, x->name) : NULL;
+		s->out_inl[i].mangled = x->mangled ? strtab_get(s->strings, x->mangled) : NULL;
+		s->out_inl[i].source_file = x->file ? strtab_get(s->strings, x->file) : NULL;
+		s->out_inl[i].line = x->line;
 	}
-	if (s->opts.line_info && (packed = file_line(s, m->file, addr - m->bias))) {
-		out->source_file = strtab_get(s->strings, (uint32_t)(packed >> 32));
-		out->line = (int)(uint32_t)packed;
-	}
+	out->inlined = i ? s->out_inl : NULL;
+	out->ninlined = i;
 	return 0;
 }
 
@@ -749,19 +1231,36 @@ const char *symbolizer_kernel_problem(struct symbolizer *s)
 
 void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *st)
 {
-	size_t i;
+	size_t i = 0;
+	uint64_t k, v;
 
 	memset(st, 0, sizeof(*st));
 	st->pids = s->procs.count;
 	st->files = s->nfiles;
 	for (i = 0; i < s->nfiles; i++) {
+		const struct sym_file *f = s->files[i];
 		size_t n = 0;
 
-		if (s->files[i]->syms)
-			elf_symbols(s->files[i]->syms, &n);
+		if (f->syms)
+			elf_symbols(f->syms, &n);
 		st->symbols += n;
+		st->go_files += f->go != NULL;
+		st->mini_files += f->mini && f->syms == f->mini;
+		st->debug_files += f->debug != NULL;
+		st->remote_files += f->remote == 2;
+		st->line_files += f->src != NULL;
 	}
+	st->line_bytes = s->line_bytes;
 	st->cached_addrs = s->cached_addrs + s->kernel_addrs.count;
 	st->lookups = s->lookups;
 	st->cache_hits = s->cache_hits;
+	i = 0;
+	while (u64map_next(&s->procs, &i, &k, &v)) {
+		const struct sym_proc *p = (const struct sym_proc *)(uintptr_t)v;
+
+		if (p->jit && p->jit->map)
+			st->jit_entries += perfmap_count(p->jit->map);
+		if (p->jit && p->jit->dump)
+			st->jit_entries += perfmap_count(p->jit->dump);
+	}
 }

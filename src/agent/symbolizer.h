@@ -3,13 +3,25 @@
  * User space: symbolizer_track_pid() snapshots /proc/PID/maps and opens every file-backed
  * executable mapping right away, so that a process's frames still resolve after it exits.
  * Each file is opened and its symbols loaded ONCE however many processes map it (keyed by build
- * id, else device + inode + size + mtime), with its separate debug file when it lacks .symtab
- * (see elf_open_debug_file()). Results are cached per (file, address), since the same addresses
- * recur in every sample. The [vdso] is read from our own vDSO (same kernel for every process).
+ * id, else device + inode + size + mtime). Names come from the first of these that has a
+ * symbol table (docs/symbolization.md):
+ *   1. the file's .symtab (with .dynsym);
+ *   2. its MiniDebugInfo (.gnu_debugdata, minidebug.h), with the file's .dynsym;
+ *   3. its separate debug file (/usr/lib/debug/.build-id/..., .gnu_debuglink; elf.h);
+ *   4. a debuginfod server (debugfetch.h), in the background: until the debug file arrives
+ *      the frames get what 1-3 give, and later lookups (later profiles) the better names.
+ * Go binaries are read through their .gopclntab (gopclntab.h): names, files, lines and
+ * inlined calls even when stripped. Source lines and inlined calls of other native code come
+ * from DWARF (srcline.h) of the file or its debug file, loaded lazily, within a memory budget.
+ * Anonymous executable memory (JIT code) is named from the process's perf map
+ * (/tmp/perf-PID.map) or jitdump file (perfmap.h), read again when an address misses.
+ * Results are cached per (file, address), since the same addresses recur in every sample. The
+ * [vdso] is read from our own vDSO (same kernel for every process).
  * Kernel: /proc/kallsyms, loaded on first use (see kallsyms.h).
  *
  * Memory: the symbolizer owns everything it returns; strings in struct sym_result stay valid
- * until symbolizer_free(), even after symbolizer_forget_pid(). Not thread-safe.
+ * until symbolizer_free(), even after symbolizer_forget_pid(); the inlined[] array until the
+ * next lookup. Not thread-safe (the debuginfod worker is internal).
  *
  * Reads of /proc never block on a dying process: a process that exits between two reads just
  * leaves fewer mappings. */
@@ -21,15 +33,28 @@
 
 struct symbolizer;
 
+/* A function inlined at an address (strings owned by the symbolizer). */
+struct sym_frame {
+	const char *name;         /* demangled, or NULL when unknown */
+	const char *mangled;      /* as the debug info has it, or NULL */
+	const char *source_file;  /* or NULL */
+	int line;                 /* 0 when unknown */
+};
+
 struct sym_result {           /* strings owned by the symbolizer, valid until symbolizer_free */
 	const char *name;         /* demangled function name, or NULL if unknown */
 	const char *mangled;      /* raw symbol name, or NULL */
-	const char *module;       /* path of the mapped file, or "[vdso]", NULL if no mapping */
+	const char *module;       /* path of the mapped file, "[vdso]", the perf map of JIT code,
+				     NULL if no mapping */
 	const char *build_id;     /* hex or NULL */
 	uint64_t map_start, map_limit, map_offset; /* the mapping that holds the address */
 	uint64_t module_offset;   /* file offset of addr, for "module+0xOFF" */
-	const char *source_file;  /* from DWARF line info when enabled and available, else NULL */
+	const char *source_file;  /* of the function's own code at addr (DWARF, .gopclntab) */
 	int line;                 /* 0 when unknown */
+	/* Functions inlined at addr, innermost first; the last one was inlined into `name`
+	 * (at source_file:line). Valid until the next symbolizer call. */
+	const struct sym_frame *inlined;
+	size_t ninlined;
 };
 
 /* Re-read pid's maps now through whoever owns them (the session's process registry), which
@@ -41,10 +66,17 @@ struct symbolizer_options {
 	symbolizer_refresh_fn refresh; /* NULL: the symbolizer reads /proc/PID/maps itself */
 	void *refresh_ctx;
 	int no_debug_files;       /* 1: never look for separate debug files */
-	int line_info;            /* 1: fill source_file/line from DWARF (lazy, cached) */
+	int no_line_info;         /* 1: no source lines or inlined frames (DWARF, .gopclntab) */
+	size_t line_budget;       /* bytes of DWARF held open (least recently used files closed
+				     beyond; a larger file gets no lines); 0: SYM_LINE_BUDGET */
 	size_t max_files;         /* files cached before unused ones are dropped; 0: 4096 */
+	const char *debuginfod_urls; /* debuginfod servers besides DEBUGINFOD_URLS (NULL: none) */
+	int no_debuginfod;        /* 1: never ask debuginfod, whatever DEBUGINFOD_URLS says */
 };
 
+#define SYM_LINE_BUDGET (48u << 20)
+
+/* A symbolizer with default options (line info on, debuginfod when DEBUGINFOD_URLS is set). */
 struct symbolizer *symbolizer_new(void);
 /* Same with options (opts may be NULL; it is copied, strings too). */
 struct symbolizer *symbolizer_new_opts(const struct symbolizer_options *opts);
@@ -71,6 +103,15 @@ int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_res
 /* Symbolize a kernel address via /proc/kallsyms: 0, or -ENOENT (unknown / kallsyms hidden). */
 int symbolizer_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out);
 
+/* Debug files still downloading from debuginfod (0 without debuginfod). */
+size_t symbolizer_debuginfo_pending(struct symbolizer *s);
+/* Take in the debug files downloaded since the last call (every lookup does it too): the
+ * files they belong to are looked up afresh from then on. Waits up to timeout_ms for one to
+ * arrive when some are pending (0: do not wait). Returns how many arrived. */
+size_t symbolizer_debuginfo_poll(struct symbolizer *s, int timeout_ms);
+/* The debuginfod servers asked, or NULL when debuginfod is off. */
+const char *symbolizer_debuginfod_urls(const struct symbolizer *s);
+
 /* Why kernel symbols are unavailable (e.g. kptr_restrict), or NULL when they are fine or not
  * loaded yet. */
 const char *symbolizer_kernel_problem(struct symbolizer *s);
@@ -81,6 +122,13 @@ struct symbolizer_stats {
 	size_t symbols;     /* symbols held */
 	size_t cached_addrs;
 	uint64_t lookups, cache_hits;
+	size_t go_files;    /* files named through .gopclntab */
+	size_t mini_files;  /* files named through MiniDebugInfo */
+	size_t debug_files; /* separate debug files in use (local or debuginfod) */
+	size_t remote_files; /* ... of which from debuginfod */
+	size_t line_files;  /* files whose DWARF is open for lines */
+	uint64_t line_bytes; /* DWARF bytes those hold (srcline_cost()) */
+	size_t jit_entries; /* perf map / jitdump entries held */
 };
 void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *st);
 

@@ -42,12 +42,16 @@ static const char usage_text[] =
 	"                          (profiles of it are merged) or the JFR profile type, e.g.\n"
 	"                          alloc_outside_tlab_bytes, lock_duration (default: the first\n"
 	"                          OTLP profile's type; JFR's cpu, else the first)\n"
+	"  -l, --lines             one frame per source line: 'fn (file.c:LINE)'; by default a\n"
+	"                          function sampled on several lines is one frame (pprof output\n"
+	"                          keeps the lines either way)\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"examples:\n"
 	"  scorch convert cpu.pb.gz cpu.html              # flame graph of a pprof profile\n"
 	"  scorch convert -t 'nightly build' out.folded out.svg\n"
 	"  scorch convert -i 1 heap.pb.gz heap.folded     # Go heap: alloc_space\n"
+	"  scorch convert --lines cpu.pb.gz lines.html    # hot lines, not just functions\n"
 	"  scorch convert -f folded profile.pb.gz - | sort -k2 -n -t' ' | tail\n"
 	"  scorch convert -T lock_duration app.jfr locks.html    # JFR monitor contention\n"
 	"  scorch convert cpu.pb.gz cpu.otlp                     # pprof to OTLP\n";
@@ -92,6 +96,7 @@ int cmd_convert(int argc, char **argv)
 		{ "title", required_argument, NULL, 't' },
 		{ "sample-index", required_argument, NULL, 'i' },
 		{ "type", required_argument, NULL, 'T' },
+		{ "lines", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -104,10 +109,10 @@ int cmd_convert(int argc, char **argv)
 	const char *title = NULL, *inpath, *outpath;
 	char *end;
 	long v;
-	int c, err, rc = 1;
+	int c, err, rc = 1, lines = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:t:i:T:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:t:i:T:lh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			fmt = output_format_parse(optarg);
@@ -131,6 +136,9 @@ int cmd_convert(int argc, char **argv)
 				return 2;
 			}
 			opts.sample_index = (int)v;
+			break;
+		case 'l':
+			lines = 1;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -171,6 +179,7 @@ int cmd_convert(int argc, char **argv)
 		goto cleanup;
 	}
 	buf_release(&in);
+	p->show_lines = (uint8_t)lines;
 	err = output_render(p, fmt, title, &out);
 	if (err) {
 		error("convert: cannot render %s: %s", output_format_name(fmt), strerror(-err));

@@ -45,6 +45,13 @@ static const char record_usage[] =
 	"      --wall            a wall-clock profile: CPU samples (1/HZ s each) plus off-CPU\n"
 	"                        time, in nanoseconds; idle CPU is left out\n"
 	CLI_OFFCPU_USAGE
+	"  -l, --lines           one frame per source line: 'fn (file.c:LINE)'; by default a\n"
+	"                        function sampled on several lines is one frame (pprof output\n"
+	"                        keeps the lines either way)\n"
+	"      --debuginfod URL  fetch missing symbols and lines from this debuginfod server\n"
+	"                        (also read from DEBUGINFOD_URLS), in the background; at the\n"
+	"                        end, wait up to 30 s for what is still downloading\n"
+	"      --no-debuginfod   ignore DEBUGINFOD_URLS\n"
 	"  -q, --quiet           no status line\n"
 	"      --stats           print counters at the end (samples, lost, BPF run time,\n"
 	"                        unwind tables built and reused)\n"
@@ -66,6 +73,8 @@ static const char record_usage[] =
 	"  scorch record -d 10 -o machine.pb.gz           # whole machine for 10 s, pprof\n"
 	"  scorch record -p 1234,5678 -d 30 -o app.folded\n"
 	"  scorch record -F 999 -o build.svg -- make -j4\n"
+	"  scorch record --lines -o lines.folded -- ./my-program   # hot source lines\n"
+	"  DEBUGINFOD_URLS=https://debuginfod.debian.net scorch record -o out.html -- ls -R /\n"
 	"  scorch record --cache-dir /var/cache/scorch/tables -o t.html -- make test\n"
 	"  scorch record --off-cpu -o waits.html -- ./server --once   # where it blocks\n"
 	"  scorch record --wall -p 1234 -d 10 -o wall.pb.gz           # running and waiting\n"
@@ -93,6 +102,9 @@ int cmd_record(int argc, char **argv)
 		{ "off-cpu", no_argument, NULL, 'O' },
 		{ "wall", no_argument, NULL, 'W' },
 		CLI_OFFCPU_LONGOPTS,
+		{ "lines", no_argument, NULL, 'l' },
+		{ "debuginfod", required_argument, NULL, 'D' },
+		{ "no-debuginfod", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -101,7 +113,7 @@ int cmd_record(int argc, char **argv)
 	struct session *s = NULL;
 	struct profile *prof = NULL;
 	const char *output = NULL;
-	int *pids = NULL, c, ret = 2, all = 0, status = 0, stats = 0;
+	int *pids = NULL, c, ret = 2, all = 0, status = 0, stats = 0, lines = 0;
 	size_t npids = 0;
 	double duration = 0;
 
@@ -111,7 +123,7 @@ int cmd_record(int argc, char **argv)
 	so.status_line = isatty(STDERR_FILENO);
 	optind = 1;
 	argv[0] = progname; /* getopt's messages name it */
-	while ((c = getopt_long(argc, argv, "+o:F:d:p:aqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:F:d:p:aqlh", longopts, NULL)) != -1) {
 		char *end;
 		long v;
 
@@ -174,6 +186,15 @@ int cmd_record(int argc, char **argv)
 			if (cli_offcpu_option(c, optarg, &so))
 				goto out;
 			break;
+		case 'l':
+			lines = 1;
+			break;
+		case 'D':
+			so.debuginfod_urls = optarg;
+			break;
+		case 'N':
+			so.no_debuginfod = 1;
+			break;
 		case 'h':
 			fputs(record_usage, stdout);
 			ret = 0;
@@ -219,9 +240,12 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	status = session_run(s);
+	/* Debug files still downloading would name frames that are addresses now. */
+	session_wait_debuginfo(s, 30);
 	prof = session_profile(s);
 	if (!prof)
 		goto out;
+	prof->show_lines = (uint8_t)lines;
 	if (so.kinds == SESSION_OFFCPU ? session_offcpu_records(s) == 0 :
 	    session_samples(s) + session_offcpu_records(s) == 0)
 		log_warn("no %s recorded%s", so.kinds == SESSION_OFFCPU ? "off-CPU time was" :

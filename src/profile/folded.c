@@ -137,52 +137,6 @@ struct parser {
 	struct buf scratch;
 };
 
-/* "qualname (file:LINE)" or "qualname (file)" where file is a Python file: returns 1 and the
- * parts, so that profile_frame_name() prints the same text back. */
-static int split_python(const char *s, size_t n, size_t *name_len, size_t *file_off,
-			size_t *file_len, int64_t *line)
-{
-	size_t open, i, colon = 0;
-	int64_t v = 0;
-
-	if (n < 4 || s[n - 1] != ')')
-		return 0;
-	for (open = n - 1; open > 0; open--) {
-		if (s[open] == '(' && s[open - 1] == ' ')
-			break;
-	}
-	if (!open)
-		return 0;
-	for (i = n - 2; i > open; i--) {
-		if (s[i] == ':') {
-			colon = i;
-			break;
-		}
-	}
-	if (colon) {
-		if (colon + 2 > n - 1 || s[colon + 1] < '1' || s[colon + 1] > '9')
-			colon = 0;
-		for (i = colon + 1; colon && i < n - 1; i++) {
-			if (s[i] < '0' || s[i] > '9' || v > (INT64_MAX - 9) / 10)
-				colon = 0;
-			else
-				v = v * 10 + (s[i] - '0');
-		}
-	}
-	*file_off = open + 1;
-	*file_len = (colon ? colon : n - 1) - *file_off;
-	if (!*file_len)
-		return 0;
-	/* Only Python files: "x.py", "x.pyw" or CPython's "<frozen ...>", "<string>"... */
-	if (!(*file_len > 3 && !memcmp(s + *file_off + *file_len - 3, ".py", 3)) &&
-	    !(*file_len > 4 && !memcmp(s + *file_off + *file_len - 4, ".pyw", 4)) &&
-	    s[*file_off] != '<')
-		return 0;
-	*name_len = open - 1;
-	*line = colon ? v : 0;
-	return 1;
-}
-
 static const char *scratch_str(struct parser *ps, const char *s, size_t n)
 {
 	buf_reset(&ps->scratch);
@@ -205,8 +159,11 @@ static uint32_t frame_location(struct parser *ps, const char *s, size_t n)
 	if (n > 4 && !memcmp(s + n - 4, "_[k]", 4)) {
 		kind = FRAME_KERNEL;
 		n -= 4;
-	} else if (split_python(s, n, &name_len, &file_off, &file_len, &line)) {
-		kind = FRAME_PYTHON;
+	} else if (profile_frame_split(s, n, &name_len, &file_off, &file_len, &line)) {
+		if (profile_is_python_file(s + file_off, file_len))
+			kind = FRAME_PYTHON;
+		if (line > 0)
+			ps->p->show_lines = 1; /* written back as read */
 		file = xstrndup(s + file_off, file_len);
 		n = name_len;
 	} else if (n >= 2 && s[0] == '[' && s[n - 1] == ']') {

@@ -14,7 +14,7 @@
 
 /* Append the folded form of p to out, lines sorted (bytewise) for stable output; samples with
  * the same line (e.g. same comm, other pid) are summed, samples with a value <= 0 are left out.
- * Frame names come from profile_frame_name(); a ';' inside a name is written as ':' and line
+ * Frame names come from profile_frame_name() (by function unless p->show_lines); a ';' inside a name is written as ':' and line
  * breaks as spaces, so every line parses back. A sample with neither frames nor comm is
  * written as "[unknown]". Returns 0 or a negative errno (-E2BIG past out->max). */
 int folded_write(const struct profile *p, struct buf *out);
@@ -28,9 +28,12 @@ int folded_write(const struct profile *p, struct buf *out);
  * profile back gives the same lines):
  *   "name_[k]"                            kernel "name"
  *   "qual (file.py:LINE)", "qual (<...>)" python "qual" in "file.py", location line LINE
+ *   "name (file:LINE)"                    native "name" in "file", location line LINE
  *   "[anything]"                          special
  *   anything else                         native
- * The first frame is not taken for a comm label. On success *out owns a new profile. */
+ * (see profile_frame_split()). When some frame carries a line, the profile's show_lines is
+ * set, so that it is written back with its lines. The first frame is not taken for a comm
+ * label. On success *out owns a new profile. */
 int folded_parse(const char *text, size_t len, size_t max_lines, struct profile **out,
 		 struct errmsg *err);
 

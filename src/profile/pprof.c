@@ -92,7 +92,98 @@ static int cpu_time_value(const struct profile *p)
 	       !strcmp(strtab_get(t, p->period_unit), "nanoseconds");
 }
 
-static void put_samples(struct protobuf_writer *w, const struct profile *p)
+/* Inlined frames: a run of locations, the inlined ones then their caller, at one address and
+ * mapping, is written as one pprof Location with a Line per frame, innermost first. Runs get
+ * the ids after the profile's own locations; a location is written on its own only when some
+ * sample has it outside a run. */
+struct run_entry {
+	uint32_t first, n, next;
+};
+
+struct runs {
+	struct u64map index;     /* hash of the run's location ids -> entry index + 1 */
+	struct run_entry *v;
+	size_t n, cap;
+	uint32_t *pool;          /* location ids of every run, back to back */
+	size_t npool, pool_cap;
+	uint8_t *alone;          /* alone[id]: location id used outside a run */
+	int any;                 /* some location is inlined */
+};
+
+/* The length of the run of locs[j..n) (1 when locs[j] is not inlined into locs[j + 1]). */
+static size_t run_length(const struct profile *p, const uint32_t *locs, size_t n, size_t j)
+{
+	size_t k = j;
+
+	while (k + 1 < n && locs[k] && locs[k] <= p->nlocations && locs[k + 1] &&
+	       locs[k + 1] <= p->nlocations) {
+		const struct profile_location *a = &p->locations[locs[k] - 1],
+					      *b = &p->locations[locs[k + 1] - 1];
+
+		if (!a->inlined || a->address != b->address || a->mapping != b->mapping)
+			break;
+		k++;
+	}
+	return k - j + 1;
+}
+
+/* The pprof id of the run locs[0..n) (n >= 2), added when new. */
+static uint32_t run_id(struct runs *r, const struct profile *p, const uint32_t *locs, size_t n)
+{
+	uint64_t key = hash_bytes(locs, n * sizeof(*locs), n) | 1, *v = u64map_get(&r->index, key);
+	uint32_t e = v ? (uint32_t)*v : 0;
+
+	for (; e; e = r->v[e - 1].next) {
+		if (r->v[e - 1].n == n && !memcmp(r->pool + r->v[e - 1].first, locs, n * sizeof(*locs)))
+			return (uint32_t)(p->nlocations + e);
+	}
+	ALLOC_GROW(r->pool, r->npool + n, r->pool_cap);
+	memcpy(r->pool + r->npool, locs, n * sizeof(*locs));
+	ALLOC_GROW(r->v, r->n + 1, r->cap);
+	r->v[r->n] = (struct run_entry){ (uint32_t)r->npool, (uint32_t)n, v ? (uint32_t)*v : 0 };
+	r->npool += n;
+	r->n++;
+	u64map_put(&r->index, key, r->n);
+	return (uint32_t)(p->nlocations + r->n);
+}
+
+/* Find the runs and the locations used alone (before the samples are written). */
+static void runs_find(struct runs *r, const struct profile *p)
+{
+	size_t i, j;
+
+	memset(r, 0, sizeof(*r));
+	u64map_init(&r->index);
+	for (i = 0; i < p->nlocations && !r->any; i++)
+		r->any = p->locations[i].inlined;
+	if (!r->any)
+		return;
+	r->alone = xcalloc(p->nlocations + 1, 1);
+	for (i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		const uint32_t *locs = profile_sample_locs(p, s);
+
+		for (j = 0; j < s->nlocs;) {
+			size_t k = run_length(p, locs, s->nlocs, j);
+
+			if (k > 1)
+				run_id(r, p, locs + j, k);
+			else if (locs[j] <= p->nlocations)
+				r->alone[locs[j]] = 1;
+			j += k;
+		}
+	}
+}
+
+static void runs_release(struct runs *r)
+{
+	u64map_release(&r->index);
+	xfree(r->v);
+	xfree(r->pool);
+	xfree(r->alone);
+}
+
+static void put_samples(struct protobuf_writer *w, const struct profile *p, struct runs *r)
 {
 	int cpu = cpu_time_value(p);
 	size_t i, j, m, n;
@@ -105,10 +196,15 @@ static void put_samples(struct protobuf_writer *w, const struct profile *p)
 		m = protobuf_begin(w, PROFILE_SAMPLE);
 		if (s->nlocs) {
 			n = protobuf_begin(w, SAMPLE_LOCATION_ID);
-			for (j = 0; j < s->nlocs; j++) {
+			for (j = 0; j < s->nlocs;) {
+				size_t k = r->any ? run_length(p, locs, s->nlocs, j) : 1;
+
 				/* pprof has no location 0; a stack slot we know nothing of is dropped. */
-				if (locs[j] && locs[j] <= p->nlocations)
+				if (k > 1)
+					protobuf_put_raw_varint(w, run_id(r, p, locs + j, k));
+				else if (locs[j] && locs[j] <= p->nlocations)
 					protobuf_put_raw_varint(w, locs[j]);
+				j += k;
 			}
 			protobuf_end(w, n);
 		}
@@ -155,8 +251,42 @@ static void put_mapping(struct protobuf_writer *w, uint64_t id, const struct pro
 	protobuf_end(w, m);
 }
 
+/* A pprof Location: the address and mapping of locs[0], one Line per location of locs (an
+ * inlined run, innermost first; see struct runs). */
+static void put_location(struct protobuf_writer *w, const struct profile *p, uint64_t id,
+			 const uint32_t *locs, size_t n, const uint32_t *marker_map)
+{
+	const struct profile_location *l = &p->locations[locs[0] - 1];
+	uint32_t mid = l->mapping <= p->nmappings ? l->mapping : 0;
+	size_t m, j;
+
+	if (!mid && l->function && l->function <= p->nfunctions) {
+		int k = p->functions[l->function - 1].kind;
+
+		if (k < NKINDS)
+			mid = marker_map[k];
+	}
+	m = protobuf_begin(w, PROFILE_LOCATION);
+	protobuf_put_uint64(w, LOCATION_ID, id);
+	protobuf_put_uint64_nz(w, LOCATION_MAPPING_ID, mid);
+	protobuf_put_uint64_nz(w, LOCATION_ADDRESS, l->address);
+	for (j = 0; j < n; j++) {
+		const struct profile_location *x = &p->locations[locs[j] - 1];
+
+		if (x->function && x->function <= p->nfunctions) {
+			size_t ln = protobuf_begin(w, LOCATION_LINE);
+
+			protobuf_put_uint64(w, LINE_FUNCTION_ID, x->function);
+			protobuf_put_int64_nz(w, LINE_LINE, x->line);
+			protobuf_end(w, ln);
+		}
+	}
+	protobuf_end(w, m);
+}
+
 int pprof_encode_raw(const struct profile *p, struct buf *out)
 {
+	struct runs runs;
 	struct protobuf_writer w = PROTOBUF_WRITER(out);
 	uint32_t nstr = strtab_count(p->strings), next_str = nstr;
 	uint32_t marker_map[NKINDS] = { 0 }, marker_str[NKINDS] = { 0 };
@@ -203,10 +333,11 @@ int pprof_encode_raw(const struct profile *p, struct buf *out)
 			mflags[mid] |= MF_NOLINE;
 	}
 
+	runs_find(&runs, p);
 	put_value_type(&w, PROFILE_SAMPLE_TYPE, p->sample_type, p->sample_unit);
 	if (cpu_time_value(p))
 		put_value_type(&w, PROFILE_SAMPLE_TYPE, p->period_type, p->period_unit);
-	put_samples(&w, p);
+	put_samples(&w, p, &runs);
 	for (i = 0; i < p->nmappings; i++)
 		put_mapping(&w, i + 1, &p->mappings[i], p->mappings[i].file, mflags[i + 1]);
 	for (k = 0; k < NKINDS; k++) {
@@ -214,28 +345,16 @@ int pprof_encode_raw(const struct profile *p, struct buf *out)
 			put_mapping(&w, marker_map[k], NULL, marker_str[k], mflags[marker_map[k]]);
 	}
 	for (i = 0; i < p->nlocations && !w.err; i++) {
-		const struct profile_location *l = &p->locations[i];
-		uint32_t mid = l->mapping <= p->nmappings ? l->mapping : 0;
-		int has_fn = l->function && l->function <= p->nfunctions;
+		uint32_t id = (uint32_t)i + 1;
 
-		if (!mid && has_fn) {
-			k = p->functions[l->function - 1].kind;
-			if (k < NKINDS)
-				mid = marker_map[k];
-		}
-		m = protobuf_begin(&w, PROFILE_LOCATION);
-		protobuf_put_uint64(&w, LOCATION_ID, i + 1);
-		protobuf_put_uint64_nz(&w, LOCATION_MAPPING_ID, mid);
-		protobuf_put_uint64_nz(&w, LOCATION_ADDRESS, l->address);
-		if (has_fn) {
-			size_t n = protobuf_begin(&w, LOCATION_LINE);
-
-			protobuf_put_uint64(&w, LINE_FUNCTION_ID, l->function);
-			protobuf_put_int64_nz(&w, LINE_LINE, l->line);
-			protobuf_end(&w, n);
-		}
-		protobuf_end(&w, m);
+		if (runs.any && p->locations[i].inlined && !runs.alone[id])
+			continue; /* only ever written as part of its runs */
+		put_location(&w, p, id, &id, 1, marker_map);
 	}
+	for (i = 0; i < runs.n && !w.err; i++)
+		put_location(&w, p, p->nlocations + i + 1, runs.pool + runs.v[i].first, runs.v[i].n,
+			     marker_map);
+	runs_release(&runs);
 	for (i = 0; i < p->nfunctions && !w.err; i++) {
 		const struct profile_function *f = &p->functions[i];
 
@@ -893,8 +1012,9 @@ static int resolve_locations(struct decoder *d)
 
 				fid = function_for(d, fn, line_kind(d, dm, fn));
 			}
-			d->exp[d->nexp++] = profile_intern_location(d->p, our_map, dl->address, fid,
-								    ln->line);
+			/* Every line but the last is inlined into the next. */
+			d->exp[d->nexp++] = profile_intern_location_inl(d->p, our_map, dl->address, fid,
+									ln->line, j + 1 < dl->nlines);
 		}
 	}
 	return 0;

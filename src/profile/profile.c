@@ -149,28 +149,38 @@ uint32_t profile_intern_function(struct profile *p, enum frame_kind kind, const 
 	return id;
 }
 
-uint32_t profile_intern_location(struct profile *p, uint32_t mapping, uint64_t address,
-				 uint32_t function, int64_t line)
+uint32_t profile_intern_location_inl(struct profile *p, uint32_t mapping, uint64_t address,
+				     uint32_t function, int64_t line, int inlined)
 {
 	struct profile_priv *priv = p->priv;
-	uint64_t key = key_fix(hash_combine(hash_combine(hash_combine(address, mapping), function),
-					    (uint64_t)line));
+	uint8_t inl = inlined ? 1 : 0;
+	uint64_t key = key_fix(hash_combine(hash_combine(hash_combine(hash_combine(address, mapping),
+								       function),
+						      (uint64_t)line),
+					    inl));
 	uint32_t id;
 
 	for (id = chain_first(&priv->locations, key); id; id = priv->locations.next[id - 1]) {
 		const struct profile_location *l = &p->locations[id - 1];
 
 		if (l->address == address && l->mapping == mapping && l->function == function &&
-		    l->line == line)
+		    l->line == line && l->inlined == inl)
 			return id;
 	}
 	ALLOC_GROW(p->locations, p->nlocations + 1, p->locations_cap);
 	p->locations[p->nlocations++] = (struct profile_location){
 		.address = address, .mapping = mapping, .function = function, .line = line,
+		.inlined = inl,
 	};
 	id = (uint32_t)p->nlocations;
 	chain_push(&priv->locations, key, id);
 	return id;
+}
+
+uint32_t profile_intern_location(struct profile *p, uint32_t mapping, uint64_t address,
+				 uint32_t function, int64_t line)
+{
+	return profile_intern_location_inl(p, mapping, address, function, line, 0);
 }
 
 static int labels_equal(const struct profile_label *a, const struct profile_label *b, size_t n)
@@ -295,7 +305,8 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-size_t profile_frame_name(const struct profile *p, uint32_t loc, char *out, size_t outlen)
+size_t profile_frame_name_flags(const struct profile *p, uint32_t loc, unsigned flags, char *out,
+				size_t outlen)
 {
 	const struct profile_location *l;
 	const struct profile_function *f;
@@ -317,12 +328,19 @@ size_t profile_frame_name(const struct profile *p, uint32_t loc, char *out, size
 			n = snprintf(out, outlen, "%s_[k]", name);
 			break;
 		case FRAME_PYTHON:
-			if (f->filename && l->line > 0)
+			if (f->filename && l->line > 0 && (flags & PROFILE_NAME_LINES))
 				n = snprintf(out, outlen, "%s (%s:%" PRId64 ")", name,
 					     profile_get_str(p, f->filename), l->line);
 			else if (f->filename)
 				n = snprintf(out, outlen, "%s (%s)", name,
 					     profile_get_str(p, f->filename));
+			else
+				n = snprintf(out, outlen, "%s", name);
+			break;
+		case FRAME_NATIVE:
+			if (f->filename && l->line > 0 && (flags & PROFILE_NAME_LINES))
+				n = snprintf(out, outlen, "%s (%s:%" PRId64 ")", name,
+					     profile_get_str(p, f->filename), l->line);
 			else
 				n = snprintf(out, outlen, "%s", name);
 			break;
@@ -346,6 +364,78 @@ done:
 	if (n < 0)
 		n = 0;
 	return (size_t)n < outlen ? (size_t)n : outlen - 1;
+}
+
+size_t profile_frame_name(const struct profile *p, uint32_t loc, char *out, size_t outlen)
+{
+	return profile_frame_name_flags(p, loc, p->show_lines ? PROFILE_NAME_LINES : 0, out, outlen);
+}
+
+int profile_is_python_file(const char *file, size_t len)
+{
+	return (len > 3 && !memcmp(file + len - 3, ".py", 3)) ||
+	       (len > 4 && !memcmp(file + len - 4, ".pyw", 4)) || (len > 0 && file[0] == '<');
+}
+
+int profile_frame_split(const char *s, size_t n, size_t *name_len, size_t *file_off,
+			size_t *file_len, int64_t *line)
+{
+	size_t open, i, colon = 0;
+	int64_t v = 0;
+
+	*line = 0;
+	if (n < 4 || s[n - 1] != ')')
+		return 0;
+	for (open = n - 1; open > 0; open--) {
+		if (s[open] == '(' && s[open - 1] == ' ')
+			break;
+	}
+	if (!open)
+		return 0;
+	for (i = n - 2; i > open; i--) {
+		if (s[i] == ':') {
+			colon = i;
+			break;
+		}
+	}
+	if (colon) {
+		if (colon + 2 > n - 1 || s[colon + 1] < '1' || s[colon + 1] > '9')
+			colon = 0;
+		for (i = colon + 1; colon && i < n - 1; i++) {
+			if (s[i] < '0' || s[i] > '9' || v > (INT64_MAX - 9) / 10)
+				colon = 0;
+			else
+				v = v * 10 + (s[i] - '0');
+		}
+	}
+	*file_off = open + 1;
+	*file_len = (colon ? colon : n - 1) - *file_off;
+	if (!*file_len)
+		return 0;
+	/* Without a line, only a Python file makes a file part: "f (anything)" is a name. */
+	if (!colon && !profile_is_python_file(s + *file_off, *file_len))
+		return 0;
+	*name_len = open - 1;
+	*line = colon ? v : 0;
+	return 1;
+}
+
+size_t profile_frame_strip_line(const char *s, char *out, size_t outlen)
+{
+	size_t n = strlen(s), name_len, file_off, file_len, len;
+	int64_t line;
+	int w;
+
+	if (!outlen)
+		return 0;
+	if (!profile_frame_split(s, n, &name_len, &file_off, &file_len, &line) || !line)
+		w = snprintf(out, outlen, "%s", s);
+	else if (profile_is_python_file(s + file_off, file_len))
+		w = snprintf(out, outlen, "%.*s (%.*s)", (int)name_len, s, (int)file_len, s + file_off);
+	else
+		w = snprintf(out, outlen, "%.*s", (int)name_len, s);
+	len = w < 0 ? 0 : (size_t)w;
+	return len < outlen ? len : outlen - 1;
 }
 
 int64_t profile_total(const struct profile *p)
@@ -384,10 +474,9 @@ void profile_merge(struct profile *dst, const struct profile *src)
 	for (i = 0; i < src->nlocations; i++) {
 		const struct profile_location *l = &src->locations[i];
 
-		loc_ids[i + 1] = profile_intern_location(dst, l->mapping <= src->nmappings ? map_ids[l->mapping] : 0,
-							 l->address,
-							 l->function <= src->nfunctions ? fn_ids[l->function] : 0,
-							 l->line);
+		loc_ids[i + 1] = profile_intern_location_inl(
+			dst, l->mapping <= src->nmappings ? map_ids[l->mapping] : 0, l->address,
+			l->function <= src->nfunctions ? fn_ids[l->function] : 0, l->line, l->inlined);
 	}
 	for (i = 0; i < src->nsamples; i++) {
 		const struct profile_sample *s = &src->samples[i];

@@ -42,11 +42,16 @@ struct profile_function {
 	uint8_t kind;         /* enum frame_kind */
 };
 
+/* A frame. Inlined calls are frames of their own: a location with `inlined` set is a function
+ * inlined into the frame that follows it in a sample (its caller, at the same address and
+ * mapping), as pprof's Line entries of one Location, innermost first. The pprof codec turns
+ * such runs into one Location with several Lines and back. */
 struct profile_location {
 	uint64_t address; /* absolute in the process, 0 if unknown */
 	uint32_t mapping; /* mapping id or 0 */
 	uint32_t function; /* function id or 0 (unsymbolized) */
 	int64_t line;
+	uint8_t inlined;  /* inlined into the next frame of the stack */
 };
 
 struct profile_label {
@@ -99,6 +104,10 @@ struct profile {
 	uint32_t *value_types, *value_units;
 	int64_t *values;
 	size_t values_cap;
+	/* Presentation: 1 when frame names carry source lines (`--lines`), so that a function
+	 * sampled on several lines becomes several frames; 0 (default) aggregates by function.
+	 * See profile_frame_name(). */
+	uint8_t show_lines;
 
 	/* private: intern indexes */
 	void *priv;
@@ -122,6 +131,9 @@ uint32_t profile_intern_function(struct profile *p, enum frame_kind kind, const 
 				 const char *system_name, const char *filename, int64_t start_line);
 uint32_t profile_intern_location(struct profile *p, uint32_t mapping, uint64_t address,
 				 uint32_t function, int64_t line);
+/* The same for an inlined frame when inlined is 1 (see struct profile_location). */
+uint32_t profile_intern_location_inl(struct profile *p, uint32_t mapping, uint64_t address,
+				     uint32_t function, int64_t line, int inlined);
 
 /* Add value to the sample with this stack (location ids, leaf first) and these labels,
  * creating it if needed. Labels are compared in the order given. */
@@ -154,11 +166,32 @@ int64_t profile_sample_value(const struct profile *p, const struct profile_sampl
 const char *profile_sample_label_str(const struct profile *p, const struct profile_sample *s,
 				     const char *key);
 
-/* The frame name of location id as the folded format shows it:
- *   native "symbol", kernel "symbol_[k]", python "qualname (file:line)", special "[idle]",
- *   unsymbolized "module+0xOFFSET" (offset in the file) or "[unknown]".
- * Written into out (always NUL-terminated, truncated to outlen). Returns the length written. */
+/* The frame name of location id as the folded format shows it. By function (the default):
+ *   native "symbol", kernel "symbol_[k]", python "qualname (file)", special "[idle]",
+ *   unsymbolized "module+0xOFFSET" (offset in the file) or "[unknown]";
+ * with lines (PROFILE_NAME_LINES), when the line is known:
+ *   native "symbol (file:LINE)", python "qualname (file:LINE)".
+ * So a function sampled on several lines is one frame unless lines are asked for.
+ * profile_frame_name() follows p->show_lines. Written into out (always NUL-terminated,
+ * truncated to outlen). Returns the length written. */
+#define PROFILE_NAME_LINES 1u
 size_t profile_frame_name(const struct profile *p, uint32_t loc, char *out, size_t outlen);
+size_t profile_frame_name_flags(const struct profile *p, uint32_t loc, unsigned flags, char *out,
+				size_t outlen);
+
+/* Frame names (as written by profile_frame_name()) parsed back: "name (file:LINE)" gives
+ * name, file and line (file and line only when LINE is a positive decimal number), "qual
+ * (file.py)" and other Python files name and file, anything else the name alone. Sets the
+ * offsets and lengths into s; *line is 0 when none. Returns 1 when a file part was found. */
+int profile_frame_split(const char *s, size_t n, size_t *name_len, size_t *file_off,
+			size_t *file_len, int64_t *line);
+/* Whether a frame's file part names Python source ("x.py", "x.pyw", "<frozen ...>",
+ * "<string>", ...): such frames keep their file when aggregated by function. */
+int profile_is_python_file(const char *file, size_t len);
+/* The by-function form of a frame name written with lines: "f (file.c:12)" -> "f",
+ * "q (x.py:12)" -> "q (x.py)"; other names unchanged. Returns the length written to out
+ * (NUL-terminated, truncated to outlen). */
+size_t profile_frame_strip_line(const char *s, char *out, size_t outlen);
 
 /* Sum of all sample values. */
 int64_t profile_total(const struct profile *p);

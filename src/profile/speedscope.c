@@ -2,7 +2,8 @@
  * (schema: https://www.speedscope.app/file-format-schema.json; notes in docs/formats.md).
  *
  * Frames are shared by display name (the folded name), so a function seen at several addresses
- * is one frame; the sample's "comm" label is the outermost frame, as in the folded output. */
+ * (or, unless p->show_lines, on several lines) is one frame, whose line is where the function
+ * starts (the sampled line with show_lines); the sample's "comm" label is the outermost frame, as in the folded output. */
 #include "lib/alloc.h"
 #include "lib/json.h"
 #include "lib/strtab.h"
@@ -54,7 +55,8 @@ static uint32_t frame_of_loc(struct sframes *sf, const struct profile *p, uint32
 	l = loc ? &p->locations[loc - 1] : NULL;
 	if (l && l->function && l->function <= p->nfunctions) {
 		file = p->functions[l->function - 1].filename;
-		line = l->line;
+		/* By function, a frame stands for all its lines: give where it starts. */
+		line = p->show_lines ? l->line : p->functions[l->function - 1].start_line;
 	}
 	sf->of_loc[loc] = frame_of_name(sf, name, file, line) + 1;
 	return sf->of_loc[loc] - 1;

@@ -244,20 +244,22 @@ void api_top(void *ctx, const struct http_request *req, struct http_response *re
 {
 	struct server *s = ctx;
 	struct server_range r;
-	const struct store_profile *p = NULL;
+	const struct store_profile *p = NULL, *v;
+	struct store_profile *byfn = NULL;
 	struct query_top_row *rows = NULL;
 	struct errmsg err = { "" };
 	const char *sort = http_arg(req, "sort");
 	struct buf *b = &resp->body;
 	uint64_t limit;
 	size_t n = 0, i;
-	int rc;
+	int rc, lines;
 
 	if (sort && *sort && strcmp(sort, "self") && strcmp(sort, "total") && strcmp(sort, "name")) {
 		http_error(resp, 400, "bad parameter 'sort': want self, total or name");
 		return;
 	}
-	if (server_arg_uint(req, resp, "limit", 100, 1, 1000000, &limit) < 0)
+	if (server_arg_uint(req, resp, "limit", 100, 1, 1000000, &limit) < 0 ||
+	    server_arg_lines(req, resp, &lines) < 0)
 		return;
 	if (server_parse_range(req, resp, "query", "from", "until", &r) < 0)
 		return;
@@ -268,12 +270,15 @@ void api_top(void *ctx, const struct http_request *req, struct http_response *re
 		server_store_error(resp, rc, &err);
 		goto cleanup;
 	}
-	n = query_top(p, &rows);
+	v = p;
+	if (!lines && (byfn = query_by_function(p))) /* a copy: the merge is shared */
+		v = byfn;
+	n = query_top(v, &rows);
 	if (n > 1 && sort && !strcmp(sort, "total"))
 		qsort(rows, n, sizeof(*rows), cmp_total);
 	else if (n > 1 && sort && !strcmp(sort, "name"))
 		qsort(rows, n, sizeof(*rows), cmp_name);
-	rc = buf_printf(b, "{\"total\":%" PRId64 ",\"functions\":%zu,\"rows\":[", p->total, n);
+	rc = buf_printf(b, "{\"total\":%" PRId64 ",\"functions\":%zu,\"rows\":[", v->total, n);
 	for (i = 0; i < n && i < limit && !rc; i++) {
 		rc = buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
 		if (!rc)
@@ -288,6 +293,7 @@ void api_top(void *ctx, const struct http_request *req, struct http_response *re
 		http_error(resp, 500, "response too large");
 cleanup:
 	xfree(rows);
+	store_profile_free(byfn);
 	merge_cache_put(s->merges, p);
 	server_range_release(&r);
 }
@@ -298,19 +304,19 @@ void api_sandwich(void *ctx, const struct http_request *req, struct http_respons
 {
 	struct server *s = ctx;
 	struct server_range r;
-	const struct store_profile *p = NULL;
-	struct store_profile *callers = NULL, *callees = NULL;
+	const struct store_profile *p = NULL, *v;
+	struct store_profile *callers = NULL, *callees = NULL, *byfn = NULL;
 	struct errmsg err = { "" };
 	const char *fn = http_arg(req, "function");
 	struct buf *b = &resp->body;
 	uint64_t max_nodes;
-	int rc;
+	int rc, lines;
 
 	if (!fn || !*fn) {
 		http_error(resp, 400, "missing parameter 'function'");
 		return;
 	}
-	if (server_arg_max_nodes(req, resp, &max_nodes) < 0)
+	if (server_arg_max_nodes(req, resp, &max_nodes) < 0 || server_arg_lines(req, resp, &lines) < 0)
 		return;
 	if (server_parse_range(req, resp, "query", "from", "until", &r) < 0)
 		return;
@@ -321,7 +327,10 @@ void api_sandwich(void *ctx, const struct http_request *req, struct http_respons
 		server_store_error(resp, rc, &err);
 		goto cleanup;
 	}
-	rc = query_sandwich(p, fn, &callers, &callees);
+	v = p;
+	if (!lines && (byfn = query_by_function(p))) /* a copy: the merge is shared */
+		v = byfn;
+	rc = query_sandwich(v, fn, &callers, &callees);
 	if (rc == -ENOENT) {
 		http_error(resp, 404, "function '%.200s' is not in the selected profiles", fn);
 		goto cleanup;
@@ -348,6 +357,7 @@ void api_sandwich(void *ctx, const struct http_request *req, struct http_respons
 cleanup:
 	store_profile_free(callers);
 	store_profile_free(callees);
+	store_profile_free(byfn);
 	merge_cache_put(s->merges, p);
 	server_range_release(&r);
 }

@@ -453,7 +453,10 @@ int ingest_profile_columns(const struct profile *p, const struct ingest_meta *me
 			if (loc > p->nlocations)
 				loc = 0;
 			if (!locname[loc]) {
-				profile_frame_name(p, loc, name, sizeof(name));
+				/* Stored with their lines; queries aggregate by
+				 * function unless asked for lines (query_by_function()). */
+				profile_frame_name_flags(p, loc, PROFILE_NAME_LINES, name,
+							 sizeof(name));
 				locname[loc] = keep(pv, name);
 			}
 			frames[n++] = locname[loc];

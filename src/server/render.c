@@ -1,6 +1,7 @@
 /* render.c: /render and /render-diff (see render.h): selection, store_merge(), and the four
  * output formats. The flamebearer tree itself is built in flamebearer.c. */
 #include "server/render.h"
+#include "store/query.h"
 #include "lib/alloc.h"
 #include "lib/json.h"
 #include "lib/strtab.h"
@@ -352,14 +353,14 @@ void render_handle(void *ctx, const struct http_request *req, struct http_respon
 	struct render_focus focus;
 	const struct store_profile *merged = NULL, *p = NULL;
 	struct store_profile view;
-	struct store_profile *focused = NULL;
+	struct store_profile *focused = NULL, *byfn = NULL;
 	struct profile *prof = NULL;
 	struct errmsg err = { "" };
 	const char *format = http_arg(req, "format");
 	char name[512];
 	uint64_t max_nodes;
 	int64_t selection_total;
-	int rc;
+	int rc, lines;
 
 	if (!format || !*format)
 		format = "json";
@@ -368,7 +369,7 @@ void render_handle(void *ctx, const struct http_request *req, struct http_respon
 		http_error(resp, 400, "bad parameter 'format': want json, pprof, folded, html or svg");
 		return;
 	}
-	if (server_arg_max_nodes(req, resp, &max_nodes) < 0)
+	if (server_arg_max_nodes(req, resp, &max_nodes) < 0 || server_arg_lines(req, resp, &lines) < 0)
 		return;
 	if (arg_focus(req, resp, &focus) < 0)
 		return;
@@ -384,6 +385,9 @@ void render_handle(void *ctx, const struct http_request *req, struct http_respon
 		goto cleanup;
 	}
 	p = merged;
+	/* by function (default): a copy, the merge is shared (merge_cache.h) */
+	if (!lines && (byfn = query_by_function(merged)))
+		p = byfn;
 	selection_total = p->total;
 	apply_focus(&p, &focused, &focus);
 	nodes_view(&p, &view, s->cfg.render.max_nodes);
@@ -432,6 +436,7 @@ void render_handle(void *ctx, const struct http_request *req, struct http_respon
 cleanup:
 	profile_free(prof);
 	store_profile_free(focused);
+	store_profile_free(byfn);
 	merge_cache_put(s->merges, merged);
 	server_range_release(&r);
 cleanup_focus:
@@ -445,17 +450,17 @@ void render_diff_handle(void *ctx, const struct http_request *req, struct http_r
 	struct render_focus focus;
 	const struct store_profile *lm = NULL, *rm = NULL, *lp, *rp;
 	struct store_profile lview, rview;
-	struct store_profile *lf = NULL, *rf = NULL;
+	struct store_profile *lf = NULL, *rf = NULL, *lfn = NULL, *rfn = NULL;
 	struct errmsg err = { "" };
 	struct buf *b = &resp->body;
 	uint64_t max_nodes;
 	int64_t lsel, rsel;
 	char name[512];
-	int rc;
+	int rc, lines;
 
 	memset(&rr, 0, sizeof(rr));
 	memset(&lr, 0, sizeof(lr));
-	if (server_arg_max_nodes(req, resp, &max_nodes) < 0)
+	if (server_arg_max_nodes(req, resp, &max_nodes) < 0 || server_arg_lines(req, resp, &lines) < 0)
 		return;
 	if (arg_focus(req, resp, &focus) < 0)
 		return;
@@ -474,6 +479,12 @@ void render_diff_handle(void *ctx, const struct http_request *req, struct http_r
 	}
 	lp = lm;
 	rp = rm;
+	if (!lines) {
+		if ((lfn = query_by_function(lm)))
+			lp = lfn;
+		if ((rfn = query_by_function(rm)))
+			rp = rfn;
+	}
 	lsel = lp->total;
 	rsel = rp->total;
 	apply_focus(&lp, &lf, &focus);
@@ -515,6 +526,8 @@ void render_diff_handle(void *ctx, const struct http_request *req, struct http_r
 cleanup:
 	store_profile_free(lf);
 	store_profile_free(rf);
+	store_profile_free(lfn);
+	store_profile_free(rfn);
 	merge_cache_put(s->merges, lm);
 	merge_cache_put(s->merges, rm);
 	server_range_release(&lr);

@@ -442,6 +442,21 @@ int server_arg_uint(const struct http_request *req, struct http_response *resp, 
 	return 0;
 }
 
+int server_arg_lines(const struct http_request *req, struct http_response *resp, int *out)
+{
+	const char *v = http_arg(req, "lines");
+
+	*out = 0;
+	if (!v || !*v || !strcmp(v, "0") || !strcmp(v, "false"))
+		return 0;
+	if (!strcmp(v, "1") || !strcmp(v, "true")) {
+		*out = 1;
+		return 0;
+	}
+	http_error(resp, 400, "bad parameter 'lines': want 1 or 0");
+	return -EINVAL;
+}
+
 int server_arg_max_nodes(const struct http_request *req, struct http_response *resp, uint64_t *out)
 {
 	const char *key = http_arg(req, "maxNodes") ? "maxNodes" : "max-nodes";

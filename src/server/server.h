@@ -137,5 +137,9 @@ int server_arg_uint(const struct http_request *req, struct http_response *resp, 
 /* The flame graph size: `maxNodes`, or `max-nodes` as older Pyroscope clients spell it
  * (default FLAMEBEARER_DEFAULT_MAX_NODES, 1..FLAMEBEARER_MAX_MAX_NODES). 400 on error. */
 int server_arg_max_nodes(const struct http_request *req, struct http_response *resp, uint64_t *out);
+/* The `lines` argument of the query views: 1 ("1", "true") keeps a frame per source line as
+ * stored; 0 (absent, "", "0", "false", the default) aggregates by function
+ * (query_by_function()). Answers 400 and returns -EINVAL for another value. */
+int server_arg_lines(const struct http_request *req, struct http_response *resp, int *out);
 
 #endif

@@ -4,6 +4,7 @@
 #include "lib/alloc.h"
 #include "lib/hash.h"
 #include "lib/strtab.h"
+#include "profile/profile.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +19,58 @@ static int cmp_top(const void *a, const void *b)
 	if (x->total != y->total)
 		return x->total > y->total ? -1 : 1;
 	return strcmp(x->name, y->name);
+}
+
+struct store_profile *query_by_function(const struct store_profile *p)
+{
+	uint32_t nnames = strtab_count(p->names), *map, *ids = NULL, id;
+	struct store_profile *out = NULL;
+	struct strtab *names;
+	size_t i, j, ids_cap = 0;
+	char *buf;
+	int changed = 0;
+
+	map = xmalloc((size_t)nnames * sizeof(*map) + 1);
+	buf = xmalloc(STORE_MAX_FRAME + 1);
+	names = strtab_new();
+	for (id = 0; id < nnames; id++) {
+		const char *name = strtab_get(p->names, id);
+		size_t n = profile_frame_strip_line(name, buf, STORE_MAX_FRAME + 1);
+
+		changed |= n != strlen(name);
+		map[id] = strtab_intern(names, buf);
+	}
+	if (changed) {
+		out = store_profile_new();
+		strtab_free(out->names);
+		out->names = names;
+		names = NULL;
+		for (i = 0; i < p->nstacks; i++) {
+			const struct store_stack *st = &p->stacks[i];
+
+			ALLOC_GROW(ids, st->depth + 1, ids_cap);
+			for (j = 0; j < st->depth; j++) {
+				uint32_t f = p->frames[st->first + j];
+
+				ids[j] = f < nnames ? map[f] : 0;
+			}
+			store_profile_add_ids(out, ids, st->depth, st->value);
+		}
+		out->total = p->total;
+		out->other = p->other;
+		out->other_stacks = p->other_stacks;
+		out->nseries = p->nseries;
+		out->sample_rate = p->sample_rate;
+		memcpy(out->type, p->type, sizeof(out->type));
+		memcpy(out->units, p->units, sizeof(out->units));
+		memcpy(out->spy_name, p->spy_name, sizeof(out->spy_name));
+		memcpy(out->aggregation, p->aggregation, sizeof(out->aggregation));
+	}
+	strtab_free(names);
+	xfree(ids);
+	xfree(buf);
+	xfree(map);
+	return out;
 }
 
 size_t query_top(const struct store_profile *p, struct query_top_row **rows)

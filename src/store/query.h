@@ -15,6 +15,14 @@ struct query_top_row {
 	int64_t total;    /* value of stacks containing it (once per stack, even when recursive) */
 };
 
+/* Aggregate by function: a copy of p whose frame names stored with their source line
+ * ("f (file.c:12)", "q (app.py:12)") become the function's frame ("f", "q (app.py)": see
+ * profile_frame_strip_line()), so that a function sampled on several lines is one frame in the
+ * views computed from it; stacks that become equal stay separate entries (every view merges
+ * equal paths). NULL when p has no frame with a line (use p itself). The copy is the caller's
+ * (store_profile_free()); p is not changed (it may be shared: merge_cache.h). */
+struct store_profile *query_by_function(const struct store_profile *p);
+
 /* One row per distinct frame name in p, sorted by self then total (largest first), then name.
  * Returns the number of rows; *rows is owned by the caller (xfree). */
 size_t query_top(const struct store_profile *p, struct query_top_row **rows);

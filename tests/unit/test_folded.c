@@ -41,9 +41,19 @@ static void test_write(void)
 	CHECK_EQ_INT(folded_write(p, &out), 0);
 	CHECK_EQ_STR(out.data,
 		     "[unknown] 2\n"
+		     "alpha;main;Job.step (app/job.py);vfs_read_[k] 12\n"
+		     "main;libfoo.so+0x2100 3\n"
+		     "odd:name here 1\n");
+	/* With lines. */
+	buf_reset(&out);
+	p->show_lines = 1;
+	CHECK_EQ_INT(folded_write(p, &out), 0);
+	CHECK_EQ_STR(out.data,
+		     "[unknown] 2\n"
 		     "alpha;main;Job.step (app/job.py:42);vfs_read_[k] 12\n"
 		     "main;libfoo.so+0x2100 3\n"
 		     "odd:name here 1\n");
+	p->show_lines = 0;
 	/* The maximum is honoured. */
 	{
 		struct buf small = BUF_INIT(10);

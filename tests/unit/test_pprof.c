@@ -260,6 +260,69 @@ static void test_roundtrip(void)
 	buf_release(&raw);
 }
 
+static const struct profile_function *fn_of(const struct profile *p, uint32_t loc);
+
+/* Inlined frames: a run of locations (inlined ones, then their caller at the same address)
+ * becomes one pprof Location with a Line per frame, and comes back as the same run. */
+static void test_inlined(void)
+{
+	struct profile *p = profile_new(), *q = NULL;
+	struct buf raw = BUF_INIT(BUF_UNLIMITED);
+	struct errmsg err = { "" };
+	uint32_t m = profile_add_mapping(p, 0x1000, 0x9000, 0, "/bin/app", NULL);
+	uint32_t fin = profile_intern_function(p, FRAME_NATIVE, "inner", NULL, "a.h", 0);
+	uint32_t fmid = profile_intern_function(p, FRAME_NATIVE, "middle", NULL, "a.h", 0);
+	uint32_t fout = profile_intern_function(p, FRAME_NATIVE, "outer", NULL, "a.c", 0);
+	uint32_t fmain = profile_intern_function(p, FRAME_NATIVE, "main", NULL, "a.c", 0);
+	uint32_t s[4], t[2];
+	const uint32_t *locs;
+	size_t nloc_msgs = 0;
+
+	s[0] = profile_intern_location_inl(p, m, 0x1234, fin, 11, 1);
+	s[1] = profile_intern_location_inl(p, m, 0x1234, fmid, 22, 1);
+	s[2] = profile_intern_location(p, m, 0x1234, fout, 33);
+	s[3] = profile_intern_location(p, m, 0x1500, fmain, 44);
+	profile_add_sample(p, s, 4, NULL, 0, 5);
+	/* the caller alone, at another sample */
+	t[0] = s[2];
+	t[1] = s[3];
+	profile_add_sample(p, t, 2, NULL, 0, 2);
+	CHECK_EQ_INT(pprof_encode_raw(p, &raw), 0);
+	/* Count the Location messages: outer, main and the run (inner and middle are only ever
+	 * written inside the run). */
+	{
+		struct protobuf_reader r = PROTOBUF_READER(raw.data, raw.len);
+		struct protobuf_field f;
+
+		while (protobuf_next(&r, &f) > 0)
+			nloc_msgs += f.num == 4; /* Profile.location */
+	}
+	CHECK_EQ_INT(nloc_msgs, 3);
+	CHECK_EQ_INT(pprof_decode(raw.data, raw.len, MAXU, -1, &q, &err), 0);
+	if (q) {
+		CHECK_EQ_INT(q->nsamples, 2);
+		locs = profile_sample_locs(q, &q->samples[0]);
+		CHECK_EQ_INT(q->samples[0].nlocs, 4);
+		CHECK_EQ_STR(S(q, fn_of(q, locs[0])->name), "inner");
+		CHECK_EQ_INT(q->locations[locs[0] - 1].inlined, 1);
+		CHECK_EQ_INT(q->locations[locs[0] - 1].line, 11);
+		CHECK_EQ_STR(S(q, fn_of(q, locs[1])->name), "middle");
+		CHECK_EQ_INT(q->locations[locs[1] - 1].inlined, 1);
+		CHECK_EQ_STR(S(q, fn_of(q, locs[2])->name), "outer");
+		CHECK_EQ_INT(q->locations[locs[2] - 1].inlined, 0);
+		CHECK_EQ_INT(q->locations[locs[2] - 1].line, 33);
+		CHECK(q->locations[locs[0] - 1].address == 0x1234 &&
+		      q->locations[locs[2] - 1].address == 0x1234);
+		CHECK_EQ_STR(S(q, fn_of(q, locs[3])->name), "main");
+		locs = profile_sample_locs(q, &q->samples[1]);
+		CHECK_EQ_INT(q->samples[1].nlocs, 2);
+		CHECK_EQ_STR(S(q, fn_of(q, locs[0])->name), "outer");
+	}
+	profile_free(p);
+	profile_free(q);
+	buf_release(&raw);
+}
+
 static void test_encode_limit(void)
 {
 	struct profile *p = rich_profile();
@@ -434,6 +497,8 @@ static void test_foreign(void)
 		locs = profile_sample_locs(p, &p->samples[1]);
 		CHECK_EQ_INT(fn_of(p, locs[0])->kind, FRAME_PYTHON);
 		profile_frame_name(p, locs[0], name, sizeof(name));
+		CHECK_EQ_STR(name, "handler (/srv/x.py)");
+		profile_frame_name_flags(p, locs[0], PROFILE_NAME_LINES, name, sizeof(name));
 		CHECK_EQ_STR(name, "handler (/srv/x.py:9)");
 		CHECK_EQ_INT(fn_of(p, locs[1])->kind, FRAME_SPECIAL);
 		profile_free(p);
@@ -940,11 +1005,68 @@ static void test_decode_budget(void)
 	buf_release(&b);
 }
 
+/* go tool pprof sees our inlined frames as inlined: -traces marks them "(inline)". */
+static void test_go_pprof_inline(void)
+{
+	char path[] = "/tmp/scorch-test-pprof-XXXXXX";
+	struct buf gz = BUF_INIT(BUF_UNLIMITED), outb = BUF_INIT(1 << 20);
+	struct profile *p;
+	uint32_t m, s[3];
+	char cmd[512], line[512];
+	FILE *f;
+	int fd, inline_marked = 0, caller_plain = 0;
+
+	if (!have_go())
+		SKIP("'go' is not installed: cannot check the encoding with go tool pprof");
+	p = profile_new();
+	profile_set_type(p, "samples", "count", 10000000);
+	profile_set_period_type(p, "cpu", "nanoseconds");
+	m = profile_add_mapping(p, 0x1000, 0x9000, 0, "/nonexistent/app", "abcd");
+	s[0] = profile_intern_location_inl(
+		p, m, 0x1100, profile_intern_function(p, FRAME_NATIVE, "helper_inl", NULL, "main.c", 0),
+		7, 1);
+	s[1] = profile_intern_location(
+		p, m, 0x1100, profile_intern_function(p, FRAME_NATIVE, "caller_fn", NULL, "main.c", 0), 20);
+	s[2] = profile_intern_location(
+		p, m, 0x1500, profile_intern_function(p, FRAME_NATIVE, "main", NULL, "main.c", 0), 30);
+	profile_add_sample(p, s, 3, NULL, 0, 50);
+	CHECK_EQ_INT(pprof_encode(p, &gz), 0);
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		goto cleanup;
+	CHECK_EQ_INT(write(fd, gz.data, gz.len), (long long)gz.len);
+	close(fd);
+	snprintf(cmd, sizeof(cmd),
+		 "HOME=/tmp PPROF_TMPDIR=/tmp go tool pprof -traces -symbolize=none %s 2>&1", path);
+	f = popen(cmd, "r");
+	CHECK(f != NULL);
+	while (f && fgets(line, sizeof(line), f)) {
+		buf_puts(&outb, line);
+		if (strstr(line, "helper_inl") && strstr(line, "(inline)"))
+			inline_marked = 1;
+		if (strstr(line, "caller_fn") && !strstr(line, "(inline)"))
+			caller_plain = 1;
+	}
+	if (f)
+		CHECK_EQ_INT(pclose(f), 0);
+	unlink(path);
+	CHECK(inline_marked);
+	CHECK(caller_plain);
+	if (!inline_marked || !caller_plain)
+		fprintf(stderr, "  go tool pprof said:\n%s\n", outb.data ? outb.data : "");
+cleanup:
+	profile_free(p);
+	buf_release(&gz);
+	buf_release(&outb);
+}
+
 int main(void)
 {
 	RUN(test_varint);
 	RUN(test_nested_lengths);
 	RUN(test_roundtrip);
+	RUN(test_inlined);
 	RUN(test_encode_limit);
 	RUN(test_foreign);
 	RUN(test_malformed);
@@ -956,5 +1078,6 @@ int main(void)
 	RUN(test_all_types);
 	RUN(test_decode_limits);
 	RUN(test_decode_budget);
+	RUN(test_go_pprof_inline);
 	return test_summary();
 }

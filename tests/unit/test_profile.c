@@ -104,6 +104,9 @@ static void test_frame_names(void)
 	profile_frame_name(p, profile_intern_location(p, 0, 0, fk, 0), name, sizeof(name));
 	CHECK_EQ_STR(name, "tcp_sendmsg_[k]");
 	profile_frame_name(p, profile_intern_location(p, 0, 0, fp, 17), name, sizeof(name));
+	CHECK_EQ_STR(name, "Cls.meth (pkg/mod.py)");
+	profile_frame_name_flags(p, profile_intern_location(p, 0, 0, fp, 17), PROFILE_NAME_LINES,
+				 name, sizeof(name));
 	CHECK_EQ_STR(name, "Cls.meth (pkg/mod.py:17)");
 	profile_frame_name(p, profile_intern_location(p, 0, 0, fp0, 0), name, sizeof(name));
 	CHECK_EQ_STR(name, "<module> (<string>)");
@@ -193,6 +196,67 @@ static void test_set_label(void)
 	profile_free(p);
 }
 
+/* By function (the default) a function sampled on several lines is one frame; with lines, one
+ * frame per line. Native frames get "(file:LINE)" only with lines. */
+static void test_lines(void)
+{
+	struct profile *p = profile_new();
+	uint32_t fpy = profile_intern_function(p, FRAME_PYTHON, "work", NULL, "app.py", 3);
+	uint32_t fc = profile_intern_function(p, FRAME_NATIVE, "compute", NULL, "/src/c.c", 10);
+	uint32_t a = profile_intern_location(p, 0, 0, fpy, 5), b = profile_intern_location(p, 0, 0, fpy, 7);
+	uint32_t c = profile_intern_location(p, 0, 0x40, fc, 12);
+	char x[64], y[64];
+
+	profile_frame_name(p, a, x, sizeof(x));
+	profile_frame_name(p, b, y, sizeof(y));
+	CHECK_EQ_STR(x, "work (app.py)");
+	CHECK_EQ_STR(y, "work (app.py)");
+	profile_frame_name(p, c, x, sizeof(x));
+	CHECK_EQ_STR(x, "compute");
+	p->show_lines = 1;
+	profile_frame_name(p, a, x, sizeof(x));
+	profile_frame_name(p, b, y, sizeof(y));
+	CHECK_EQ_STR(x, "work (app.py:5)");
+	CHECK_EQ_STR(y, "work (app.py:7)");
+	profile_frame_name(p, c, x, sizeof(x));
+	CHECK_EQ_STR(x, "compute (/src/c.c:12)");
+	profile_free(p);
+}
+
+static void test_strip_line(void)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "compute (/src/c.c:12)", "compute" },
+		{ "work (app.py:5)", "work (app.py)" },
+		{ "work (app.py)", "work (app.py)" },
+		{ "<module> (<frozen runpy>:88)", "<module> (<frozen runpy>)" },
+		{ "std::vector<int>::push_back(int const&)", "std::vector<int>::push_back(int const&)" },
+		{ "(anonymous namespace)::f (x.cc:0)", "(anonymous namespace)::f (x.cc:0)" },
+		{ "f (not a line:x1)", "f (not a line:x1)" },
+		{ "vfs_read_[k]", "vfs_read_[k]" },
+		{ "main.main (/go/src/main.go:31)", "main.main" },
+	};
+	size_t i, name_len, file_off, file_len;
+	int64_t line;
+	char out[128];
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		profile_frame_strip_line(cases[i].in, out, sizeof(out));
+		CHECK_EQ_STR(out, cases[i].out);
+	}
+	CHECK_EQ_INT(profile_frame_split("f (a.c:9)", 9, &name_len, &file_off, &file_len, &line), 1);
+	CHECK_EQ_INT(name_len, 1);
+	CHECK_EQ_INT(file_off, 3);
+	CHECK_EQ_INT(file_len, 3);
+	CHECK_EQ_INT(line, 9);
+	CHECK_EQ_INT(profile_frame_split("f (a.c)", 7, &name_len, &file_off, &file_len, &line), 0);
+	/* truncated output stays terminated */
+	CHECK_EQ_INT(profile_frame_strip_line("work (app.py:5)", out, 5), 4);
+	CHECK_EQ_STR(out, "work");
+}
+
 int main(void)
 {
 	RUN(test_interning);
@@ -200,5 +264,7 @@ int main(void)
 	RUN(test_frame_names);
 	RUN(test_merge);
 	RUN(test_set_label);
+	RUN(test_lines);
+	RUN(test_strip_line);
 	return test_summary();
 }

@@ -371,8 +371,8 @@ static void test_line_info(void)
 
 	if (!have_tools)
 		SKIP("gcc not usable");
-	o.line_info = 1;
-	s = symbolizer_new_opts(&o);
+	o.no_debuginfod = 1;
+	s = symbolizer_new_opts(&o); /* line info is on by default */
 	snprintf(prog, sizeof(prog), "%s/pieg", tmpdir);
 	CHECK_EQ_INT(child_start(prog, &c), 0);
 	if (!c.pid) {
@@ -393,6 +393,17 @@ static void test_line_info(void)
 	CHECK_EQ_INT(symbolizer_user(s, c.pid, c.scaled, &r), 0);
 	CHECK_EQ_STR(r.name, "scorch::probe::scaled(int)");
 	CHECK(r.source_file == NULL && r.line == 0);
+	symbolizer_free(s);
+	/* and off when asked */
+	o.no_line_info = 1;
+	s = symbolizer_new_opts(&o);
+	CHECK_EQ_INT(child_start(prog, &c), 0);
+	if (c.pid) {
+		CHECK_EQ_INT(symbolizer_user(s, c.pid, c.leaf, &r), 0);
+		CHECK_EQ_STR(r.name, "leaf_fn");
+		CHECK(r.source_file == NULL && r.line == 0);
+		child_stop(&c);
+	}
 	symbolizer_free(s);
 }
 

@@ -1,0 +1,181 @@
+/* srcline.c: DWARF lines and inlined calls through libdw (see srcline.h).
+ *
+ * For an address: the unit that holds it (dwarf_addrdie), the line table row (file:line of the
+ * innermost code), and the nest of scopes holding it (dwarf_getscopes, innermost first). Each
+ * DW_TAG_inlined_subroutine scope is a frame whose position is the current one; its
+ * DW_AT_call_file / DW_AT_call_line give the position in the next scope out, up to the
+ * DW_TAG_subprogram, the physical function. */
+#include "agent/srcline.h"
+#include "lib/alloc.h"
+#include "lib/log.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct srcline {
+	Elf *elf;
+	Dwarf *dw;
+	uint64_t cost;
+};
+
+/* Sum of the sizes of the DWARF sections (the uncompressed size of compressed ones); 0 when
+ * the file has no line table. */
+static uint64_t dwarf_bytes(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	uint64_t sum = 0;
+	int has_line = 0;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		uint64_t size;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || (strncmp(name, ".debug_", 7) && strncmp(name, ".zdebug_", 8)))
+			continue;
+		size = sh.sh_size;
+		if (sh.sh_flags & SHF_COMPRESSED) {
+			Elf64_Chdr *ch = elf64_getchdr(scn);
+
+			if (ch)
+				size = ch->ch_size;
+		}
+		if (!strcmp(name, ".debug_line") || !strcmp(name, ".zdebug_line"))
+			has_line = 1;
+		sum += size;
+	}
+	return has_line ? sum : 0;
+}
+
+int srcline_open(int fd, const char *name, struct srcline **out, struct errmsg *err)
+{
+	struct srcline *s;
+	Elf *elf;
+	Dwarf *dw;
+	uint64_t cost;
+
+	*out = NULL;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		if (elf)
+			elf_end(elf);
+		return errmsg_set(err, -ENOEXEC, "'%s': not an ELF file libdw reads", name);
+	}
+	cost = dwarf_bytes(elf);
+	if (!cost) {
+		elf_end(elf);
+		return errmsg_set(err, -ENOENT, "'%s' has no DWARF line table", name);
+	}
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!dw) {
+		elf_end(elf);
+		return errmsg_set(err, -ENOENT, "'%s': unreadable DWARF: %s", name, dwarf_errmsg(-1));
+	}
+	s = xcalloc(1, sizeof(*s));
+	s->elf = elf;
+	s->dw = dw;
+	s->cost = cost;
+	*out = s;
+	return 0;
+}
+
+void srcline_free(struct srcline *s)
+{
+	if (!s)
+		return;
+	dwarf_end(s->dw);
+	elf_end(s->elf);
+	xfree(s);
+}
+
+uint64_t srcline_cost(const struct srcline *s)
+{
+	return s->cost;
+}
+
+/* The name of a subprogram or inlined subroutine: its linkage name (qualified, mangled) when
+ * it has one, else its plain name, looking through DW_AT_abstract_origin/specification. */
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *n;
+
+	n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+	return n;
+}
+
+size_t srcline_lookup(struct srcline *s, uint64_t addr, struct srcline_frame *out, size_t max)
+{
+	Dwarf_Die cu, *scopes = NULL;
+	Dwarf_Line *row;
+	Dwarf_Files *files = NULL;
+	size_t nfiles = 0, k = 0;
+	const char *file = NULL;
+	int line = 0, n, i;
+
+	if (!max || !dwarf_addrdie(s->dw, (Dwarf_Addr)addr, &cu))
+		return 0;
+	if (max > SRCLINE_MAX_INLINE + 1)
+		max = SRCLINE_MAX_INLINE + 1;
+	row = dwarf_getsrc_die(&cu, (Dwarf_Addr)addr);
+	if (row) {
+		file = dwarf_linesrc(row, NULL, NULL);
+		if (dwarf_lineno(row, &line) < 0 || line < 0)
+			line = 0;
+	}
+	n = dwarf_getscopes(&cu, (Dwarf_Addr)addr, &scopes);
+	if (n > 0 && dwarf_getsrcfiles(&cu, &files, &nfiles) < 0)
+		files = NULL;
+	for (i = 0; i < n && k < max; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		Dwarf_Attribute a;
+		Dwarf_Word v;
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		out[k].name = die_name(&scopes[i]);
+		out[k].file = file;
+		out[k].line = line;
+		out[k].inlined = tag == DW_TAG_inlined_subroutine;
+		k++;
+		if (tag == DW_TAG_subprogram)
+			break;
+		/* the position of the call, in the scope it was inlined into */
+		file = NULL;
+		line = 0;
+		if (files && dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &v) == 0 &&
+		    v < nfiles)
+			file = dwarf_filesrc(files, (size_t)v, NULL, NULL);
+		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &v) == 0 &&
+		    v <= INT32_MAX)
+			line = (int)v;
+	}
+	/* No subprogram scope (or the cap was hit inside inlined frames): the physical function
+	 * is still the last frame, nameless (its name comes from the symbol table). */
+	if ((k == 0 && (file || line)) || (k > 0 && out[k - 1].inlined)) {
+		if (k == max)
+			k--;
+		out[k].name = NULL;
+		out[k].file = file;
+		out[k].line = line;
+		out[k].inlined = 0;
+		k++;
+	}
+	free(scopes); /* allocated by libdw */
+	return k;
+}
