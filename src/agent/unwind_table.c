@@ -10,6 +10,7 @@
 #include "agent/unwind_table.h"
 #include "agent/cfi.h"
 #include "agent/elf.h"
+#include "agent/gopclntab.h"
 #include "lib/alloc.h"
 #include "lib/log.h"
 
@@ -742,6 +743,45 @@ static int add_entry_stop(struct builder *b, struct elf_file *e)
 	return add_row(b, entry, entry + len, simple_rule(UNW_STOP, 0, 0));
 }
 
+/* Go: every function's stack-pointer delta (.gopclntab's pcsp, what the Go runtime unwinds
+ * with): CFA = rsp + delta + 8, and once the function has a frame (delta > 0) the caller's RBP
+ * is at CFA - 16 (Go saves it right below the return address). Exact for frameless leaf
+ * functions, where the frame-pointer rule would skip the caller. */
+struct go_rows {
+	struct builder *b;
+	int err;
+};
+
+static int go_row(void *ctx, uint64_t lo, uint64_t hi, int32_t delta)
+{
+	struct go_rows *g = ctx;
+	struct unwind_entry rule;
+
+	if (delta < 0 || delta > 0xffff - 8)
+		return 0; /* not expressible (or a lying table): other sources cover it */
+	memset(&rule, 0, sizeof(rule));
+	rule.kind = UNW_CFA_RSP;
+	rule.off = (uint16_t)(delta + 8);
+	rule.rbp = delta > 0 ? -2 : 0;
+	g->err = add_row(g->b, lo, hi, &rule);
+	return g->err;
+}
+
+static int add_gopclntab(struct builder *b, struct elf_file *e)
+{
+	struct gopclntab *gp;
+	struct go_rows g = { b, 0 };
+	size_t before = b->n;
+
+	if (gopclntab_open(e, &gp, NULL) < 0)
+		return 0;
+	gopclntab_sp_deltas(gp, go_row, &g);
+	gopclntab_free(gp);
+	if (b->n > before)
+		b->src |= UT_SRC_GOPCLNTAB;
+	return g.err;
+}
+
 /* The frame-pointer rule over every executable segment: CFA = rbp + 16, RBP at CFA - 16. */
 static int add_fp(struct builder *b, struct elf_file *e)
 {
@@ -810,6 +850,10 @@ int unwind_table_build(struct elf_file *e, struct elf_file *debug, const struct 
 		rc = add_section_cfi(&b, debug, ".debug_frame", CFI_DEBUG_FRAME, UT_SRC_DEBUG_FILE, err);
 		if (!rc && !b.n)
 			rc = add_section_cfi(&b, debug, ".eh_frame", CFI_EH_FRAME, UT_SRC_DEBUG_FILE, err);
+	}
+	if (!rc && is_go) {
+		b.prio = 2;
+		rc = add_gopclntab(&b, e);
 	}
 	if (!rc) {
 		int had_cfi = b.n > 0;

@@ -4,7 +4,8 @@
  *
  * How a table is made:
  *   1. rows from the sources, in priority order: .eh_frame, .debug_frame, the debug file's
- *      CFI, PLT sections without CFI (CFA = rsp + 8), and the frame-pointer rule over
+ *      CFI, Go's .gopclntab stack-pointer deltas, PLT sections without CFI (CFA = rsp + 8),
+ *      and the frame-pointer rule over
  *      executable segments when the file has no CFI at all or is a Go binary; rows are cut to
  *      the span of the executable PT_LOAD segments (when the file has any), so that one bogus
  *      FDE range cannot make the table span more than 4 GiB;
@@ -45,6 +46,7 @@ struct unwind_table_stats {
 #define UT_SRC_DEBUG_FILE  (1 << 2)
 #define UT_SRC_PLT         (1 << 3)
 #define UT_SRC_FP          (1 << 4)
+#define UT_SRC_GOPCLNTAB   (1 << 5) /* Go's stack-pointer deltas (gopclntab.h) */
 
 struct unwind_table {
 	uint64_t base;                 /* link-time address that entry pcs are relative to */
