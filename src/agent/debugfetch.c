@@ -116,6 +116,8 @@ struct debugfetch *debugfetch_new(const char *urls, struct errmsg *err)
 		errmsg_set(err, -ENOENT, "no debuginfod server (DEBUGINFOD_URLS is not set)");
 		return NULL;
 	}
+	if (env && urls && strstr(env, urls))
+		urls = NULL; /* already there */
 	all = xasprintf("%s%s%s", env && *env ? env : "", env && *env && urls && *urls ? " " : "",
 			urls && *urls ? urls : "");
 	/* libdebuginfod reads the servers from the environment at each query. */
@@ -207,9 +209,11 @@ size_t debugfetch_poll(struct debugfetch *d, struct debugfetch_result *out, size
 
 	pthread_mutex_lock(&d->lock);
 	n = d->nresults < max ? d->nresults : max;
-	memcpy(out, d->results, n * sizeof(*out));
-	memmove(d->results, d->results + n, (d->nresults - n) * sizeof(*out));
-	d->nresults -= n;
+	if (n) {
+		memcpy(out, d->results, n * sizeof(*out));
+		memmove(d->results, d->results + n, (d->nresults - n) * sizeof(*out));
+		d->nresults -= n;
+	}
 	pthread_mutex_unlock(&d->lock);
 	return n;
 }

@@ -1,7 +1,8 @@
 /* srcline.c: DWARF lines and inlined calls through libdw (see srcline.h).
  *
  * For an address: the unit that holds it (dwarf_addrdie), the line table row (file:line of the
- * innermost code), and the nest of scopes holding it (dwarf_getscopes, innermost first). Each
+ * innermost code), and the nest of scopes holding it (dwarf_getscopes for the innermost, then
+ * dwarf_getscopes_die for its physical nest, innermost first, as eu-addr2line -i does). Each
  * DW_TAG_inlined_subroutine scope is a frame whose position is the current one; its
  * DW_AT_call_file / DW_AT_call_line give the position in the next scope out, up to the
  * DW_TAG_subprogram, the physical function. */
@@ -139,6 +140,21 @@ size_t srcline_lookup(struct srcline *s, uint64_t addr, struct srcline_frame *ou
 			line = 0;
 	}
 	n = dwarf_getscopes(&cu, (Dwarf_Addr)addr, &scopes);
+	if (n > 0) {
+		/* dwarf_getscopes() goes from an inlined instance to its abstract definition's
+		 * scopes; the physical nest (inlined into inlined into the subprogram) is what
+		 * dwarf_getscopes_die() gives for the innermost scope. */
+		Dwarf_Die *nest = NULL;
+		int m = dwarf_getscopes_die(&scopes[0], &nest);
+
+		if (m > 0) {
+			free(scopes);
+			scopes = nest;
+			n = m;
+		} else {
+			free(nest);
+		}
+	}
 	if (n > 0 && dwarf_getsrcfiles(&cu, &files, &nfiles) < 0)
 		files = NULL;
 	for (i = 0; i < n && k < max; i++) {

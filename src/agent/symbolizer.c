@@ -887,7 +887,8 @@ static void res_add_inl(struct symbolizer *s, struct sym_res *r, uint32_t mangle
 	r->ninl++;
 }
 
-/* The result for link-time address vaddr in f (cached): index into s->res + 1, 0 if nothing. */
+/* The result for link-time address vaddr in f (cached): index into s->res + 1 (a result without
+ * a name when nothing is known), 0 when it could not be stored. */
 static uint32_t file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t vaddr)
 {
 	uint64_t key = vaddr + 1, *v;
@@ -955,7 +956,7 @@ static uint32_t file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t v
 		u64map_put(&f->addrs, key, s->nres);
 		s->cached_addrs++;
 	}
-	return r.name ? (uint32_t)s->nres : 0;
+	return (uint32_t)s->nres;
 }
 
 /* Read what a JIT file gained since the last read (all of it after a rewrite). */
@@ -1145,7 +1146,7 @@ int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_res
 	if (m->file->build_id)
 		out->build_id = strtab_get(s->strings, m->file->build_id);
 	idx = file_lookup(s, m->file, addr - m->bias);
-	if (!idx)
+	if (!idx || !s->res[idx - 1].name)
 		return 0;
 	r = &s->res[idx - 1];
 	out->name = strtab_get(s->strings, r->name);

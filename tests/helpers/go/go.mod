@@ -1,0 +1,3 @@
+module scorch.test/spin
+
+go 1.19

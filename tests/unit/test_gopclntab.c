@@ -1,0 +1,342 @@
+/* test_gopclntab.c: the .gopclntab reader against Go programs built at test time
+ * (tests/helpers/go/spin.go): normal, stripped (-s -w: no .symtab, no DWARF), stripped PIE,
+ * and stripped with the section headers cut off (found by its magic). Names and lines at
+ * function entries must match `go tool nm` / `go tool addr2line` of the unstripped twin; a pc
+ * inside inlined code must give the inlined function (at its line) then its caller (at the
+ * call's line); the unwind table of the stripped binary must use the stack-pointer deltas
+ * (frameless leaf: CFA = rsp + 8). A truncated copy must not crash anything. */
+#include "agent/elf.h"
+#include "agent/gopclntab.h"
+#include "agent/unwind_table.h"
+#include "lib/alloc.h"
+#include "lib/log.h"
+#include "test.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <unistd.h>
+
+static char tmpdir[] = "/tmp/scorch-test-go-XXXXXX";
+static int have_go;
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static const char *tpath(const char *name)
+{
+	static char paths[8][512];
+	static int next;
+	char *p = paths[next++ % 8];
+
+	snprintf(p, 512, "%s/%s", tmpdir, name);
+	return p;
+}
+
+/* The address of a Go function per `go tool nm`, or 0. */
+static uint64_t nm_addr(const char *file, const char *name)
+{
+	char cmd[1024], line[512];
+	unsigned long long a = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "go tool nm %s 2>/dev/null", file);
+	f = popen(cmd, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char sym[400], type;
+		unsigned long long v;
+
+		if (sscanf(line, "%llx %c %399s", &v, &type, sym) == 3 && !strcmp(sym, name))
+			a = v;
+	}
+	pclose(f);
+	return a;
+}
+
+/* The line of spin.go that contains text (1-based), or 0. */
+static int src_line(const char *text)
+{
+	char line[512];
+	int n = 0, found = 0;
+	FILE *f = fopen("tests/helpers/go/spin.go", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		n++;
+		if (strstr(line, text)) {
+			found = n;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The first address of function fn (in the unstripped build) whose instruction is on line
+ * `line` of spin.go, per go tool objdump; 0 if none. */
+static uint64_t addr_on_line(const char *fn, int line)
+{
+	char cmd[1024], buf[512], want[32];
+	unsigned long long a = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "go tool objdump -s '^%s$' %s 2>/dev/null", fn, tpath("normal"));
+	snprintf(want, sizeof(want), "spin.go:%d", line);
+	f = popen(cmd, "r");
+	while (f && fgets(buf, sizeof(buf), f)) {
+		char loc[64];
+		unsigned long long v;
+
+		if (!a && sscanf(buf, " %63s 0x%llx", loc, &v) == 2 && !strcmp(loc, want))
+			a = v;
+	}
+	if (f)
+		pclose(f);
+	return a;
+}
+
+static void setup(void)
+{
+	if (!mkdtemp(tmpdir) || sh("command -v go > /dev/null 2>&1"))
+		return;
+	/* The default build cache makes this fast after the first run. */
+	have_go = sh("cp tests/helpers/go/spin.go tests/helpers/go/go.mod %s/ && cd %s && "
+		     "go build -o normal . && go build -ldflags='-s -w' -o stripped . && "
+		     "go build -buildmode=pie -o pie . && "
+		     "go build -buildmode=pie -ldflags='-s -w' -o pie_stripped . && "
+		     "objcopy --strip-section-headers stripped noshdr 2>/dev/null || "
+		     "cp stripped noshdr; "
+		     "head -c 700000 stripped > truncated",
+		     tmpdir, tmpdir) == 0;
+}
+
+static struct gopclntab *open_go(const char *name, struct elf_file **e)
+{
+	struct gopclntab *g = NULL;
+	struct errmsg err = { "" };
+
+	*e = NULL;
+	if (elf_open(tpath(name), e, &err) < 0) {
+		fprintf(stderr, "  %s: %s\n", name, err.msg);
+		return NULL;
+	}
+	if (gopclntab_open(*e, &g, &err) < 0)
+		fprintf(stderr, "  %s: %s\n", name, err.msg);
+	return g;
+}
+
+static void check_frame(const struct gopclntab_frame *f, const char *name, int line, int inlined)
+{
+	CHECK_EQ_STR(f->name, name);
+	CHECK(f->file && strstr(f->file, "spin.go"));
+	CHECK_EQ_INT(f->line, line);
+	CHECK_EQ_INT(f->inlined, inlined);
+}
+
+static void check_binary(const char *name, const char *twin)
+{
+	struct elf_file *e;
+	struct gopclntab *g = open_go(name, &e);
+	struct gopclntab_frame fr[40];
+	uint64_t leaf = nm_addr(tpath(twin), "main.leafA"), spin_a = nm_addr(tpath(twin), "main.spinA");
+	uint64_t entry = 0, lo, hi;
+	size_t n;
+
+	CHECK(g != NULL);
+	CHECK(leaf && spin_a);
+	if (!g || !leaf) {
+		elf_close(e);
+		return;
+	}
+	CHECK_EQ_INT(gopclntab_layout(g), 118); /* Go 1.19 */
+	gopclntab_text_range(g, &lo, &hi);
+	CHECK(lo <= leaf && leaf < hi);
+	n = gopclntab_lookup(g, leaf + 1, fr, 40, &entry);
+	CHECK_EQ_INT(n, 1);
+	if (n == 1)
+		check_frame(&fr[0], "main.leafA", src_line("func leafA("), 0);
+	CHECK_EQ_INT(entry, leaf);
+	n = gopclntab_lookup(g, spin_a, fr, 40, NULL);
+	CHECK_EQ_INT(n, 1);
+	if (n == 1)
+		check_frame(&fr[0], "main.spinA", src_line("func spinA("), 0);
+	/* outside Go text */
+	CHECK_EQ_INT(gopclntab_lookup(g, 0x10, fr, 40, NULL), 0);
+	CHECK_EQ_INT(gopclntab_lookup(g, hi, fr, 40, NULL), 0);
+	gopclntab_free(g);
+	elf_close(e);
+}
+
+static void test_stripped(void)
+{
+	if (!have_go)
+		SKIP("go cannot build tests/helpers/go/spin.go here");
+	check_binary("normal", "normal");
+	check_binary("stripped", "normal");
+	check_binary("pie_stripped", "pie");
+	check_binary("noshdr", "normal");
+}
+
+/* hot() is inlined into spinB: a pc on hot's line is two frames. */
+static void test_inlined(void)
+{
+	int l_hot = src_line("func hot("), l_call = src_line("x = hot(");
+	uint64_t pc = 0;
+	struct elf_file *e;
+	struct gopclntab *g;
+	struct gopclntab_frame fr[40];
+	size_t n;
+
+	if (!have_go)
+		SKIP("go cannot build tests/helpers/go/spin.go here");
+	pc = addr_on_line("main.spinB", l_hot);
+	CHECK(pc != 0 && l_hot > 0 && l_call > 0);
+	g = open_go("stripped", &e);
+	CHECK(g != NULL);
+	if (g && pc) {
+		CHECK(gopclntab_has_inline(g));
+		n = gopclntab_lookup(g, pc, fr, 40, NULL);
+		CHECK_EQ_INT(n, 2);
+		if (n == 2) {
+			check_frame(&fr[0], "main.hot", l_hot, 1);
+			check_frame(&fr[1], "main.spinB", l_call, 0);
+		}
+		/* with room for one frame: the innermost only, never a mix */
+		CHECK_EQ_INT(gopclntab_lookup(g, pc, fr, 1, NULL), 1);
+		CHECK_EQ_STR(fr[0].name, "main.spinB");
+	}
+	gopclntab_free(g);
+	elf_close(e);
+}
+
+/* go tool addr2line on the unstripped binary agrees with us on the stripped one (at pcs that
+ * are not inside inlined code, where addr2line gives the outer name with the inner line). */
+static void test_addr2line(void)
+{
+	static const char *const fns[] = { "main.spinA", "main.leafA", "main.threadCPU",
+					   "main.main", "runtime.main", "runtime.mallocgc" };
+	struct elf_file *e;
+	struct gopclntab *g;
+	size_t i, compared = 0;
+
+	if (!have_go)
+		SKIP("go cannot build tests/helpers/go/spin.go here");
+	g = open_go("stripped", &e);
+	CHECK(g != NULL);
+	for (i = 0; g && i < sizeof(fns) / sizeof(fns[0]); i++) {
+		uint64_t a = nm_addr(tpath("normal"), fns[i]);
+		struct gopclntab_frame fr[40];
+		char cmd[1024], name[512] = "", loc[1024] = "";
+		FILE *f;
+		size_t n;
+
+		if (!a)
+			continue;
+		n = gopclntab_lookup(g, a, fr, 40, NULL);
+		snprintf(cmd, sizeof(cmd), "echo 0x%llx | go tool addr2line %s", (unsigned long long)a,
+			 tpath("normal"));
+		f = popen(cmd, "r");
+		if (!f || !fgets(name, sizeof(name), f) || !fgets(loc, sizeof(loc), f)) {
+			if (f)
+				pclose(f);
+			continue;
+		}
+		pclose(f);
+		name[strcspn(name, "\n")] = 0;
+		loc[strcspn(loc, "\n")] = 0;
+		CHECK_EQ_INT(n, 1);
+		if (n == 1) {
+			char ours[1100];
+
+			snprintf(ours, sizeof(ours), "%s:%d", fr[0].file ? fr[0].file : "?", fr[0].line);
+			CHECK_EQ_STR(fr[0].name, name);
+			CHECK_EQ_STR(ours, loc);
+			compared++;
+		}
+	}
+	CHECK(compared >= 4);
+	gopclntab_free(g);
+	elf_close(e);
+}
+
+/* The stripped binary's unwind table: a frameless leaf is CFA = rsp + 8 with RBP untouched; a
+ * function with a frame has the caller's RBP at CFA - 16. */
+static void test_unwind_rows(void)
+{
+	struct elf_file *e = NULL;
+	struct unwind_table t;
+	struct errmsg err = { "" };
+	const struct unwind_entry *u;
+	uint64_t leaf = nm_addr(tpath("normal"), "main.leafA");
+	uint64_t body = addr_on_line("main.spinA", src_line("x = leafA("));
+	char buf[128];
+
+	if (!have_go)
+		SKIP("go cannot build tests/helpers/go/spin.go here");
+	CHECK_EQ_INT(elf_open(tpath("stripped"), &e, &err), 0);
+	if (!e)
+		return;
+	CHECK_EQ_INT(unwind_table_build(e, NULL, NULL, 0, &t, &err), 0);
+	CHECK(t.stats.sources & UT_SRC_GOPCLNTAB);
+	u = unwind_table_lookup(&t, leaf + 2);
+	CHECK(u != NULL);
+	if (u)
+		CHECK_EQ_STR(unwind_rule_str(u, buf, sizeof(buf)), "cfa=rsp+8");
+	CHECK(body != 0);
+	u = body ? unwind_table_lookup(&t, body) : NULL;
+	CHECK(u != NULL);
+	if (u) {
+		unwind_rule_str(u, buf, sizeof(buf));
+		CHECK(!strncmp(buf, "cfa=rsp+", 8) && strstr(buf, "rbp=cfa-16") && strcmp(buf, "cfa=rsp+8"));
+	}
+	unwind_table_release(&t);
+	elf_close(e);
+}
+
+/* A file cut short: no crash, no lies (lookups give nothing or the truth). */
+static void test_truncated(void)
+{
+	struct elf_file *e = NULL;
+	struct gopclntab *g = NULL;
+	uint64_t leaf = nm_addr(tpath("normal"), "main.leafA");
+	struct gopclntab_frame fr[40];
+	uint64_t a;
+
+	if (!have_go)
+		SKIP("go cannot build tests/helpers/go/spin.go here");
+	if (elf_open(tpath("truncated"), &e, NULL) < 0)
+		return; /* refused as a whole: fine */
+	if (gopclntab_open(e, &g, NULL) == 0) {
+		for (a = leaf - 4096; a < leaf + 4096; a += 7) {
+			size_t n = gopclntab_lookup(g, a, fr, 40, NULL), i;
+
+			for (i = 0; i < n; i++)
+				CHECK(fr[i].name && *fr[i].name);
+		}
+	}
+	gopclntab_free(g);
+	elf_close(e);
+}
+
+int main(void)
+{
+	log_set_level(LOG_ERROR);
+	setup();
+	RUN(test_stripped);
+	RUN(test_inlined);
+	RUN(test_addr2line);
+	RUN(test_unwind_rows);
+	RUN(test_truncated);
+	sh("rm -rf %s", tmpdir);
+	return test_summary();
+}
