@@ -1,6 +1,6 @@
 /* fuzz_elf.c: libFuzzer target for the ELF reader (src/agent/elf.c): open a memory image,
  * load and look up symbols, read the build id, debuglink, sections (compressed ones too),
- * segments and address translations. */
+ * segments and address translations (elf_mapping_bias() too). */
 #include "agent/elf.h"
 #include "lib/log.h"
 
@@ -37,6 +37,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		elf_vaddr_of_offset(e, segs[i].offset, &v);
 		elf_offset_of_vaddr(e, segs[i].vaddr, &off);
 		elf_load_bias(e, 0x7f0000000000ULL, segs[i].offset & ~0xfffULL);
+		{
+			struct elf_mapping m = { 0x7f0000001000ULL, 0x7f0000009000ULL,
+						 segs[i].offset & ~0xfffULL, segs[i].flags };
+			struct elf_mapping first = { 0x7f0000000000ULL, 0x7f0000001000ULL, 0, 4 };
+
+			elf_mapping_bias(e, &m, &first, &v);
+			elf_mapping_bias(e, &m, NULL, &v);
+		}
 	}
 	elf_symbols_load(e, &err);
 	syms = elf_symbols(e, &nsyms);
