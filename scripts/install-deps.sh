@@ -6,10 +6,10 @@
 # Idempotent: does nothing (and needs no network) when everything is present.
 set -eu
 
-PKGS="make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libzstd-dev
-libsqlite3-dev libcurl4-openssl-dev libiberty-dev pkg-config golang-go
-linux-perf python3 procps python3-protobuf openjdk-17-jdk-headless clickhouse-server
-ruby php-cli php-fpm"
+PKGS="make gcc g++ clang llvm lld binutils xz-utils bpftool libbpf-dev libelf-dev libdw-dev
+libdebuginfod-dev debuginfod liblzma-dev zlib1g-dev libzstd-dev libsqlite3-dev
+libcurl4-openssl-dev libiberty-dev pkg-config golang-go linux-perf python3
+procps python3-protobuf openjdk-17-jdk-headless clickhouse-server ruby php-cli php-fpm"
 # The web UI needs node and npm (any origin: Debian's or another packaging), its browser test
 # chromium; asked from Debian only when the command is missing.
 command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"

@@ -322,6 +322,20 @@ static size_t probe_frames(struct symbolizer *sym, const uint64_t *frames, size_
 	return 0;
 }
 
+/* Whether a sample with kernel frames entered the kernel by a system call: its user PC is then
+ * the instruction after `syscall` (looked up at PC - 1, like a return address). An interrupt
+ * or a fault leaves the exact PC of the interrupted instruction, which may be the first of a
+ * function: PC - 1 would name the function before it. Told by the outermost kernel frame. */
+static int in_syscall(struct symbolizer *sym, const struct stack_entry *e)
+{
+	struct sym_result r;
+
+	if (!e->nkernel || symbolizer_kernel(sym, e->frames[e->nkernel - 1], &r) < 0 || !r.name)
+		return 0;
+	return !strncmp(r.name, "entry_SYSCALL", 13) || !strncmp(r.name, "entry_SYSENTER", 14) ||
+	       !strncmp(r.name, "entry_INT80", 11) || !strncmp(r.name, "do_syscall", 10);
+}
+
 struct pick_slot {
 	struct profile *p;
 	struct loc_cache cache;
@@ -412,12 +426,13 @@ int agg_to_profile_kind(struct agg *a, struct symbolizer *sym, enum agg_kind kin
 				uint32_t loc = 0;
 
 				if (tag == FW_TAG_NATIVE) {
-					/* Only the first user frame of a sample taken in user
-					 * mode is an exact PC; the rest are return addresses
-					 * (off CPU, the first is where the system call returns). */
+					/* The first user frame is an exact PC, unless the
+					 * sample is in a system call (then it is where the
+					 * call returns; off CPU, always); the rest are
+					 * return addresses. */
 					ALLOC_GROW(stack, n + SYM_FRAMES_MAX, stack_cap);
 					n += native_locations(c, sym, e->pid, w,
-							      j > 0 || e->nkernel > 0 ||
+							      j > 0 || in_syscall(sym, e) ||
 							      (e->flags & SAMPLE_F_OFFCPU), stack + n);
 					continue;
 				} else if (tag == FW_TAG_MARKER)

@@ -432,3 +432,17 @@ int perfmap_open_for(int pid, const char *path)
 	}
 	return fd;
 }
+
+int perfmap_open_path(const char *path, uid_t owner)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != owner)) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}

@@ -56,6 +56,10 @@ uint64_t perfmap_bad_lines(const struct perfmap *m);
  * pid in the process's own pid namespace); it is opened under /proc/PID/root. Returns a
  * descriptor or a negative errno. */
 int perfmap_open_for(int pid, const char *path);
+/* Open path itself (the host's view), with the same checks against owner (a uid; root is
+ * always accepted): for a process that has exited, whose /proc/PID/root is gone, when it lived
+ * in our mount namespace. */
+int perfmap_open_path(const char *path, uid_t owner);
 /* The pid of process pid in its own pid namespace (the last NSpid of /proc/PID/status), or
  * pid itself when unknown. */
 int perfmap_ns_pid(int pid);

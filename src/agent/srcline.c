@@ -14,13 +14,18 @@
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define PATH_POOL 16384 /* joined paths of one lookup */
 
 struct srcline {
 	Elf *elf;
 	Dwarf *dw;
 	uint64_t cost;
+	char *pool;       /* PATH_POOL bytes, allocated on first use */
+	size_t pool_used;
 };
 
 /* Sum of the sizes of the DWARF sections (the uncompressed size of compressed ones); 0 when
@@ -97,6 +102,7 @@ void srcline_free(struct srcline *s)
 		return;
 	dwarf_end(s->dw);
 	elf_end(s->elf);
+	xfree(s->pool);
 	xfree(s);
 }
 
@@ -120,6 +126,43 @@ static const char *die_name(Dwarf_Die *die)
 	return n;
 }
 
+/* A relative source path joined to the unit's compilation directory, "x/../" and "./" taken
+ * out: what a user can open. Written into the lookup's pool; the path as is when it does not
+ * fit or is absolute already. */
+static const char *full_path(struct srcline *s, Dwarf_Die *cu, const char *file)
+{
+	Dwarf_Attribute a;
+	const char *dir;
+	char *out, *p;
+	size_t room, n;
+
+	if (!file || file[0] == '/' || !(dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a))) ||
+	    dir[0] != '/')
+		return file;
+	if (!s->pool)
+		s->pool = xmalloc(PATH_POOL);
+	room = PATH_POOL - s->pool_used;
+	n = strlen(dir) + strlen(file) + 2;
+	if (n > room)
+		return file;
+	out = s->pool + s->pool_used;
+	snprintf(out, n, "%s/%s", dir, file);
+	/* lexical clean-up: "/./" -> "/", "/x/../" -> "/" */
+	for (p = out; (p = strstr(p, "/./"));)
+		memmove(p, p + 2, strlen(p + 2) + 1);
+	while ((p = strstr(out, "/../")) && p > out) {
+		char *q = p - 1;
+
+		while (q > out && *q != '/')
+			q--;
+		if (!strncmp(q, "/../", 4))
+			break;
+		memmove(q, p + 3, strlen(p + 3) + 1);
+	}
+	s->pool_used += strlen(out) + 1;
+	return out;
+}
+
 size_t srcline_lookup(struct srcline *s, uint64_t addr, struct srcline_frame *out, size_t max)
 {
 	Dwarf_Die cu, *scopes = NULL;
@@ -129,13 +172,14 @@ size_t srcline_lookup(struct srcline *s, uint64_t addr, struct srcline_frame *ou
 	const char *file = NULL;
 	int line = 0, n, i;
 
+	s->pool_used = 0;
 	if (!max || !dwarf_addrdie(s->dw, (Dwarf_Addr)addr, &cu))
 		return 0;
 	if (max > SRCLINE_MAX_INLINE + 1)
 		max = SRCLINE_MAX_INLINE + 1;
 	row = dwarf_getsrc_die(&cu, (Dwarf_Addr)addr);
 	if (row) {
-		file = dwarf_linesrc(row, NULL, NULL);
+		file = full_path(s, &cu, dwarf_linesrc(row, NULL, NULL));
 		if (dwarf_lineno(row, &line) < 0 || line < 0)
 			line = 0;
 	}
@@ -176,7 +220,7 @@ size_t srcline_lookup(struct srcline *s, uint64_t addr, struct srcline_frame *ou
 		line = 0;
 		if (files && dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &v) == 0 &&
 		    v < nfiles)
-			file = dwarf_filesrc(files, (size_t)v, NULL, NULL);
+			file = full_path(s, &cu, dwarf_filesrc(files, (size_t)v, NULL, NULL));
 		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &v) == 0 &&
 		    v <= INT32_MAX)
 			line = (int)v;

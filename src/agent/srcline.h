@@ -9,7 +9,7 @@
  *
  * Ownership: srcline_open() returns an object freed with srcline_free(); it does not own the
  * descriptor, which must stay open while the srcline is used. Strings of struct srcline_frame
- * point into libdw's data and are valid until srcline_free(). Not thread-safe. */
+ * are valid until the next lookup. Not thread-safe. */
 #ifndef SCORCH_AGENT_SRCLINE_H
 #define SCORCH_AGENT_SRCLINE_H
 
@@ -32,7 +32,8 @@ uint64_t srcline_cost(const struct srcline *s);
 
 struct srcline_frame {
 	const char *name;    /* linkage (mangled) name if the DIE has one, else its name; or NULL */
-	const char *file;    /* source file, or NULL */
+	const char *file;    /* source file (relative paths joined to the unit's compilation
+				directory), or NULL */
 	int line;            /* 0 when unknown */
 	int inlined;         /* 1: inlined into the next frame */
 };

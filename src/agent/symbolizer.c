@@ -99,6 +99,8 @@ struct sym_jit {
 	uint64_t map_ino, dump_ino;
 	int64_t last_read_ns;
 	uint32_t map_module, dump_module; /* strtab ids of the paths */
+	uid_t uid;              /* the process's owner, and whether it shares our mount */
+	int host_ns;            /* namespace: its files are still readable after it exited */
 };
 
 struct sym_map {
@@ -588,7 +590,18 @@ static int is_jitdump(const char *path)
 static struct sym_jit *jit_get(struct symbolizer *s, struct sym_proc *p)
 {
 	if (!p->jit) {
+		char path[64], a[64], b[64];
+		struct stat st;
+		ssize_t na, nb;
+
 		p->jit = xcalloc(1, sizeof(*p->jit));
+		/* who may have written its files, and whether our /tmp is its /tmp */
+		snprintf(path, sizeof(path), "/proc/%d", p->pid);
+		p->jit->uid = stat(path, &st) == 0 ? st.st_uid : 0;
+		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", p->pid);
+		na = readlink(path, a, sizeof(a) - 1);
+		nb = readlink("/proc/self/ns/mnt", b, sizeof(b) - 1);
+		p->jit->host_ns = na > 0 && na == nb && !memcmp(a, b, (size_t)na);
 		/* perf-PID.map names the pid as the process knows it (its pid namespace) */
 		snprintf(p->jit->map_path, sizeof(p->jit->map_path), "/tmp/perf-%d.map",
 			 perfmap_ns_pid(p->pid));
@@ -614,6 +627,8 @@ static void jit_note_dump(struct symbolizer *s, struct sym_proc **pp, int pid, c
 	j->dump_module = strtab_intern(s->strings, path);
 }
 
+static void jit_refresh(struct symbolizer *s, struct sym_proc *p);
+
 /* Install the executable mappings of m for pid (unchanged maps cost a hash). */
 static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m,
 			 struct sym_proc **out)
@@ -622,6 +637,7 @@ static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m
 	struct sym_map *maps = NULL;
 	size_t nmaps = 0, cap = 0, i;
 	uint64_t h;
+	int has_jit = 0;
 
 	/* Unchanged maps (the usual case for a refresh) cost a hash. */
 	h = 0x9a9;
@@ -671,6 +687,7 @@ static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m
 			sm->bias = mapping_bias(f, m, i);
 		} else {
 			sm->anon = 1; /* anonymous executable memory: JIT code (perf map, jitdump) */
+			has_jit = 1;
 		}
 	}
 	if (nmaps)
@@ -683,6 +700,9 @@ static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m
 	p->maps_hash = h;
 	p->last_refresh_ns = now_ns();
 	*out = p;
+	/* JIT code: learn who the process is and read its names now, while it lives. */
+	if (has_jit)
+		jit_refresh(s, p);
 	return 0;
 }
 
@@ -960,12 +980,17 @@ static uint32_t file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t v
 }
 
 /* Read what a JIT file gained since the last read (all of it after a rewrite). */
-static void jit_read(struct perfmap **pm, uint64_t *off, uint64_t *ino, int pid, const char *path,
-		     int dump)
+static void jit_read(struct sym_jit *j, struct perfmap **pm, uint64_t *off, uint64_t *ino, int pid,
+		     const char *path, int dump)
 {
 	struct stat st;
 	char *buf;
 	int fd = perfmap_open_for(pid, path);
+
+	/* The process is gone (its /proc/PID/root too): its files are ours when it shared our
+	 * mount namespace. */
+	if (fd < 0 && j->host_ns)
+		fd = perfmap_open_path(path, j->uid);
 
 	if (fd < 0)
 		return;
@@ -996,6 +1021,17 @@ static void jit_read(struct perfmap **pm, uint64_t *off, uint64_t *ino, int pid,
 	close(fd);
 }
 
+/* Read what p's JIT files gained. */
+static void jit_refresh(struct symbolizer *s, struct sym_proc *p)
+{
+	struct sym_jit *j = jit_get(s, p);
+
+	j->last_read_ns = now_ns();
+	jit_read(j, &j->map, &j->map_off, &j->map_ino, p->pid, j->map_path, 0);
+	if (j->dump_path)
+		jit_read(j, &j->dump, &j->dump_off, &j->dump_ino, p->pid, j->dump_path, 1);
+}
+
 /* The name of JIT code at addr in process p, from its perf map or jitdump, read again (at most
  * once a second) when addr is not in it yet. */
 static const char *jit_lookup(struct symbolizer *s, struct sym_proc *p, uint64_t addr,
@@ -1016,10 +1052,7 @@ static const char *jit_lookup(struct symbolizer *s, struct sym_proc *p, uint64_t
 		}
 		if (pass || now_ns() - j->last_read_ns < SYM_JIT_REFRESH_NS)
 			break;
-		j->last_read_ns = now_ns();
-		jit_read(&j->map, &j->map_off, &j->map_ino, p->pid, j->map_path, 0);
-		if (j->dump_path)
-			jit_read(&j->dump, &j->dump_off, &j->dump_ino, p->pid, j->dump_path, 1);
+		jit_refresh(s, p);
 	}
 	return NULL;
 }

@@ -782,6 +782,29 @@ static int add_gopclntab(struct builder *b, struct elf_file *e)
 	return g.err;
 }
 
+/* V8's embedded builtins (Builtins_* in node and libnode) have no CFI; like the JIT code they
+ * call, they keep frame pointers: the frame-pointer rule where no CFI covers them. */
+static int add_v8_builtins(struct builder *b, struct elf_file *e)
+{
+	const struct elf_symbol *syms;
+	struct unwind_entry rule;
+	size_t n, i;
+
+	memset(&rule, 0, sizeof(rule));
+	rule.kind = UNW_CFA_RBP;
+	rule.off = 16;
+	rule.rbp = -2;
+	syms = elf_symbols(e, &n);
+	for (i = 0; i < n; i++) {
+		if (strncmp(elf_symbol_name(e, &syms[i]), "Builtins_", 9))
+			continue;
+		if (add_row(b, syms[i].addr, syms[i].addr + syms[i].size, &rule))
+			return -E2BIG;
+		b->stats->fp_rows++;
+	}
+	return 0;
+}
+
 /* The frame-pointer rule over every executable segment: CFA = rbp + 16, RBP at CFA - 16. */
 static int add_fp(struct builder *b, struct elf_file *e)
 {
@@ -865,6 +888,10 @@ int unwind_table_build(struct elf_file *e, struct elf_file *debug, const struct 
 		if (!rc && (!had_cfi || is_go)) {
 			set_level(&b, LV_FP);
 			rc = add_fp(&b, e);
+		}
+		if (!rc && had_cfi) {
+			b.prio = 4;
+			rc = add_v8_builtins(&b, e);
 		}
 		if (rc)
 			rc = add_error(&b, err);
