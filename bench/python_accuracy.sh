@@ -34,7 +34,7 @@ for py in /root/.pyenv/versions/3.8.*/bin/python3.8 /root/.pyenv/versions/3.9.*/
 	[ "$py" = /usr/bin/python3.11 ] && ver="$ver (Debian)"
 	: > "$tmp/s"; : > "$tmp/a"
 	for r in $(seq "$RUNS"); do
-		timeout 120 "$SCORCH" record -F 499 -o "$tmp/o.folded" -- "$py" \
+		timeout 120 "$SCORCH" record -F 499 --lines -o "$tmp/o.folded" -- "$py" \
 			tests/helpers/python/accuracy.py "$SECS" "$tmp/t" > /dev/null 2>&1 &&
 			$CHECK_PY tests/helpers/python/check_accuracy.py "$tmp/o.folded" "$tmp/t" |
 			grep FIGURES >> "$tmp/s"

@@ -23,11 +23,16 @@ for ext in pb.gz folded json html svg; do
 	"$SCORCH" convert "$tmp/in.folded" "$tmp/out.$ext" || fail "convert to .$ext"
 	[ -s "$tmp/out.$ext" ] || fail "empty .$ext"
 done
-"$SCORCH" convert "$tmp/out.pb.gz" "$tmp/back.folded" || fail "pprof back to folded"
+# pprof keeps the lines: with --lines the round trip is exact
+"$SCORCH" convert --lines "$tmp/out.pb.gz" "$tmp/back.folded" || fail "pprof back to folded"
 cmp -s "$tmp/want.folded" "$tmp/back.folded" || { diff "$tmp/want.folded" "$tmp/back.folded"; fail "folded -> pprof -> folded changed"; }
 gunzip -t "$tmp/out.pb.gz" || fail "pprof output is not gzip"
-"$SCORCH" convert -f folded "$tmp/out.pb.gz" - > "$tmp/stdout.folded" || fail "--format to stdout"
+"$SCORCH" convert --lines -f folded "$tmp/out.pb.gz" - > "$tmp/stdout.folded" || fail "--format to stdout"
 cmp -s "$tmp/want.folded" "$tmp/stdout.folded" || fail "stdout output differs"
+# by default, frames are functions: the Python frames lose their line, not their file
+"$SCORCH" convert "$tmp/out.pb.gz" "$tmp/byfn.folded" || fail "pprof to folded by function"
+grep -q '^python3;<module> (/srv/run.py);Job.run (job.py) 7$' "$tmp/byfn.folded" ||
+	fail "not aggregated by function: $(cat "$tmp/byfn.folded")"
 grep -q '"type":"sampled"' "$tmp/out.json" || fail "speedscope json"
 grep -q '</svg>' "$tmp/out.svg" || fail "svg"
 grep -Eq 'https?://' "$tmp/out.html" && fail "the html page refers to the network"

@@ -34,7 +34,7 @@ for py in /root/.pyenv/versions/3.8.*/bin/python3.8 /root/.pyenv/versions/3.9.*/
 	# samples at 499 Hz, so a share's sampling noise is about 1.5 points against the checker's
 	# 8-point tolerance, and the truth is CPU time as well: one run is enough, load or not.
 	rm -f "$tmp/out.folded" "$tmp/truth"
-	if ! timeout 150 ./scorch record -F 499 -o "$tmp/out.folded" -- \
+	if ! timeout 150 ./scorch record -F 499 --lines -o "$tmp/out.folded" -- \
 		"$py" tests/helpers/python/accuracy.py 2 "$tmp/truth" > "$tmp/log" 2>&1; then
 		echo "$py: scorch record failed:"; cat "$tmp/log"
 		failed=$((failed + 1))
