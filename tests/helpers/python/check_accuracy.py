@@ -9,7 +9,9 @@ import re
 import sys
 
 TOL = 8.0  # percentage points
-FRAME = re.compile(r"^(.*) \((.*):(\d+)\)$")
+# A Python frame with its line (scorch record --lines): "qual (file.py:LINE)", or a pseudo file
+# "<frozen ...>", "<string>". Native frames with lines ("f (file.c:LINE)") are not Python.
+FRAME = re.compile(r"^(.*) \((.*\.pyw?|<[^>]*>):(\d+)\)$")
 
 
 def austin_rows(path):
