@@ -37,7 +37,8 @@ gcc -O2 -g -fomit-frame-pointer -o "$TMP/c" tests/helpers/sym/split.c
 		full.debug minidebuginfo && xz -f minidebuginfo &&
 	objcopy --strip-all full_cc stripped_cc &&
 	objcopy --add-section .gnu_debugdata=minidebuginfo.xz stripped_cc cc)
-[ -x "$RUSTC" ] && "$RUSTC" -O -C debuginfo=1 -o "$TMP/rs" tests/helpers/sym/split.rs
+# full debug info (cargo's `debug = true` in [profile.release]): lines and inlined calls
+[ -x "$RUSTC" ] && "$RUSTC" -O -C debuginfo=2 -o "$TMP/rs" tests/helpers/sym/split.rs
 cp tests/helpers/go/spin.go tests/helpers/go/go.mod "$TMP/"
 (cd "$TMP" && go build -o go_normal . && go build -ldflags='-s -w' -o go_stripped .)
 
@@ -62,17 +63,20 @@ perf_folded() {
 	perf script -i "$1" -F comm,ip,sym 2>/dev/null | awk '
 		/^[^ \t]/ { if (n) emit(); comm = $1; n = 0; next }
 		/^[ \t]*$/ { if (n) emit(); n = 0; next }
-		{ sub(/^[ \t]*[0-9a-f]+ /, ""); sub(/\+0x[0-9a-f]+$/, ""); f[n++] = $0 }
+		{ sub(/^[ \t]*[0-9a-f]+ /, ""); sub(/\+0x[0-9a-f]+$/, ""); sub(/ \(inlined\)$/, "")
+		  f[n++] = $0 }
 		function emit(  s, i) { s = comm; for (i = n - 1; i >= 0; i--) s = s ";" f[i]; c[s]++ }
 		END { if (n) emit(); for (s in c) print s, c[s] }'
 }
-# % of the samples with leaf L (regex on the last frame) whose line is in [lo, hi]
-lines_ok() { # folded leaf-regex file-pattern lo hi
+# % of the samples in function L (the innermost frame matching L: inlined callees may follow)
+# whose line is in [lo, hi]
+lines_ok() { # folded regex file-pattern lo hi
 	awk -v l="$2" -v fp="$3" -v lo="$4" -v hi="$5" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s)
-		k = split(s, fr, ";"); leaf = fr[k]; if (leaf !~ l) next
-		t += n; if (match(leaf, fp ":[0-9]+\\)$")) { ln = substr(leaf, RSTART, RLENGTH)
+		k = split(s, fr, ";"); f = ""; for (i = k; i > 0; i--) if (fr[i] ~ l) { f = fr[i]; break }
+		if (f == "") next
+		t += n; if (match(f, fp ":[0-9]+\\)$")) { ln = substr(f, RSTART, RLENGTH)
 		sub(/^.*:/, "", ln); sub(/\)$/, "", ln); if (ln + 0 >= lo && ln + 0 <= hi) ok += n } }
-		END { if (t) printf "%.0f", 100 * ok / t; else print "-" }' "$1"
+		END { if (t) printf "%.0f\n", 100 * ok / t; else print "-" }' "$1"
 }
 
 # name | command | A | B | truth A | truth B | named regex (A chain) | named regex (B) | perf mode |
@@ -115,19 +119,19 @@ row() {
 echo "| workload | truth: A's share % | scorch error (pts) | scorch names right | perf error (pts) | perf names right | scorch lines in the right function |"
 echo "|---|---|---|---|---|---|---|"
 row "C -O2, no frame pointers" "$TMP/c" 'work_a' 'work_b' work_a work_b \
-	'work_a;leaf_a [0-9]+$' 'work_b;mix [0-9]+$' "--call-graph dwarf" \
+	'work_a;leaf_a( [0-9]+$|;)' 'work_b;mix( [0-9]+$|;)' "--call-graph dwarf" \
 	'^leaf_a ' 'split.c' 'unsigned long leaf_a(' tests/helpers/sym/split.c
 row "C++ stripped + MiniDebugInfo" "$TMP/cc" 'work_a\(' 'work_b\(' work_a work_b \
-	'work_a\(int\);leaf_a\(unsigned long\) [0-9]+$' 'work_b\(int\) [0-9]+$' "--call-graph dwarf" \
+	'work_a\(int\);leaf_a\(unsigned long\)( [0-9]+$|;)' 'work_b\(int\)( [0-9]+$|;)' "--call-graph dwarf" \
 	'' '' '' ''
 [ -x "$TMP/rs" ] && row "Rust release (LLD)" "$TMP/rs" 'work_a' 'work_b' work_a work_b \
-	'split::work_a;split::leaf_a [0-9]+$' 'split::work_b [0-9]+$' "--call-graph dwarf" \
+	'split::work_a;split::leaf_a( [0-9]+$|;)' 'split::work_b( [0-9]+$|;)' "--call-graph dwarf" \
 	'^split::leaf_a ' 'split.rs' 'fn leaf_a(' tests/helpers/sym/split.rs
 row "Go" "$TMP/go_normal" 'main\.spinA' 'main\.spinB' main.spinA main.spinB \
-	'main.spinA;main.leafA [0-9]+$' 'main.spinB;main.hot [0-9]+$' "-g" \
+	'main.spinA;main.leafA( [0-9]+$|;)' 'main.spinB;main.hot( [0-9]+$|;)' "-g" \
 	'^main.leafA ' 'spin.go' 'func leafA(' tests/helpers/go/spin.go
 row "Go stripped" "$TMP/go_stripped" 'main\.spinA' 'main\.spinB' main.spinA main.spinB \
-	'main.spinA;main.leafA [0-9]+$' 'main.spinB;main.hot [0-9]+$' "-g" \
+	'main.spinA;main.leafA( [0-9]+$|;)' 'main.spinB;main.hot( [0-9]+$|;)' "-g" \
 	'^main.leafA ' 'spin.go' 'func leafA(' tests/helpers/go/spin.go
 touch "$TMP/before"
 row "Node --perf-basic-prof" "node --perf-basic-prof tests/helpers/sym/split.js" 'workA' 'workB' \

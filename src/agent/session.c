@@ -351,6 +351,7 @@ int session_start(const struct session_opts *opts, struct session **out)
 		sy.refresh = refresh_for_symbolizer;
 		sy.refresh_ctx = s;
 		sy.no_line_info = opts->no_line_info;
+		sy.line_budget = opts->line_budget;
 		sy.debuginfod_urls = opts->debuginfod_urls;
 		sy.no_debuginfod = opts->no_debuginfod;
 		s->sym = symbolizer_new_opts(&sy);

@@ -56,6 +56,8 @@ struct session_opts {
 					DEBUGINFOD_URLS; NULL: only those */
 	int no_debuginfod;        /* 1: no debuginfod, whatever DEBUGINFOD_URLS says */
 	int no_line_info;         /* 1: no source lines (DWARF, .gopclntab) */
+	size_t line_budget;       /* memory for DWARF (symbolizer_options.line_budget; 0:
+				     the symbolizer's default, sized for the agent) */
 };
 
 /* Install the handlers every profiling command wants, and return the stop flag for

@@ -142,7 +142,7 @@ struct symbolizer {
 	size_t ninl, inl_cap;
 	struct sym_frame out_inl[SYM_MAX_FRAMES]; /* sym_result.inlined of the last lookup */
 
-	uint64_t line_bytes;          /* srcline_cost() of the open srclines */
+	uint64_t line_bytes;          /* estimated memory of the open srclines (line_cost()) */
 	uint64_t line_budget;
 	uint64_t tick;
 
@@ -210,12 +210,18 @@ struct symbolizer *symbolizer_new(void)
 	return symbolizer_new_opts(NULL);
 }
 
+/* What an open srcline may hold in memory. */
+static uint64_t line_cost(const struct srcline *src)
+{
+	return SYM_DWARF_FACTOR * srcline_cost(src);
+}
+
 static void file_free(struct symbolizer *s, struct sym_file *f)
 {
 	if (!f)
 		return;
 	if (f->src)
-		s->line_bytes -= srcline_cost(f->src);
+		s->line_bytes -= line_cost(f->src);
 	s->open_fds -= (size_t)f->open_fds;
 	srcline_free(f->src);
 	gopclntab_free(f->go);
@@ -834,10 +840,11 @@ static struct srcline *file_src(struct symbolizer *s, struct sym_file *f)
 		f->src_failed = 1;
 		return NULL;
 	}
-	cost = srcline_cost(f->src);
+	cost = line_cost(f->src);
 	if (cost > s->line_budget) {
-		log_debug("no source lines for a file with %llu MB of DWARF (budget %llu MB)",
-			  (unsigned long long)(cost >> 20), (unsigned long long)(s->line_budget >> 20));
+		log_debug("no source lines for a file with %llu MB of DWARF (budget %llu MB of memory)",
+			  (unsigned long long)(srcline_cost(f->src) >> 20),
+			  (unsigned long long)(s->line_budget >> 20));
 		srcline_free(f->src);
 		f->src = NULL;
 		f->src_failed = 1;
@@ -855,7 +862,7 @@ static struct srcline *file_src(struct symbolizer *s, struct sym_file *f)
 		}
 		if (!lru)
 			break;
-		s->line_bytes -= srcline_cost(lru->src);
+		s->line_bytes -= line_cost(lru->src);
 		srcline_free(lru->src);
 		lru->src = NULL;
 	}
@@ -1095,7 +1102,7 @@ static size_t take_remote(struct symbolizer *s)
 			if (!d)
 				continue;
 			if (f->src) {
-				s->line_bytes -= srcline_cost(f->src);
+				s->line_bytes -= line_cost(f->src);
 				srcline_free(f->src);
 				f->src = NULL;
 			}

@@ -67,14 +67,18 @@ struct symbolizer_options {
 	void *refresh_ctx;
 	int no_debug_files;       /* 1: never look for separate debug files */
 	int no_line_info;         /* 1: no source lines or inlined frames (DWARF, .gopclntab) */
-	size_t line_budget;       /* bytes of DWARF held open (least recently used files closed
-				     beyond; a larger file gets no lines); 0: SYM_LINE_BUDGET */
+	size_t line_budget;       /* memory for DWARF held open, estimated as SYM_DWARF_FACTOR
+				     times its size (least recently used files are closed beyond
+				     it; a file alone above it gets no lines); 0: SYM_LINE_BUDGET */
 	size_t max_files;         /* files cached before unused ones are dropped; 0: 4096 */
 	const char *debuginfod_urls; /* debuginfod servers besides DEBUGINFOD_URLS (NULL: none) */
 	int no_debuginfod;        /* 1: never ask debuginfod, whatever DEBUGINFOD_URLS says */
 };
 
-#define SYM_LINE_BUDGET (48u << 20)
+#define SYM_LINE_BUDGET (32u << 20)
+/* Memory libdw holds per byte of DWARF once every unit of a file was looked up (measured:
+ * bench/sym_cost.c, docs/benchmarks.md). */
+#define SYM_DWARF_FACTOR 4
 
 /* A symbolizer with default options (line info on, debuginfod when DEBUGINFOD_URLS is set). */
 struct symbolizer *symbolizer_new(void);
@@ -127,7 +131,7 @@ struct symbolizer_stats {
 	size_t debug_files; /* separate debug files in use (local or debuginfod) */
 	size_t remote_files; /* ... of which from debuginfod */
 	size_t line_files;  /* files whose DWARF is open for lines */
-	uint64_t line_bytes; /* DWARF bytes those hold (srcline_cost()) */
+	uint64_t line_bytes; /* their estimated memory (SYM_DWARF_FACTOR x srcline_cost()) */
 	size_t jit_entries; /* perf map / jitdump entries held */
 };
 void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *st);

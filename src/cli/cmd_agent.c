@@ -64,6 +64,13 @@ static const char agent_usage[] =
 	"      --no-cache-dir        keep unwind tables in memory only\n"
 	"      --short-lived SECS    a child that lives less than this is counted under its\n"
 	"                            parent's service (default 1; 0 turns it off)\n"
+	"      --debuginfod URL      fetch missing symbols and lines from this debuginfod server\n"
+	"                            (also read from DEBUGINFOD_URLS), in the background: frames\n"
+	"                            get the better names from the next interval on\n"
+	"      --no-debuginfod       ignore DEBUGINFOD_URLS\n"
+	"      --line-memory MB      memory for DWARF line tables (default 16): files beyond it\n"
+	"                            get names without lines\n"
+	"      --no-lines            no source lines or inlined frames\n"
 	"  -d, --duration SECS       stop after SECS seconds (default: run until SIGTERM/Ctrl-C)\n"
 	"\n"
 	"Labels on each profile: service_name, process (executable), host, cpus (CPU count),\n"
@@ -462,6 +469,10 @@ int cmd_agent(int argc, char **argv)
 		{ "short-lived", required_argument, NULL, 'S' },
 		{ "profile", required_argument, NULL, 'P' },
 		CLI_OFFCPU_LONGOPTS,
+		{ "debuginfod", required_argument, NULL, 'U' },
+		{ "no-debuginfod", no_argument, NULL, 'X' },
+		{ "line-memory", required_argument, NULL, 'L' },
+		{ "no-lines", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -478,8 +489,10 @@ int cmd_agent(int argc, char **argv)
 	char *token = NULL;
 	const char *cache_dir = TABLE_CACHE_DEFAULT_DIR;
 	double interval = 10, duration = 0, next_push, start;
-	int c, ret = 2, r, flush_ms;
+	const char *debuginfod = NULL;
+	int c, ret = 2, r, no_debuginfod = 0, no_lines = 0, flush_ms;
 	unsigned kinds = SESSION_CPU;
+	size_t line_mb = 0;
 	size_t cap = 0;
 	struct timespec ts;
 
@@ -615,6 +628,23 @@ int cmd_agent(int argc, char **argv)
 			if (cli_offcpu_option(c, optarg, &so))
 				goto out;
 			break;
+		case 'U':
+			debuginfod = optarg;
+			break;
+		case 'X':
+			no_debuginfod = 1;
+			break;
+		case 'n':
+			no_lines = 1;
+			break;
+		case 'L':
+			lv = strtol(optarg, &end, 10);
+			if (end == optarg || *end || lv < 1 || lv > 65536) {
+				error("invalid --line-memory '%s': expected 1..65536 MB", optarg);
+				goto out;
+			}
+			line_mb = (size_t)lv;
+			break;
 		case 'h':
 			fputs(agent_usage, stdout);
 			ret = 0;
@@ -667,6 +697,10 @@ int cmd_agent(int argc, char **argv)
 	so.duration_s = duration;
 	so.cache_dir = cache_dir;
 	so.short_lived_s = a.rules.short_lived_s;
+	so.debuginfod_urls = debuginfod;
+	so.no_debuginfod = no_debuginfod;
+	so.no_line_info = no_lines;
+	so.line_budget = line_mb << 20;
 	if (session_start(&so, &a.session))
 		goto out;
 	log_info("agent: profiling %d CPUs at %d Hz (%s%s%s%s%s), sending to %s%s%s every %.0f s",

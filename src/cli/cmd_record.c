@@ -119,6 +119,8 @@ int cmd_record(int argc, char **argv)
 
 	memset(&so, 0, sizeof(so));
 	so.freq_hz = 99;
+	/* one profile, written once: DWARF of big programs may take more memory than the agent's */
+	so.line_budget = (size_t)1 << 30;
 	so.include_idle = 1;
 	so.status_line = isatty(STDERR_FILENO);
 	optind = 1;
