@@ -7,6 +7,7 @@
  * DW_AT_call_file / DW_AT_call_line give the position in the next scope out, up to the
  * DW_TAG_subprogram, the physical function. */
 #include "agent/srcline.h"
+#include "agent/elf.h"
 #include "lib/alloc.h"
 #include "lib/log.h"
 
@@ -109,6 +110,34 @@ void srcline_free(struct srcline *s)
 uint64_t srcline_cost(const struct srcline *s)
 {
 	return s->cost;
+}
+
+uint64_t srcline_estimate(struct elf_file *e)
+{
+	size_t i, n = elf_section_count(e);
+	uint64_t sum = 0;
+	int has_line = 0;
+
+	for (i = 1; i < n; i++) {
+		struct elf_section_info si;
+		const char *name;
+		uint64_t size;
+
+		if (elf_section_info_at(e, i, &name, &si) < 0 || si.type == SHT_NOBITS ||
+		    (strncmp(name, ".debug_", 7) && strncmp(name, ".zdebug_", 8)))
+			continue;
+		size = si.size;
+		if (si.flags & SHF_COMPRESSED) {
+			Elf64_Chdr ch;
+
+			if (elf_read(e, si.offset, &ch, sizeof(ch)) == 0)
+				size = ch.ch_size;
+		}
+		if (!strcmp(name, ".debug_line") || !strcmp(name, ".zdebug_line"))
+			has_line = 1;
+		sum += size;
+	}
+	return has_line ? sum : 0;
 }
 
 /* The name of a subprogram or inlined subroutine: its linkage name (qualified, mangled) when

@@ -29,6 +29,10 @@ void srcline_free(struct srcline *s); /* NULL ok */
 /* Bytes of DWARF the file holds (.debug_info, .debug_line, .debug_str, ... uncompressed as
  * far as the headers say): about what an srcline holds at most. */
 uint64_t srcline_cost(const struct srcline *s);
+/* The same from our own reader (section headers and compression headers only, nothing else
+ * read), to decide before opening: 0 when the file has no .debug_line. */
+struct elf_file;
+uint64_t srcline_estimate(struct elf_file *e);
 
 struct srcline_frame {
 	const char *name;    /* linkage (mangled) name if the DIE has one, else its name; or NULL */

@@ -835,21 +835,21 @@ static struct srcline *file_src(struct symbolizer *s, struct sym_file *f)
 	f->src_tick = ++s->tick;
 	if (f->src)
 		return f->src;
+	/* Decided from the headers, before libdw reads (and inflates) every DWARF section. */
+	cost = SYM_DWARF_FACTOR * srcline_estimate(f->dwarf_src);
+	if (cost > s->line_budget) {
+		log_debug("no source lines for a file with %llu MB of DWARF (budget %llu MB of memory)",
+			  (unsigned long long)(cost / SYM_DWARF_FACTOR >> 20),
+			  (unsigned long long)(s->line_budget >> 20));
+		f->src_failed = 1;
+		return NULL;
+	}
 	if (elf_fd(f->dwarf_src) < 0 ||
 	    srcline_open(elf_fd(f->dwarf_src), "debug info", &f->src, &err) < 0) {
 		f->src_failed = 1;
 		return NULL;
 	}
 	cost = line_cost(f->src);
-	if (cost > s->line_budget) {
-		log_debug("no source lines for a file with %llu MB of DWARF (budget %llu MB of memory)",
-			  (unsigned long long)(srcline_cost(f->src) >> 20),
-			  (unsigned long long)(s->line_budget >> 20));
-		srcline_free(f->src);
-		f->src = NULL;
-		f->src_failed = 1;
-		return NULL;
-	}
 	while (s->line_bytes + cost > s->line_budget) {
 		struct sym_file *lru = NULL;
 		size_t i;

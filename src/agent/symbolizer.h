@@ -75,7 +75,7 @@ struct symbolizer_options {
 	int no_debuginfod;        /* 1: never ask debuginfod, whatever DEBUGINFOD_URLS says */
 };
 
-#define SYM_LINE_BUDGET (32u << 20)
+#define SYM_LINE_BUDGET (16u << 20)
 /* Memory libdw holds per byte of DWARF once every unit of a file was looked up (measured:
  * bench/sym_cost.c, docs/benchmarks.md). */
 #define SYM_DWARF_FACTOR 4

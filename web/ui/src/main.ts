@@ -27,12 +27,13 @@ interface State {
   layout: Layout; groupBy: string; maxNodes: string;
   lq: string; rq: string; lfrom: string; luntil: string; rfrom: string; runtil: string;
   runsBy: string;
+  lines: string; // '1': a frame per source line (the server's lines=1), '': per function
 }
 
 const DEFAULTS: State = {
   view: 'flame', service: '', type: '', sel: '', from: 'now-1h', until: 'now', unit: 'samples',
   search: '', fn: '', sort: 'self', filter: '', zoom: '', layout: 'both', groupBy: '', maxNodes: '',
-  lq: '', rq: '', lfrom: '', luntil: '', rfrom: '', runtil: '', runsBy: 'commit',
+  lq: '', rq: '', lfrom: '', luntil: '', rfrom: '', runtil: '', runsBy: 'commit', lines: '',
 };
 const DEFAULT_MAX_NODES = 16384;
 
@@ -170,7 +171,7 @@ const flame: FlameGraph = new FlameGraph($('flame'), {
   onError: (m) => showError(m),
   fetchSubtree: async (path) => {
     const r = range();
-    const res = await track(getJSON<RenderResult>('/render', { query: query(), from: r.from, until: r.until, format: 'json', maxNodes: maxNodes(), focus: path.join(';') }));
+    const res = await track(getJSON<RenderResult>('/render', { query: query(), from: r.from, until: r.until, format: 'json', maxNodes: maxNodes(), focus: path.join(';'), lines: state.lines || '0' }));
     return { fb: res.flamebearer, selectionTotal: res.focus?.selectionTotal ?? res.flamebearer.numTicks };
   },
 });
@@ -185,7 +186,7 @@ const diff: FlameGraph = new FlameGraph($('diff'), {
     const d = diffSelections();
     const res = await track(getJSON<RenderResult>('/render-diff', {
       leftQuery: d.lq, leftFrom: d.lf, leftUntil: d.lu, rightQuery: d.rq, rightFrom: d.rf, rightUntil: d.ru,
-      maxNodes: maxNodes(), focus: path.join(';'),
+      maxNodes: maxNodes(), focus: path.join(';'), lines: state.lines || '0',
     }));
     const fb = res.flamebearer;
     fb.leftTicks = fb.leftTicks ?? res.leftTicks ?? 0;
@@ -292,7 +293,7 @@ function renderExport(host: HTMLElement, items: ExportItem[]): void {
 
 function updateExports(): void {
   const r = range(), stem = fileStem(), focus = state.zoom || undefined;
-  const base = { query: query(), from: r.from, until: r.until, focus };
+  const base = { query: query(), from: r.from, until: r.until, focus, lines: state.lines || '0' };
   renderExport($('export-flame'), [
     { label: 'pprof (.pb.gz)', href: url('/render', { ...base, format: 'pprof' }), file: stem + '.pb.gz' },
     { label: 'folded stacks (.txt)', href: url('/render', { ...base, format: 'folded' }), file: stem + '.folded.txt' },
@@ -316,7 +317,7 @@ function updateExports(): void {
 
 async function loadFlame(gen: number): Promise<void> {
   const r = range();
-  const res = await track(getJSON<RenderResult>('/render', { query: query(), from: r.from, until: r.until, format: 'json', maxNodes: maxNodes() }));
+  const res = await track(getJSON<RenderResult>('/render', { query: query(), from: r.from, until: r.until, format: 'json', maxNodes: maxNodes(), lines: state.lines || '0' }));
   if (gen !== generation) return;
   sampleRate = rateOf(res);
   const t0 = performance.now();
@@ -348,7 +349,7 @@ async function loadTopRows(): Promise<void> {
   const r = range();
   const key = query() + '|' + r.from + '|' + r.until;
   if (key === topKey) return;
-  const res = await track(getJSON<TopResult>('/api/v1/top', { query: query(), from: r.from, until: r.until, limit: 5000, sort: 'self' }));
+  const res = await track(getJSON<TopResult>('/api/v1/top', { query: query(), from: r.from, until: r.until, limit: 5000, sort: 'self', lines: state.lines || '0' }));
   topRows = res.rows;
   topTotal = res.total;
   topKey = key;
@@ -448,7 +449,7 @@ async function loadSandwich(gen: number): Promise<void> {
   }
   const r = range();
   const [res] = await Promise.all([
-    track(getJSON<SandwichResult>('/api/v1/sandwich', { query: query(), function: state.fn, from: r.from, until: r.until, maxNodes: maxNodes() })),
+    track(getJSON<SandwichResult>('/api/v1/sandwich', { query: query(), function: state.fn, from: r.from, until: r.until, maxNodes: maxNodes(), lines: state.lines || '0' })),
     loadSampleRate(),
     loadTopRows().catch(() => undefined),
   ]);
@@ -524,6 +525,7 @@ async function loadDiff(gen: number): Promise<void> {
   }
   const res = await track(getJSON<RenderResult>('/render-diff', {
     leftQuery: d.lq, leftFrom: d.lf, leftUntil: d.lu, rightQuery: d.rq, rightFrom: d.rf, rightUntil: d.ru, maxNodes: maxNodes(),
+    lines: state.lines || '0',
   }));
   if (gen !== generation) return;
   sampleRate = rateOf(res);
@@ -913,6 +915,7 @@ function syncInputs(): void {
   input('filter').value = state.filter;
   input('runs-by').value = state.runsBy;
   $<HTMLSelectElement>('unit').value = state.unit;
+  input('lines').checked = state.lines === '1';
   syncService();
   const preset = state.until === 'now' && /^now-\d+[mhd]$/.test(state.from) ? state.from.slice(4) : '';
   const custom = !PRESETS.includes(preset);
@@ -1111,6 +1114,11 @@ $('ptype').addEventListener('change', () => { state.type = $<HTMLSelectElement>(
 $('unit').addEventListener('change', () => {
   state.unit = $<HTMLSelectElement>('unit').value as Unit;
   void run();
+});
+$('lines').addEventListener('change', () => {
+  state.lines = input('lines').checked ? '1' : '';
+  state.zoom = ''; // frame names change
+  void run(true);
 });
 $('groupby').addEventListener('change', () => { state.groupBy = $<HTMLSelectElement>('groupby').value; void run(true); });
 let searchTimer = 0;
