@@ -1,8 +1,7 @@
 /* srcline.c: DWARF lines and inlined calls through libdw (see srcline.h).
  *
  * For an address: the unit that holds it (dwarf_addrdie), the line table row (file:line of the
- * innermost code), and the nest of scopes holding it (dwarf_getscopes for the innermost, then
- * dwarf_getscopes_die for its physical nest, innermost first, as eu-addr2line -i does). Each
+ * innermost code), and the nest of functions holding it (find_nest(), innermost first). Each
  * DW_TAG_inlined_subroutine scope is a frame whose position is the current one; its
  * DW_AT_call_file / DW_AT_call_line give the position in the next scope out, up to the
  * DW_TAG_subprogram, the physical function. */
@@ -192,6 +191,68 @@ static const char *full_path(struct srcline *s, Dwarf_Die *cu, const char *file)
 	return out;
 }
 
+/* The subprogram and inlined subroutines holding addr, walked down from the unit: DIEs whose
+ * ranges hold addr are entered, and so are the containers of function definitions that have no
+ * code of their own (namespaces, Rust's modules, C++ classes: dwarf_getscopes() does not enter
+ * them, and finds nothing for Rust). *out (malloc'd, innermost first) gets the nest; returns its
+ * length, 0 when no function holds addr. */
+#define NEST_MAX (SRCLINE_MAX_INLINE + 8)
+static int nest_walk(Dwarf_Die *parent, Dwarf_Addr addr, Dwarf_Die *nest, int *n, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 64 || dwarf_child(parent, &child) != 0)
+		return 0;
+	do {
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_lexical_block:
+		case DW_TAG_try_block:
+		case DW_TAG_catch_block:
+		case DW_TAG_with_stmt:
+			if (dwarf_haspc(&child, addr) == 1) {
+				int tag = dwarf_tag(&child);
+
+				if ((tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) &&
+				    *n < NEST_MAX)
+					nest[(*n)++] = child;
+				nest_walk(&child, addr, nest, n, depth + 1);
+				return 1;
+			}
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_structure_type:
+		case DW_TAG_class_type:
+		case DW_TAG_union_type:
+			if (nest_walk(&child, addr, nest, n, depth + 1))
+				return 1;
+			break;
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+static int find_nest(Dwarf_Die *cu, uint64_t addr, Dwarf_Die **out)
+{
+	Dwarf_Die *nest = malloc(NEST_MAX * sizeof(*nest)), tmp;
+	int n = 0, i;
+
+	*out = nest;
+	if (!nest)
+		return 0;
+	nest_walk(cu, (Dwarf_Addr)addr, nest, &n, 0);
+	for (i = 0; i < n / 2; i++) { /* outermost first -> innermost first */
+		tmp = nest[i];
+		nest[i] = nest[n - 1 - i];
+		nest[n - 1 - i] = tmp;
+	}
+	return n;
+}
+
 size_t srcline_lookup(struct srcline *s, uint64_t addr, struct srcline_frame *out, size_t max)
 {
 	Dwarf_Die cu, *scopes = NULL;
@@ -212,22 +273,7 @@ size_t srcline_lookup(struct srcline *s, uint64_t addr, struct srcline_frame *ou
 		if (dwarf_lineno(row, &line) < 0 || line < 0)
 			line = 0;
 	}
-	n = dwarf_getscopes(&cu, (Dwarf_Addr)addr, &scopes);
-	if (n > 0) {
-		/* dwarf_getscopes() goes from an inlined instance to its abstract definition's
-		 * scopes; the physical nest (inlined into inlined into the subprogram) is what
-		 * dwarf_getscopes_die() gives for the innermost scope. */
-		Dwarf_Die *nest = NULL;
-		int m = dwarf_getscopes_die(&scopes[0], &nest);
-
-		if (m > 0) {
-			free(scopes);
-			scopes = nest;
-			n = m;
-		} else {
-			free(nest);
-		}
-	}
+	n = find_nest(&cu, addr, &scopes);
 	if (n > 0 && dwarf_getsrcfiles(&cu, &files, &nfiles) < 0)
 		files = NULL;
 	for (i = 0; i < n && k < max; i++) {
@@ -265,6 +311,6 @@ size_t srcline_lookup(struct srcline *s, uint64_t addr, struct srcline_frame *ou
 		out[k].inlined = 0;
 		k++;
 	}
-	free(scopes); /* allocated by libdw */
+	free(scopes);
 	return k;
 }
