@@ -301,7 +301,10 @@ static int locate(struct gopclntab *g, struct errmsg *err)
 			return 0;
 		}
 	}
-	/* Stripped section headers: the header pattern, 8-aligned, in a non-writable segment. */
+	/* Stripped section headers: the header pattern, 8-aligned, in a non-writable segment. A
+	 * file with section headers but no such section is not Go (and is not read through). */
+	if (elf_section_count(g->e) > 0)
+		return errmsg_set(err, -ENOENT, "no .gopclntab");
 	segs = elf_segments(g->e, &nsegs);
 	buf = xmalloc(65536);
 	for (i = 0; i < nsegs && rc == -ENOENT; i++) {
