@@ -398,9 +398,12 @@ static void file_settle_fds(struct symbolizer *s, struct sym_file *f)
 
 	s->open_fds -= (size_t)f->open_fds;
 	f->open_fds = 0;
-	if ((keep_elf || keep_debug) && s->open_fds >= SYM_MAX_OPEN_FILES && !f->go) {
-		/* too many kept open: this one gets no lines */
+	if ((keep_elf || keep_debug) && s->open_fds >= SYM_MAX_OPEN_FILES) {
+		/* too many kept open: this one gets no lines (and a Go binary is named from its
+		 * symbol table, if it has one) */
 		f->dwarf_src = NULL;
+		gopclntab_free(f->go);
+		f->go = NULL;
 		keep_elf = keep_debug = 0;
 	}
 	if (!keep_elf && elf_fd(f->elf) >= 0)

@@ -678,6 +678,46 @@ static void test_timeseries_group_by(void)
 	remove_dir();
 }
 
+/* Stored frames carry lines; the views aggregate by function (query_by_function()). */
+static void test_by_function(void)
+{
+	static const char *const a[] = { "main (/src/m.c:3)", "work (/src/w.c:10)" },
+		*const b[] = { "main (/src/m.c:3)", "work (/src/w.c:12)" },
+		*const c[] = { "<module> (app.py:1)", "run (app.py:7)" },
+		*const d[] = { "<module> (app.py:1)", "run (app.py:9)", "memcpy" };
+	struct store_profile *p = store_profile_new();
+	struct query_top_row *rows = NULL;
+	size_t n, i;
+	int seen = 0;
+
+	store_profile_add(p, a, 2, 4);
+	store_profile_add(p, b, 2, 6);
+	store_profile_add(p, c, 2, 1);
+	store_profile_add(p, d, 3, 2);
+	n = query_top(p, &rows);
+	CHECK_EQ_INT(n, 7); /* by line: every (function, line) its own row */
+	xfree(rows);
+	query_by_function(p);
+	n = query_top(p, &rows);
+	CHECK_EQ_INT(n, 5);
+	for (i = 0; i < n; i++) {
+		if (!strcmp(rows[i].name, "work")) {
+			CHECK_EQ_INT(rows[i].self, 10);
+			seen++;
+		}
+		if (!strcmp(rows[i].name, "run (app.py)")) {
+			CHECK_EQ_INT(rows[i].total, 3);
+			CHECK_EQ_INT(rows[i].self, 1);
+			seen++;
+		}
+		if (!strcmp(rows[i].name, "main"))
+			seen++;
+	}
+	CHECK_EQ_INT(seen, 3);
+	xfree(rows);
+	store_profile_free(p);
+}
+
 static void test_top_and_sandwich(void)
 {
 	static const char *const a[] = { "main", "f", "g" }, *const b[] = { "main", "g" },
@@ -906,6 +946,7 @@ int main(void)
 	RUN(test_labels_and_series);
 	RUN(test_timeseries_group_by);
 	RUN(test_top_and_sandwich);
+	RUN(test_by_function);
 	RUN(test_concurrent_reads);
 	RUN(test_sums_saturate);
 	RUN(test_empty_batch);
