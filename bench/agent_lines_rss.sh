@@ -6,7 +6,7 @@
 # every 20 s so that new binaries keep coming. Prints the agent's peak RSS (VmHWM) and its
 # symbolizer counters, with and without line info.
 #
-# usage: sudo sh bench/agent_lines_rss.sh [SECONDS=90]
+# usage: sudo [ROUNDS=2] sh bench/agent_lines_rss.sh [SECONDS=90]
 set -eu
 cd "$(dirname "$0")/.."
 SECS=${1:-90}
@@ -57,7 +57,15 @@ run() { # extra agent args
 	echo "$hwm"
 }
 
-echo "| agent (19 Hz, 10 s intervals, $SECS s) | peak RSS (VmHWM) |"
-echo "|---|---|"
-echo "| line info on (default, --line-memory 32) | $(( $(run) / 1024 )) MB |"
-echo "| --no-lines | $(( $(run --no-lines) / 1024 )) MB |"
+# ROUNDS rounds of both, alternating which goes first (the machine's other load varies).
+echo "| round | agent (19 Hz, 10 s intervals, $SECS s) | peak RSS (VmHWM) |"
+echo "|---|---|---|"
+for r in $(seq "${ROUNDS:-2}"); do
+	if [ $((r % 2)) = 1 ]; then
+		echo "| $r | --no-lines | $(( $(run --no-lines) / 1024 )) MB |"
+		echo "| $r | line info on (default, --line-memory 16) | $(( $(run) / 1024 )) MB |"
+	else
+		echo "| $r | line info on (default, --line-memory 16) | $(( $(run) / 1024 )) MB |"
+		echo "| $r | --no-lines | $(( $(run --no-lines) / 1024 )) MB |"
+	fi
+done
