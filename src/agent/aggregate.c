@@ -438,7 +438,10 @@ int agg_to_profile_kind(struct agg *a, struct symbolizer *sym, enum agg_kind kin
 				} else if (tag == FW_TAG_MARKER)
 					loc = marker_location(p, w & FW_DATA_MASK);
 				else if (FW_TAG_KIND(tag) != UNWINDER_NATIVE) {
-					/* a runtime's words: it says how many make a frame */
+					/* a runtime's words: it says how many make a frame
+					 * (room checked: inlined native frames may have
+					 * used the slack of the first allocation) */
+					ALLOC_GROW(stack, n + MAX_RUNTIME_FRAMES, stack_cap);
 					j += runtime_locations(a, p, e->pid, &e->frames[e->nkernel + j],
 							       e->nuser - j, stack, &n) - 1;
 					continue;

@@ -642,18 +642,13 @@ static uint64_t segment_bias(const struct elf_segment *s, uint64_t start, uint64
 }
 
 int elf_segments_bias(const struct elf_segment *segs, size_t nsegs, const struct elf_mapping *m,
-		      const struct elf_mapping *first, uint64_t *bias)
+		      const uint64_t *hint, uint64_t *bias)
 {
 	const uint64_t page = ELF_PAGE_SIZE;
-	uint64_t len = m->end > m->start ? m->end - m->start : 0, hint = 0;
-	int best = -1, best_score = -1, have_hint = 0;
+	uint64_t len = m->end > m->start ? m->end - m->start : 0;
+	int best = -1, best_score = -1;
 	size_t i;
 
-	/* The first PT_LOAD (lowest vaddr: the table is sorted by vaddr) starts the load. */
-	if (first && nsegs && segs[0].filesz && first->offset == (segs[0].offset & ~(page - 1))) {
-		hint = segment_bias(&segs[0], first->start, first->offset);
-		have_hint = 1;
-	}
 	for (i = 0; i < nsegs; i++) {
 		const struct elf_segment *s = &segs[i];
 		uint64_t lo = s->offset & ~(page - 1), hi;
@@ -665,7 +660,7 @@ int elf_segments_bias(const struct elf_segment *segs, size_t nsegs, const struct
 		hi = (s->offset + s->filesz + page - 1) & ~(page - 1);
 		if (m->offset < lo || m->offset >= hi)
 			continue;
-		if (have_hint && segment_bias(s, m->start, m->offset) == hint)
+		if (hint && segment_bias(s, m->start, m->offset) == *hint)
 			score += 16;
 		if (m->prot != ELF_MAP_ANY_PROT) {
 			if (!(m->prot & PF_X) == !(s->flags & PF_X))
@@ -688,10 +683,10 @@ int elf_segments_bias(const struct elf_segment *segs, size_t nsegs, const struct
 	return 0;
 }
 
-int elf_mapping_bias(const struct elf_file *e, const struct elf_mapping *m,
-		     const struct elf_mapping *first, uint64_t *bias)
+int elf_mapping_bias(const struct elf_file *e, const struct elf_mapping *m, const uint64_t *hint,
+		     uint64_t *bias)
 {
-	return elf_segments_bias(e->segs, e->nsegs, m, first, bias);
+	return elf_segments_bias(e->segs, e->nsegs, m, hint, bias);
 }
 
 uint64_t elf_load_bias(const struct elf_file *e, uint64_t map_start, uint64_t map_offset)

@@ -128,9 +128,10 @@ struct elf_mapping {
  * the read-only data, one page higher in memory: offset and vaddr agree only modulo the page;
  * a linker script may put several executable segments in one file page), the candidates are
  * ranked by:
- *   1. agreement with the load's first mapping: `first` (may be NULL) is the lowest mapping of
- *      the same file in the run of mappings that holds m, which maps the first PT_LOAD, so
- *      its start gives the bias of the whole load;
+ *   1. agreement with `hint` (may be NULL): the bias of the load the mapping is believed to
+ *      belong to, i.e. of the mapping of the same file right before it (a load maps its
+ *      segments in order, at one bias): this tells apart two executable segments that start
+ *      in one file page;
  *   2. the mapping's protection (executable or not, then writable or not);
  *   3. a segment whose mapping starts at this offset (a mapping split by mprotect starts
  *      inside its segment);
@@ -141,9 +142,9 @@ struct elf_mapping {
  * segment can hold the mapping (then the file is not what was mapped, or the mapping is not
  * one of its segments). */
 int elf_segments_bias(const struct elf_segment *segs, size_t nsegs, const struct elf_mapping *m,
-		      const struct elf_mapping *first, uint64_t *bias);
-int elf_mapping_bias(const struct elf_file *e, const struct elf_mapping *m,
-		     const struct elf_mapping *first, uint64_t *bias);
+		      const uint64_t *hint, uint64_t *bias);
+int elf_mapping_bias(const struct elf_file *e, const struct elf_mapping *m, const uint64_t *hint,
+		     uint64_t *bias);
 /* Load bias for a mapping at map_start with file offset map_offset whose protection and size
  * are unknown: elf_mapping_bias() with ELF_MAP_ANY_PROT, falling back to map_start - map_offset
  * (the usual case for files whose first PT_LOAD has vaddr == offset). */

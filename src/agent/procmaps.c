@@ -304,22 +304,10 @@ int procmaps_open(int pid, const struct procmaps_entry *e, struct errmsg *err)
 	return errmsg_set(err, fd, "cannot open mapped file '%s': %s", e->path, strerror(-fd));
 }
 
-size_t procmaps_run_start(const struct procmaps *m, size_t i)
+int procmaps_same_file(const struct procmaps_entry *a, const struct procmaps_entry *b)
 {
-	const struct procmaps_entry *e = &m->v[i];
-	size_t j = i, steps = 0;
-
-	if (e->kind != PROCMAPS_FILE)
-		return i;
-	while (j > 0 && steps++ < PROCMAPS_MAX_RUN) {
-		const struct procmaps_entry *p = &m->v[j - 1];
-
-		if (p->kind != PROCMAPS_FILE || p->inode != e->inode || p->dev_major != e->dev_major ||
-		    p->dev_minor != e->dev_minor || p->end > e->start)
-			break;
-		j--;
-	}
-	return j;
+	return a->kind == PROCMAPS_FILE && b->kind == PROCMAPS_FILE && a->inode == b->inode &&
+	       a->dev_major == b->dev_major && a->dev_minor == b->dev_minor && a->end <= b->start;
 }
 
 void procmaps_elf_mapping(const struct procmaps_entry *e, struct elf_mapping *out)

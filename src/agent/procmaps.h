@@ -69,12 +69,9 @@ void procmaps_keep(struct procmaps *m, unsigned perms);
  * or NULL. */
 const struct procmaps_entry *procmaps_find(const struct procmaps *m, uint64_t addr);
 
-/* The first entry of the run of consecutive entries that map the same file (device and inode)
- * as entry i: the start of the load that holds entry i when the file was loaded by the kernel
- * or ld.so (see elf_mapping_bias()). Looks back at most PROCMAPS_MAX_RUN entries; returns i
- * when the entry before maps something else. */
-#define PROCMAPS_MAX_RUN 64
-size_t procmaps_run_start(const struct procmaps *m, size_t i);
+/* Whether b maps the same file (device and inode) as a, the entry before it in address order:
+ * then b is most likely the next segment of the same load (see elf_mapping_bias()). */
+int procmaps_same_file(const struct procmaps_entry *a, const struct procmaps_entry *b);
 /* Entry e as an elf_mapping (its protection as PF_R | PF_W | PF_X). */
 void procmaps_elf_mapping(const struct procmaps_entry *e, struct elf_mapping *out);
 

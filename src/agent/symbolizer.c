@@ -558,19 +558,17 @@ static struct sym_proc *proc_get(struct symbolizer *s, int pid)
 	return v ? (struct sym_proc *)(uintptr_t)*v : NULL;
 }
 
-/* The load bias of mapping i of maps, a mapping of f (elf_mapping_bias()); for a file we could
- * not read, or a mapping that is none of its segments, start - offset gives at least stable
- * module offsets. */
-static uint64_t mapping_bias(const struct sym_file *f, const struct procmaps *maps, size_t i)
+/* The load bias of mapping e of f (elf_mapping_bias(); hint: the bias of the mapping of the
+ * same file right before it, or NULL); for a file we could not read, or a mapping that is none
+ * of its segments, start - offset gives at least stable module offsets. */
+static uint64_t mapping_bias(const struct sym_file *f, const struct procmaps_entry *e,
+			     const uint64_t *hint)
 {
-	const struct procmaps_entry *e = &maps->v[i];
-	struct elf_mapping m, first;
-	size_t j = procmaps_run_start(maps, i);
+	struct elf_mapping m;
 	uint64_t bias;
 
 	procmaps_elf_mapping(e, &m);
-	procmaps_elf_mapping(&maps->v[j], &first);
-	if (f && f->elf && elf_mapping_bias(f->elf, &m, j < i ? &first : NULL, &bias) == 0)
+	if (f && f->elf && elf_mapping_bias(f->elf, &m, hint, &bias) == 0)
 		return bias;
 	return e->start - e->offset;
 }
@@ -644,8 +642,9 @@ static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m
 {
 	struct sym_proc *p = proc_get(s, pid);
 	struct sym_map *maps = NULL;
+	const struct procmaps_entry *prev = NULL;
 	size_t nmaps = 0, cap = 0, i;
-	uint64_t h;
+	uint64_t h, prev_bias = 0;
 	int has_jit = 0;
 
 	/* Unchanged maps (the usual case for a refresh) cost a hash. */
@@ -692,8 +691,13 @@ static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m
 		sm->offset = e->offset;
 		sm->file = f;
 		if (e->kind == PROCMAPS_FILE || e->kind == PROCMAPS_VDSO) {
+			/* the same load's previous segment tells segments sharing a page apart */
+			int same = prev && procmaps_same_file(prev, e);
+
 			sm->module = strtab_intern(s->strings, e->kind == PROCMAPS_VDSO ? "[vdso]" : e->path);
-			sm->bias = mapping_bias(f, m, i);
+			sm->bias = mapping_bias(f, e, same ? &prev_bias : NULL);
+			prev = e;
+			prev_bias = sm->bias;
 		} else {
 			sm->anon = 1; /* anonymous executable memory: JIT code (perf map, jitdump) */
 			has_jit = 1;

@@ -621,21 +621,20 @@ static struct ufile *file_of_vdso(struct unwinder *u, int pid, const struct proc
 	return f;
 }
 
-/* The load bias of executable mapping i of pm, a mapping of f (elf_segments_bias()); -1 when
- * the mapping is none of the file's segments. */
-static int map_bias(const struct ufile *f, const struct procmaps *pm, size_t i, uint64_t *bias)
+/* The load bias of executable mapping m, a mapping of f (elf_segments_bias(); hint: the bias
+ * of the mapping of the same file right before it, or NULL); -1 when the mapping is none of
+ * the file's segments. */
+static int map_bias(const struct ufile *f, const struct procmaps_entry *m, const uint64_t *hint,
+		    uint64_t *bias)
 {
-	const struct procmaps_entry *m = &pm->v[i];
-	struct elf_mapping em, first;
-	size_t j = procmaps_run_start(pm, i);
+	struct elf_mapping em;
 
 	if (f->nsegs == 0) {
 		*bias = m->start - m->offset;
 		return 0;
 	}
 	procmaps_elf_mapping(m, &em);
-	procmaps_elf_mapping(&pm->v[j], &first);
-	return elf_segments_bias(f->segs, (size_t)f->nsegs, &em, j < i ? &first : NULL, bias) ? -1 : 0;
+	return elf_segments_bias(f->segs, (size_t)f->nsegs, &em, hint, bias) ? -1 : 0;
 }
 
 /* ---- processes */
@@ -759,6 +758,8 @@ int unwinder_set_maps(struct unwinder *u, int pid, const struct procmaps *pm,
 {
 	struct uproc *p;
 	struct umap *maps = NULL;
+	const struct procmaps_entry *prev = NULL;
+	uint64_t prev_bias = 0;
 	size_t n = 0, cap = 0, i;
 
 	if (pid <= 0)
@@ -787,14 +788,20 @@ int unwinder_set_maps(struct unwinder *u, int pid, const struct procmaps *pm,
 		m.start = e->start;
 		m.end = e->end;
 		if (e->kind == PROCMAPS_FILE) {
+			/* the same load's previous segment tells segments sharing a page apart */
+			int same = prev && procmaps_same_file(prev, e);
+
 			m.f = file_of_mapping(u, pid, e);
 			if (!m.f || (m.f->known && m.f->tkind == TABLE_NONE) ||
-			    (!(m.f->known && m.f->tkind == TABLE_FP) && map_bias(m.f, pm, i, &bias)))
+			    (!(m.f->known && m.f->tkind == TABLE_FP) &&
+			     map_bias(m.f, e, same ? &prev_bias : NULL, &bias)))
 				m.flags = UNW_MAP_NO_TABLE;
+			prev = e;
+			prev_bias = bias;
 		} else if (e->kind == PROCMAPS_VDSO) {
 			m.f = file_of_vdso(u, pid, e);
 			m.flags = UNW_MAP_VDSO;
-			if (!m.f || (m.f->known && m.f->tkind == TABLE_NONE) || map_bias(m.f, pm, i, &bias))
+			if (!m.f || (m.f->known && m.f->tkind == TABLE_NONE) || map_bias(m.f, e, NULL, &bias))
 				m.flags |= UNW_MAP_NO_TABLE;
 		} else if (e->kind == PROCMAPS_SPECIAL && !strcmp(e->path, "[vsyscall]")) {
 			continue; /* legacy page above user space */

@@ -40,9 +40,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{
 			struct elf_mapping m = { 0x7f0000001000ULL, 0x7f0000009000ULL,
 						 segs[i].offset & ~0xfffULL, segs[i].flags };
-			struct elf_mapping first = { 0x7f0000000000ULL, 0x7f0000001000ULL, 0, 4 };
+			uint64_t hint = 0x7f0000000000ULL;
 
-			elf_mapping_bias(e, &m, &first, &v);
+			elf_mapping_bias(e, &m, &hint, &v);
 			elf_mapping_bias(e, &m, NULL, &v);
 		}
 	}

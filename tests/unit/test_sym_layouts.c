@@ -300,7 +300,7 @@ static void test_rules(void)
 	/* The code: the file offset's page is shared with the read-only segment. */
 	CHECK_EQ_INT(elf_segments_bias(lld_segs, 4, &text, NULL, &bias), 0);
 	CHECK_EQ_INT(bias, base);
-	CHECK_EQ_INT(elf_segments_bias(lld_segs, 4, &text, &ro, &bias), 0);
+	CHECK_EQ_INT(elf_segments_bias(lld_segs, 4, &text, &base, &bias), 0);
 	CHECK_EQ_INT(bias, base);
 	/* Unknown protection: the segment that starts in that page. */
 	CHECK_EQ_INT(elf_segments_bias(lld_segs, 4, &any, NULL, &bias), 0);
@@ -308,17 +308,17 @@ static void test_rules(void)
 	CHECK_EQ_INT(elf_segments_bias(lld_segs, 4, &ro, NULL, &bias), 0);
 	CHECK_EQ_INT(bias, base);
 	/* RELRO made read-only by mprotect, and the data after it. */
-	CHECK_EQ_INT(elf_segments_bias(lld_segs, 4, &relro, &ro, &bias), 0);
+	CHECK_EQ_INT(elf_segments_bias(lld_segs, 4, &relro, &base, &bias), 0);
 	CHECK_EQ_INT(bias, base);
-	CHECK_EQ_INT(elf_segments_bias(lld_segs, 4, &data, &ro, &bias), 0);
+	CHECK_EQ_INT(elf_segments_bias(lld_segs, 4, &data, &base, &bias), 0);
 	CHECK_EQ_INT(bias, base);
 	/* A mapping no segment holds. */
 	CHECK_EQ_INT(elf_segments_bias(lld_segs, 4, &far, NULL, &bias), -ENOENT);
 	CHECK_EQ_INT(elf_segments_bias(lld_segs, 0, &text, NULL, &bias), -ENOENT);
 }
 
-/* Two executable segments starting in the same file page: only the load's first mapping can
- * tell them apart. */
+/* Two executable segments starting in the same file page: only the bias of the load (the
+ * previous mapping's) can tell them apart; the first of them is the lower one. */
 static void test_rules_shared_page(void)
 {
 	static const struct elf_segment segs[] = {
@@ -328,14 +328,24 @@ static void test_rules_shared_page(void)
 		{ .vaddr = 0x4aa0, .offset = 0xaa0, .filesz = 0xa, .memsz = 0xa, .flags = PF_R | PF_X },
 	};
 	const uint64_t base = 0x560000000000ULL;
-	struct elf_mapping first = { base, base + 0x1000, 0, PF_R };
+	struct elf_mapping ro = { base, base + 0x1000, 0, PF_R };
 	struct elf_mapping x1 = { base + 0x1000, base + 0x2000, 0, PF_R | PF_X };
 	struct elf_mapping x2 = { base + 0x4000, base + 0x5000, 0, PF_R | PF_X };
-	uint64_t bias = 0;
+	uint64_t bias = 0, hint;
 
-	CHECK_EQ_INT(elf_segments_bias(segs, 4, &x1, &first, &bias), 0);
+	/* with every mapping, in order */
+	CHECK_EQ_INT(elf_segments_bias(segs, 4, &ro, NULL, &bias), 0);
 	CHECK_EQ_INT(bias, base);
-	CHECK_EQ_INT(elf_segments_bias(segs, 4, &x2, &first, &bias), 0);
+	hint = bias;
+	CHECK_EQ_INT(elf_segments_bias(segs, 4, &x1, &hint, &bias), 0);
+	CHECK_EQ_INT(bias, base);
+	CHECK_EQ_INT(elf_segments_bias(segs, 4, &x2, &hint, &bias), 0);
+	CHECK_EQ_INT(bias, base);
+	/* with the executable mappings only (what the process registry hands out) */
+	CHECK_EQ_INT(elf_segments_bias(segs, 4, &x1, NULL, &bias), 0);
+	CHECK_EQ_INT(bias, base);
+	hint = bias;
+	CHECK_EQ_INT(elf_segments_bias(segs, 4, &x2, &hint, &bias), 0);
 	CHECK_EQ_INT(bias, base);
 }
 
@@ -350,7 +360,9 @@ static void test_rules_hostile(void)
 	struct elf_mapping m = { 0x1000, 0x2000, 0x1000, PF_R | PF_X };
 	uint64_t bias;
 
-	CHECK_EQ_INT(elf_segments_bias(segs, 3, &m, &m, &bias), -ENOENT);
+	uint64_t hint = 0x1000;
+
+	CHECK_EQ_INT(elf_segments_bias(segs, 3, &m, &hint, &bias), -ENOENT);
 }
 
 int main(void)
