@@ -379,10 +379,13 @@ static void test_into_profile(void)
 	CHECK_EQ_INT(p->nsamples, 1);
 	locs = profile_sample_locs(p, &p->samples[0]);
 	CHECK_EQ_INT(p->samples[0].nlocs, 3);
-	profile_frame_name(p, locs[0], name, sizeof(name));
+	profile_frame_name_flags(p, locs[0], PROFILE_NAME_LINES, name, sizeof(name));
 	CHECK_EQ_STR(name, "java.util.HashMap.hash (HashMap.java:338)");
-	profile_frame_name(p, locs[1], name, sizeof(name));
+	profile_frame_name_flags(p, locs[1], PROFILE_NAME_LINES, name, sizeof(name));
 	CHECK_EQ_STR(name, "java.util.HashMap.get (HashMap.java:556)");
+	/* by function (the default) */
+	profile_frame_name(p, locs[1], name, sizeof(name));
+	CHECK_EQ_STR(name, "java.util.HashMap.get (HashMap.java)");
 	profile_frame_name(p, locs[2], name, sizeof(name));
 	CHECK_EQ_STR(name, "[unwind error]");
 	for (i = 0; i < p->samples[0].nlabels; i++) {
