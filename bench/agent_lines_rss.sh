@@ -24,7 +24,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 touch "$TMP/start"
 gcc -O2 -g -fomit-frame-pointer -o "$TMP/split" tests/helpers/sym/split.c
-cp tests/helpers/go/spin.go tests/helpers/go/go.mod "$TMP/"
+cp tests/helpers/go/spin.go tests/helpers/go/go.mod tests/helpers/sym/split.js "$TMP/"
 (cd "$TMP" && go build -ldflags='-s -w' -o spin_go .)
 
 "$SCORCH" server --listen 127.0.0.1:0 --port-file "$TMP/port" --data "$TMP/data" 2> "$TMP/server.log" &
@@ -36,7 +36,7 @@ run() { # extra agent args
 	( while :; do
 		"$TMP/split" 20 &
 		"$TMP/spin_go" 20 &
-		node --perf-basic-prof tests/helpers/sym/split.js 20 &
+		(cd "$TMP" && exec node --perf-basic-prof split.js 20) &
 		python3 tests/helpers/python/accuracy.py 20 > /dev/null 2>&1 &
 		wait
 	done ) &

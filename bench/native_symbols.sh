@@ -134,7 +134,11 @@ row "Go stripped" "$TMP/go_stripped" 'main\.spinA' 'main\.spinB' main.spinA main
 	'main.spinA;main.leafA( [0-9]+$|;)' 'main.spinB;main.hot( [0-9]+$|;)' "-g" \
 	'^main.leafA ' 'spin.go' 'func leafA(' tests/helpers/go/spin.go
 touch "$TMP/before"
-row "Node --perf-basic-prof" "node --perf-basic-prof tests/helpers/sym/split.js" 'workA' 'workB' \
+cp tests/helpers/sym/split.js "$TMP/"
+# run in $TMP: --perf-basic-prof also leaves V8 logs in the working directory
+printf '#!/bin/sh\ncd "%s" && exec node --perf-basic-prof split.js "$@"\n' "$TMP" > "$TMP/node_split"
+chmod +x "$TMP/node_split"
+row "Node --perf-basic-prof" "$TMP/node_split" 'workA' 'workB' \
 	workA workB 'workA' 'workB' "-g" '' '' '' ''
 find /tmp -maxdepth 1 -name 'perf-*.map' -newer "$TMP/before" -exec grep -l 'split.js' {} + 2>/dev/null |
 	xargs -r rm -f

@@ -124,9 +124,10 @@ fi
 if command -v node > /dev/null 2>&1; then
 	ran=$((ran + 1))
 	touch "$TMP/before"
-	"$SCORCH" record -q -F 499 -o "$TMP/js.folded" -- node --perf-basic-prof \
-		tests/helpers/sym/split.js 3 "$TMP/js.truth" > "$TMP/js.log" 2>&1 ||
-		fail "record Node: $(cat "$TMP/js.log")"
+	# in $TMP: --perf-basic-prof also leaves V8 logs in the working directory
+	cp tests/helpers/sym/split.js "$TMP/"
+	"$SCORCH" record -q -F 499 -o "$TMP/js.folded" -- sh -c "cd '$TMP' && exec node --perf-basic-prof split.js 3 js.truth" \
+		> "$TMP/js.log" 2>&1 || fail "record Node: $(cat "$TMP/js.log")"
 	# the maps this run made (node leaves them behind)
 	find /tmp -maxdepth 1 -name 'perf-*.map' -newer "$TMP/before" -exec grep -l 'split.js' {} + 2>/dev/null |
 		xargs -r rm -f
