@@ -1145,7 +1145,9 @@ static void our_location(struct dec *d, uint32_t idx, uint32_t *first, uint32_t 
 			int kind = l->kind >= 0 ? l->kind : infer_kind(d, l, fn);
 			uint32_t fid = fn ? our_function(d, ln->fn, kind) : 0;
 
-			d->exp[d->nexp++] = profile_intern_location(d->p, map, l->address, fid, ln->line);
+			/* several lines: inlined calls, innermost first (as in pprof) */
+			d->exp[d->nexp++] = profile_intern_location_inl(d->p, map, l->address, fid,
+									ln->line, j + 1 < l->nlines);
 		}
 	}
 	m->gen = d->gen;
