@@ -747,30 +747,32 @@ static int add_entry_stop(struct builder *b, struct elf_file *e)
  * with): CFA = rsp + delta + 8, and once the function has a frame (delta > 0) the caller's RBP
  * is at CFA - 16 (Go saves it right below the return address). Exact for frameless leaf
  * functions, where the frame-pointer rule would skip the caller. */
+/* Go: every function's stack-pointer delta (.gopclntab's pcsp, what the Go runtime unwinds
+ * with): CFA = rsp + delta + 8, and once the function has a frame (delta > 0) the caller's RBP
+ * is at CFA - 16 (Go saves it right below the return address). Exact for frameless leaf
+ * functions, where the frame-pointer rule would skip the caller. The entry point's function is
+ * left to the STOP rule (add_entry_stop()). */
 struct go_rows {
 	struct builder *b;
+	uint64_t entry;
 	int err;
 };
 
 static int go_row(void *ctx, uint64_t lo, uint64_t hi, int32_t delta)
 {
 	struct go_rows *g = ctx;
-	struct unwind_entry rule;
 
-	if (delta < 0 || delta > 0xffff - 8)
+	if (delta < 0 || delta > 0xffff - 8 || (g->entry >= lo && g->entry < hi))
 		return 0; /* not expressible (or a lying table): other sources cover it */
-	memset(&rule, 0, sizeof(rule));
-	rule.kind = UNW_CFA_RSP;
-	rule.off = (uint16_t)(delta + 8);
-	rule.rbp = delta > 0 ? -2 : 0;
-	g->err = add_row(g->b, lo, hi, &rule);
+	g->err = add_row(g->b, lo, hi, simple_rule(UNW_CFA_RSP, (uint16_t)(delta + 8),
+						      delta > 0 ? -2 : 0));
 	return g->err;
 }
 
 static int add_gopclntab(struct builder *b, struct elf_file *e)
 {
 	struct gopclntab *gp;
-	struct go_rows g = { b, 0 };
+	struct go_rows g = { b, elf_entry(e), 0 };
 	size_t before = b->n;
 
 	if (gopclntab_open(e, &gp, NULL) < 0)
@@ -783,23 +785,28 @@ static int add_gopclntab(struct builder *b, struct elf_file *e)
 }
 
 /* V8's embedded builtins (Builtins_* in node and libnode) have no CFI; like the JIT code they
- * call, they keep frame pointers: the frame-pointer rule where no CFI covers them. */
+ * call, they keep frame pointers: the frame-pointer rule where no CFI covers them. Only files
+ * whose .dynstr names a builtin load their symbols for it. */
 static int add_v8_builtins(struct builder *b, struct elf_file *e)
 {
+	static const char marker[] = "Builtins_InterpreterEntryTrampoline";
 	const struct elf_symbol *syms;
-	struct unwind_entry rule;
+	const void *dynstr;
 	size_t n, i;
 
-	memset(&rule, 0, sizeof(rule));
-	rule.kind = UNW_CFA_RBP;
-	rule.off = 16;
-	rule.rbp = -2;
+	if (elf_section(e, ".dynstr", &dynstr, &n, NULL) < 0 ||
+	    !memmem(dynstr, n, marker, sizeof(marker) - 1) || elf_symbols_load(e, NULL) < 0)
+		return 0;
 	syms = elf_symbols(e, &n);
 	for (i = 0; i < n; i++) {
+		int rc;
+
 		if (strncmp(elf_symbol_name(e, &syms[i]), "Builtins_", 9))
 			continue;
-		if (add_row(b, syms[i].addr, syms[i].addr + syms[i].size, &rule))
-			return -E2BIG;
+		rc = add_row(b, syms[i].addr, syms[i].addr + syms[i].size,
+			     simple_rule(UNW_CFA_RBP, 16, -2));
+		if (rc)
+			return rc;
 		b->stats->fp_rows++;
 	}
 	return 0;
@@ -874,8 +881,9 @@ int unwind_table_build(struct elf_file *e, struct elf_file *debug, const struct 
 		if (!rc && !b.n)
 			rc = add_section_cfi(&b, debug, ".eh_frame", CFI_EH_FRAME, UT_SRC_DEBUG_FILE, err);
 	}
-	if (!rc && is_go) {
-		b.prio = 2;
+	if (!rc && is_go && !b.lv[LV_DEBUG_FILE].n) {
+		/* Go's stack-pointer deltas rank with a debug file's CFI (it has none) */
+		set_level(&b, LV_DEBUG_FILE);
 		rc = add_gopclntab(&b, e);
 	}
 	if (!rc) {
@@ -890,7 +898,8 @@ int unwind_table_build(struct elf_file *e, struct elf_file *debug, const struct 
 			rc = add_fp(&b, e);
 		}
 		if (!rc && had_cfi) {
-			b.prio = 4;
+			if (b.cur != LV_FP)
+				set_level(&b, LV_FP);
 			rc = add_v8_builtins(&b, e);
 		}
 		if (rc)
