@@ -685,7 +685,7 @@ static void test_by_function(void)
 		*const b[] = { "main (/src/m.c:3)", "work (/src/w.c:12)" },
 		*const c[] = { "<module> (app.py:1)", "run (app.py:7)" },
 		*const d[] = { "<module> (app.py:1)", "run (app.py:9)", "memcpy" };
-	struct store_profile *p = store_profile_new();
+	struct store_profile *p = store_profile_new(), *f;
 	struct query_top_row *rows = NULL;
 	size_t n, i;
 	int seen = 0;
@@ -697,8 +697,15 @@ static void test_by_function(void)
 	n = query_top(p, &rows);
 	CHECK_EQ_INT(n, 7); /* by line: every (function, line) its own row */
 	xfree(rows);
-	query_by_function(p);
-	n = query_top(p, &rows);
+	f = query_by_function(p);
+	CHECK(f != NULL);
+	if (!f) {
+		store_profile_free(p);
+		return;
+	}
+	CHECK_EQ_INT(f->total, p->total);
+	CHECK_EQ_INT(f->nstacks, p->nstacks);
+	n = query_top(f, &rows);
 	CHECK_EQ_INT(n, 5);
 	for (i = 0; i < n; i++) {
 		if (!strcmp(rows[i].name, "work")) {
@@ -715,6 +722,13 @@ static void test_by_function(void)
 	}
 	CHECK_EQ_INT(seen, 3);
 	xfree(rows);
+	/* p itself is unchanged (it may be a shared merge), and a profile without lines needs no
+	 * copy */
+	n = query_top(p, &rows);
+	CHECK_EQ_INT(n, 7);
+	xfree(rows);
+	CHECK(query_by_function(f) == NULL);
+	store_profile_free(f);
 	store_profile_free(p);
 }
 
