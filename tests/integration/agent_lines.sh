@@ -20,7 +20,7 @@ start_server
 "$TMP/split_lines" 6 &
 c=$!
 [ -n "$GO" ] && { "$GO" 6 & g=$!; }
-$SCORCH agent --server "$URL" -F 99 --interval 2s -d 5 2> "$TMP/agent.log" ||
+$SCORCH agent --server "$URL" -F 99 --interval 2s -d 5 --cache-dir "$TMP/tables" 2> "$TMP/agent.log" ||
 	fail "agent exited $?: $(tail -5 "$TMP/agent.log")"
 wait $c
 [ -n "$GO" ] && wait $g
