@@ -245,7 +245,6 @@ void api_top(void *ctx, const struct http_request *req, struct http_response *re
 	struct server *s = ctx;
 	struct server_range r;
 	const struct store_profile *p = NULL, *v;
-	struct store_profile *byfn = NULL;
 	struct query_top_row *rows = NULL;
 	struct errmsg err = { "" };
 	const char *sort = http_arg(req, "sort");
@@ -265,14 +264,13 @@ void api_top(void *ctx, const struct http_request *req, struct http_response *re
 		return;
 	/* Every stack the store returns, not only the heaviest that a flame graph shows: function
 	 * totals stay exact unless the selection is over the store's merge caps. */
-	rc = merge_cache_get(s->merges, s->store, r.query, &r.q, STORE_MAX_MERGE_STACKS, &p, &err);
+	rc = merge_cache_get(s->merges, s->store, r.query, &r.q, STORE_MAX_MERGE_STACKS, lines, &p,
+			     &err);
 	if (rc < 0) {
 		server_store_error(resp, rc, &err);
 		goto cleanup;
 	}
-	v = p;
-	if (!lines && (byfn = query_by_function(p))) /* a copy: the merge is shared */
-		v = byfn;
+	v = p; /* by function unless lines (merge_cache.h) */
 	n = query_top(v, &rows);
 	if (n > 1 && sort && !strcmp(sort, "total"))
 		qsort(rows, n, sizeof(*rows), cmp_total);
@@ -293,7 +291,6 @@ void api_top(void *ctx, const struct http_request *req, struct http_response *re
 		http_error(resp, 500, "response too large");
 cleanup:
 	xfree(rows);
-	store_profile_free(byfn);
 	merge_cache_put(s->merges, p);
 	server_range_release(&r);
 }
@@ -305,7 +302,7 @@ void api_sandwich(void *ctx, const struct http_request *req, struct http_respons
 	struct server *s = ctx;
 	struct server_range r;
 	const struct store_profile *p = NULL, *v;
-	struct store_profile *callers = NULL, *callees = NULL, *byfn = NULL;
+	struct store_profile *callers = NULL, *callees = NULL;
 	struct errmsg err = { "" };
 	const char *fn = http_arg(req, "function");
 	struct buf *b = &resp->body;
@@ -322,14 +319,13 @@ void api_sandwich(void *ctx, const struct http_request *req, struct http_respons
 		return;
 	/* Every stack the store returns, not only the heaviest that a flame graph shows: function
 	 * totals stay exact unless the selection is over the store's merge caps. */
-	rc = merge_cache_get(s->merges, s->store, r.query, &r.q, STORE_MAX_MERGE_STACKS, &p, &err);
+	rc = merge_cache_get(s->merges, s->store, r.query, &r.q, STORE_MAX_MERGE_STACKS, lines, &p,
+			     &err);
 	if (rc < 0) {
 		server_store_error(resp, rc, &err);
 		goto cleanup;
 	}
-	v = p;
-	if (!lines && (byfn = query_by_function(p))) /* a copy: the merge is shared */
-		v = byfn;
+	v = p; /* by function unless lines (merge_cache.h) */
 	rc = query_sandwich(v, fn, &callers, &callees);
 	if (rc == -ENOENT) {
 		http_error(resp, 404, "function '%.200s' is not in the selected profiles", fn);
@@ -357,7 +353,6 @@ void api_sandwich(void *ctx, const struct http_request *req, struct http_respons
 cleanup:
 	store_profile_free(callers);
 	store_profile_free(callees);
-	store_profile_free(byfn);
 	merge_cache_put(s->merges, p);
 	server_range_release(&r);
 }

@@ -5,6 +5,7 @@
 #include "lib/alloc.h"
 #include "lib/log.h"
 #include "lib/strtab.h"
+#include "store/query.h"
 #include "store/store.h"
 
 #include <pthread.h>
@@ -24,6 +25,9 @@ struct entry {
 	char *query;
 	int64_t from, until;
 	size_t max_stacks;
+	int lines;             /* p is the merge as stored (1) or by function (0) */
+	size_t merged_stacks;  /* stacks of the merge (p has fewer by function) */
+	int merged_complete;   /* the merge left nothing out (other, other_stacks 0) */
 	uint64_t generation;
 	struct store_profile *p;
 	size_t bytes;
@@ -39,6 +43,7 @@ struct entry {
 struct pending {
 	const char *query;
 	int64_t from, until;
+	int lines;
 	uint64_t generation;
 };
 
@@ -126,16 +131,18 @@ static int answers(const struct entry *e, size_t max_stacks)
 
 	if (norm_cap(e->max_stacks) == want)
 		return 1;
-	return e->p->other == 0 && e->p->other_stacks == 0 && e->p->nstacks <= want;
+	return e->merged_complete && e->merged_stacks <= want;
 }
 
 int merge_cache_get(struct merge_cache *c, struct store *s, const char *query,
-		    const struct store_query *q, size_t max_stacks, const struct store_profile **out,
-		    struct errmsg *err)
+		    const struct store_query *q, size_t max_stacks, int lines,
+		    const struct store_profile **out, struct errmsg *err)
 {
-	struct store_profile *p = NULL;
+	struct store_profile *p = NULL, *byfn;
 	struct entry *e;
-	struct pending me = { query, q->from, q->until, 0 }, **slot = NULL;
+	struct pending me = { query, q->from, q->until, !!lines, 0 }, **slot = NULL;
+	size_t merged_stacks;
+	int merged_complete;
 	uint64_t gen = store_generation(s);
 	size_t i, victim;
 	int rc, waited;
@@ -155,8 +162,8 @@ int merge_cache_get(struct merge_cache *c, struct store *s, const char *query,
 					evict(c, i); /* stale: nobody can get it again */
 					continue;
 				}
-				if (e->from == q->from && e->until == q->until && !strcmp(e->query, query) &&
-				    answers(e, max_stacks)) {
+				if (e->from == q->from && e->until == q->until && e->lines == me.lines &&
+				    !strcmp(e->query, query) && answers(e, max_stacks)) {
 					e->refs++;
 					e->used = ++c->clock;
 					*out = e->p;
@@ -169,7 +176,8 @@ int merge_cache_get(struct merge_cache *c, struct store *s, const char *query,
 				const struct pending *pd = c->pending[i];
 
 				if (pd && pd->generation == gen && pd->from == q->from &&
-				    pd->until == q->until && !strcmp(pd->query, query)) {
+				    pd->until == q->until && pd->lines == me.lines &&
+				    !strcmp(pd->query, query)) {
 					pthread_cond_wait(&c->done, &c->lock);
 					waited = 1;
 					break;
@@ -194,11 +202,20 @@ int merge_cache_get(struct merge_cache *c, struct store *s, const char *query,
 		}
 		return rc;
 	}
+	merged_stacks = p->nstacks;
+	merged_complete = p->other == 0 && p->other_stacks == 0;
+	if (!lines && (byfn = query_by_function(p))) {
+		store_profile_free(p);
+		p = byfn;
+	}
 	e = xcalloc(1, sizeof(*e));
 	e->query = xstrdup(query);
 	e->from = q->from;
 	e->until = q->until;
 	e->max_stacks = max_stacks;
+	e->lines = me.lines;
+	e->merged_stacks = merged_stacks;
+	e->merged_complete = merged_complete;
 	e->generation = gen;
 	e->born_ns = mono_ns();
 	e->p = p;

@@ -3,7 +3,7 @@
  * the subtree of each frame it zooms into, all over one selection. A merge is the costly part
  * of those queries (the store reads every row); the tree built from it is cheap.
  *
- * Entries are keyed by (query text, from, until, max_stacks) and the store's generation
+ * Entries are keyed by (query text, from, until, max_stacks, lines) and the store's generation
  * (store_generation()), so a write, or a maintenance pass that dropped data, makes every
  * entry unreachable: a cached result is exactly what a new merge would give. That holds for a
  * store with one server in front; several servers on one ClickHouse do not see each other's
@@ -34,11 +34,14 @@ struct merge_cache *merge_cache_new(size_t max_bytes);
 void merge_cache_free(struct merge_cache *c);
 
 /* store_merge(s, q, max_stacks) through the cache; query is the selection's text (part of
- * the key). Returns 0 and a shared profile in *out, or a negative errno as store_merge(). A
- * NULL cache merges without caching (the profile is still released with merge_cache_put). */
+ * the key). With lines 0 the profile is the merge by function (query_by_function(): what the
+ * views show unless asked for lines), with lines 1 the merge as stored (a frame per source
+ * line); lines is part of the key, so one view is never answered with the other's profile.
+ * Returns 0 and a shared profile in *out, or a negative errno as store_merge(). A NULL cache
+ * merges without caching (the profile is still released with merge_cache_put). */
 int merge_cache_get(struct merge_cache *c, struct store *s, const char *query,
-		    const struct store_query *q, size_t max_stacks, const struct store_profile **out,
-		    struct errmsg *err);
+		    const struct store_query *q, size_t max_stacks, int lines,
+		    const struct store_profile **out, struct errmsg *err);
 void merge_cache_put(struct merge_cache *c, const struct store_profile *p);
 
 /* Bytes a merged profile holds (its arrays and names). */

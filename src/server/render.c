@@ -353,7 +353,7 @@ void render_handle(void *ctx, const struct http_request *req, struct http_respon
 	struct render_focus focus;
 	const struct store_profile *merged = NULL, *p = NULL;
 	struct store_profile view;
-	struct store_profile *focused = NULL, *byfn = NULL;
+	struct store_profile *focused = NULL;
 	struct profile *prof = NULL;
 	struct errmsg err = { "" };
 	const char *format = http_arg(req, "format");
@@ -379,15 +379,13 @@ void render_handle(void *ctx, const struct http_request *req, struct http_respon
 	 * 64 Ki), so that zooming in finds the light stacks that make up a deep frame; the
 	 * merge is shared with the top table and the other zooms (merge_cache.h). */
 	rc = merge_cache_get(s->merges, s->store, r.query, &r.q,
-			     focus.n ? STORE_MAX_MERGE_STACKS : s->cfg.render.max_stacks, &merged, &err);
+			     focus.n ? STORE_MAX_MERGE_STACKS : s->cfg.render.max_stacks, lines, &merged,
+			     &err);
 	if (rc < 0) {
 		server_store_error(resp, rc, &err);
 		goto cleanup;
 	}
-	p = merged;
-	/* by function (default): a copy, the merge is shared (merge_cache.h) */
-	if (!lines && (byfn = query_by_function(merged)))
-		p = byfn;
+	p = merged; /* by function unless lines (merge_cache.h) */
 	selection_total = p->total;
 	apply_focus(&p, &focused, &focus);
 	nodes_view(&p, &view, s->cfg.render.max_nodes);
@@ -436,7 +434,6 @@ void render_handle(void *ctx, const struct http_request *req, struct http_respon
 cleanup:
 	profile_free(prof);
 	store_profile_free(focused);
-	store_profile_free(byfn);
 	merge_cache_put(s->merges, merged);
 	server_range_release(&r);
 cleanup_focus:
@@ -450,7 +447,7 @@ void render_diff_handle(void *ctx, const struct http_request *req, struct http_r
 	struct render_focus focus;
 	const struct store_profile *lm = NULL, *rm = NULL, *lp, *rp;
 	struct store_profile lview, rview;
-	struct store_profile *lf = NULL, *rf = NULL, *lfn = NULL, *rfn = NULL;
+	struct store_profile *lf = NULL, *rf = NULL;
 	struct errmsg err = { "" };
 	struct buf *b = &resp->body;
 	uint64_t max_nodes;
@@ -469,22 +466,16 @@ void render_diff_handle(void *ctx, const struct http_request *req, struct http_r
 	if (server_parse_range(req, resp, "rightQuery", "rightFrom", "rightUntil", &rr) < 0)
 		goto cleanup;
 	if ((rc = merge_cache_get(s->merges, s->store, lr.query, &lr.q,
-				  focus.n ? STORE_MAX_MERGE_STACKS : s->cfg.render.max_stacks, &lm,
-				  &err)) < 0 ||
+				  focus.n ? STORE_MAX_MERGE_STACKS : s->cfg.render.max_stacks, lines,
+				  &lm, &err)) < 0 ||
 	    (rc = merge_cache_get(s->merges, s->store, rr.query, &rr.q,
-				  focus.n ? STORE_MAX_MERGE_STACKS : s->cfg.render.max_stacks, &rm,
-				  &err)) < 0) {
+				  focus.n ? STORE_MAX_MERGE_STACKS : s->cfg.render.max_stacks, lines,
+				  &rm, &err)) < 0) {
 		server_store_error(resp, rc, &err);
 		goto cleanup;
 	}
 	lp = lm;
 	rp = rm;
-	if (!lines) {
-		if ((lfn = query_by_function(lm)))
-			lp = lfn;
-		if ((rfn = query_by_function(rm)))
-			rp = rfn;
-	}
 	lsel = lp->total;
 	rsel = rp->total;
 	apply_focus(&lp, &lf, &focus);
@@ -526,8 +517,6 @@ void render_diff_handle(void *ctx, const struct http_request *req, struct http_r
 cleanup:
 	store_profile_free(lf);
 	store_profile_free(rf);
-	store_profile_free(lfn);
-	store_profile_free(rfn);
 	merge_cache_put(s->merges, lm);
 	merge_cache_put(s->merges, rm);
 	server_range_release(&lr);

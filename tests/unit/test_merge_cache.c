@@ -2,11 +2,13 @@
  * store: a second query gets the same profile, a write makes it unreachable (the next merge
  * sees the new data), other keys and the LRU limit, profiles handed out outlive their
  * eviction, no cache merges alone, a merge of another cap answers when it left nothing out,
- * two threads asking for one selection at once share one merge, and the cache's size bounds
- * the profiles it keeps. ASan checks that nothing leaks or is used after free. */
+ * the view by function and the view by line are cached apart, two threads asking for one
+ * selection at once share one merge, and the cache's size bounds the profiles it keeps. ASan
+ * checks that nothing leaks or is used after free. */
 #include "test.h"
 #include "lib/alloc.h"
 #include "lib/log.h"
+#include "lib/strtab.h"
 #include "server/merge_cache.h"
 #include "store/store.h"
 
@@ -58,12 +60,12 @@ static void test_cache(void)
 		goto out;
 	CHECK_EQ_INT(put(s, "main;a", 5, T0 + 10), 0);
 
-	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 0, &a, &err), 0);
+	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 0, 0, &a, &err), 0);
 	CHECK_EQ_INT(a->total, 5);
-	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 0, &b, &err), 0);
+	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 0, 0, &b, &err), 0);
 	CHECK(a == b); /* the same merge, shared */
 	/* another range: another merge */
-	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q2, 0, &d, &err), 0);
+	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q2, 0, 0, &d, &err), 0);
 	CHECK(d != a);
 	merge_cache_put(c, d);
 	merge_cache_put(c, b);
@@ -71,7 +73,7 @@ static void test_cache(void)
 	/* a write: the cached merge is unreachable, the next one has the new data; the one
 	 * still out stays valid until it is given back */
 	CHECK_EQ_INT(put(s, "main;b", 7, T0 + 20), 0);
-	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 0, &b, &err), 0);
+	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 0, 0, &b, &err), 0);
 	CHECK(b != a);
 	CHECK_EQ_INT(b->total, 12);
 	CHECK_EQ_INT(a->total, 5);
@@ -84,24 +86,24 @@ static void test_cache(void)
 		char key[32];
 
 		snprintf(key, sizeof(key), "{k=\"%zu\"}", i);
-		CHECK_EQ_INT(merge_cache_get(c, s, key, &q, 0, &k[i], &err), 0);
+		CHECK_EQ_INT(merge_cache_get(c, s, key, &q, 0, 0, &k[i], &err), 0);
 	}
 	for (i = 0; i < MERGE_CACHE_ENTRIES + 2; i++)
 		CHECK_EQ_INT(k[i]->total, 12);
 	for (i = 0; i < MERGE_CACHE_ENTRIES + 2; i++)
 		merge_cache_put(c, k[i]);
 	/* the newest is still cached, the oldest not */
-	CHECK_EQ_INT(merge_cache_get(c, s, "{k=\"9\"}", &q, 0, &a, &err), 0);
+	CHECK_EQ_INT(merge_cache_get(c, s, "{k=\"9\"}", &q, 0, 0, &a, &err), 0);
 	CHECK(a == k[9]);
 	merge_cache_put(c, a);
 
 	/* another cap: the 64 Ki merge left nothing out, so it answers a 512 Ki request too */
-	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 0, &a, &err), 0);
-	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, STORE_MAX_MERGE_STACKS, &b, &err), 0);
+	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 0, 0, &a, &err), 0);
+	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, STORE_MAX_MERGE_STACKS, 0, &b, &err), 0);
 	CHECK(a == b);
 	merge_cache_put(c, b);
 	/* but not a 1-stack request: that merge would leave a stack out */
-	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 1, &b, &err), 0);
+	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 1, 0, &b, &err), 0);
 	CHECK(a != b);
 	CHECK_EQ_INT(b->nstacks, 1);
 	CHECK(b->other > 0);
@@ -109,9 +111,65 @@ static void test_cache(void)
 	merge_cache_put(c, a);
 
 	/* no cache: a merge of one's own */
-	CHECK_EQ_INT(merge_cache_get(NULL, s, "{}", &q, 0, &a, &err), 0);
+	CHECK_EQ_INT(merge_cache_get(NULL, s, "{}", &q, 0, 0, &a, &err), 0);
 	CHECK_EQ_INT(a->total, 12);
 	merge_cache_put(NULL, a);
+	store_close(s);
+out:
+	merge_cache_free(c);
+	cmd = xasprintf("rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", tmpdir);
+	xfree(cmd);
+}
+
+static int has_name(const struct store_profile *p, const char *name)
+{
+	return strtab_find(p->names, name, strlen(name)) != UINT32_MAX;
+}
+
+/* lines is part of the key: the view by function (frames of one function on several lines
+ * merged) and the view by line (the frames as stored) are cached apart, each found again. */
+static void test_lines_key(void)
+{
+	struct errmsg err = { "" };
+	struct store *s;
+	struct merge_cache *c = merge_cache_new();
+	struct store_query q = { NULL, T0, T0 + 3600 };
+	const struct store_profile *fn, *ln, *fn2, *ln2;
+	char *cmd;
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/scorch-test-mcache-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		abort();
+	s = store_open("sqlite", tmpdir, NULL, &err);
+	CHECK(s != NULL);
+	if (!s)
+		goto out;
+	CHECK_EQ_INT(put(s, "main;work (w.c:10)", 3, T0 + 10), 0);
+	CHECK_EQ_INT(put(s, "main;work (w.c:12)", 4, T0 + 20), 0);
+
+	/* by function first: one name for both lines */
+	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 0, 0, &fn, &err), 0);
+	CHECK_EQ_INT(fn->total, 7);
+	CHECK(has_name(fn, "work"));
+	CHECK(!has_name(fn, "work (w.c:10)"));
+	/* by line next: not the function view's entry */
+	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 0, 1, &ln, &err), 0);
+	CHECK(ln != fn);
+	CHECK_EQ_INT(ln->total, 7);
+	CHECK(has_name(ln, "work (w.c:10)"));
+	CHECK(has_name(ln, "work (w.c:12)"));
+	CHECK(!has_name(ln, "work"));
+	/* each found again, another cap included */
+	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, STORE_MAX_MERGE_STACKS, 0, &fn2, &err), 0);
+	CHECK(fn2 == fn);
+	CHECK_EQ_INT(merge_cache_get(c, s, "{}", &q, 0, 1, &ln2, &err), 0);
+	CHECK(ln2 == ln);
+	merge_cache_put(c, fn2);
+	merge_cache_put(c, ln2);
+	merge_cache_put(c, fn);
+	merge_cache_put(c, ln);
 	store_close(s);
 out:
 	merge_cache_free(c);
@@ -136,7 +194,7 @@ static void *race(void *arg)
 	struct errmsg err = { "" };
 
 	pthread_barrier_wait(r->go);
-	r->rc = merge_cache_get(r->c, r->s, "{}", &q, 0, &r->p, &err);
+	r->rc = merge_cache_get(r->c, r->s, "{}", &q, 0, 0, &r->p, &err);
 	return NULL;
 }
 
@@ -224,15 +282,15 @@ static void test_size(void)
 		goto out;
 	CHECK_EQ_INT(put(s, "main;a;b;c", 5, T0 + 10), 0);
 	CHECK_EQ_INT(put(s, "main;d;e;f", 3, T0 + 20), 0);
-	CHECK_EQ_INT(merge_cache_get(NULL, s, "{}", &q, 0, &a, &err), 0);
+	CHECK_EQ_INT(merge_cache_get(NULL, s, "{}", &q, 0, 0, &a, &err), 0);
 	bytes = merge_cache_profile_bytes(a);
 	merge_cache_put(NULL, a);
 	CHECK(bytes > 0);
 
 	/* a quarter of the cache is one byte short of the profile: not kept */
 	small = merge_cache_new(4 * (bytes - 1));
-	CHECK_EQ_INT(merge_cache_get(small, s, "{}", &q, 0, &a, &err), 0);
-	CHECK_EQ_INT(merge_cache_get(small, s, "{}", &q, 0, &b, &err), 0);
+	CHECK_EQ_INT(merge_cache_get(small, s, "{}", &q, 0, 0, &a, &err), 0);
+	CHECK_EQ_INT(merge_cache_get(small, s, "{}", &q, 0, 0, &b, &err), 0);
 	CHECK(a != b);
 	CHECK_EQ_INT(a->total, 8);
 	CHECK_EQ_INT(b->total, 8);
@@ -242,8 +300,8 @@ static void test_size(void)
 
 	/* a quarter of the cache is the profile: kept and shared */
 	fits = merge_cache_new(4 * bytes);
-	CHECK_EQ_INT(merge_cache_get(fits, s, "{}", &q, 0, &a, &err), 0);
-	CHECK_EQ_INT(merge_cache_get(fits, s, "{}", &q, 0, &b, &err), 0);
+	CHECK_EQ_INT(merge_cache_get(fits, s, "{}", &q, 0, 0, &a, &err), 0);
+	CHECK_EQ_INT(merge_cache_get(fits, s, "{}", &q, 0, 0, &b, &err), 0);
 	CHECK(a == b);
 	merge_cache_put(fits, b);
 	merge_cache_put(fits, a);
@@ -259,6 +317,7 @@ out:
 int main(void)
 {
 	RUN(test_cache);
+	RUN(test_lines_key);
 	RUN(test_one_merge_for_two);
 	RUN(test_size);
 	return test_summary();

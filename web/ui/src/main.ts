@@ -347,7 +347,7 @@ let topKey = '';
 
 async function loadTopRows(): Promise<void> {
   const r = range();
-  const key = query() + '|' + r.from + '|' + r.until;
+  const key = query() + '|' + r.from + '|' + r.until + '|' + state.lines;
   if (key === topKey) return;
   const res = await track(getJSON<TopResult>('/api/v1/top', { query: query(), from: r.from, until: r.until, limit: 5000, sort: 'self', lines: state.lines || '0' }));
   topRows = res.rows;
