@@ -84,6 +84,28 @@ async function main() {
 		assert(await page.$eval('#side', (e) => e.offsetWidth === 0), 'graph only hides the table');
 		await page.click('#layout button[data-layout="both"]');
 
+		// Lines: by function unless asked; the toggle gives a frame per source line
+		await go('?service=srcline&type=cpu');
+		fl = byName(await rendered('flame'));
+		assert(fl.work && fl.work.total === 80, 'one frame per function: ' + Object.keys(fl));
+		assert(!fl['work (w.c:10)'], 'no line frames by default');
+		assert.deepStrictEqual(await page.$$eval('#side-table tbody tr', (t) => t.map((r) => r.dataset.name)).then((r) => r.filter((n) => n.startsWith('work'))), ['work']);
+		await page.click('#lines');
+		await settle();
+		assert.strictEqual(param('lines'), '1', 'the toggle is in the URL');
+		fl = byName(await rendered('flame'));
+		assert(!fl.work, 'no function frame with lines on');
+		assert.strictEqual(fl['work (w.c:12)'].total, 50);
+		assert.strictEqual(fl['work (w.c:10)'].total, 30);
+		side = await page.$$eval('#side-table tbody tr', (t) => t.map((r) => r.dataset.name));
+		assert.deepStrictEqual(side.filter((n) => n.startsWith('work')), ['work (w.c:12)', 'work (w.c:10)'], 'table by line: ' + side);
+		await page.click('#lines');
+		await settle();
+		assert.strictEqual(param('lines'), null);
+		fl = byName(await rendered('flame'));
+		assert(fl.work && fl.work.total === 80, 'by function again: ' + Object.keys(fl));
+		console.log('ok Lines toggle: work by function (80), by line 50 + 30, and back');
+
 		// every service together: the whole machine without its idle CPU
 		await go('');
 		assert.strictEqual(await page.$eval('#service', (e) => e.dataset.value), '*');

@@ -1,6 +1,6 @@
 #!/bin/sh
 # ui_browser.sh: every view of the web UI in headless Chromium against a live server: known
-# folded data (flame graph, table side by side, search, zoom and its URL, context menu,
+# folded data (flame graph, table side by side, the Lines toggle, search, zoom and its URL, context menu,
 # sandwich with fuzzy search, top table, exports, diffs of two ranges and of two label sets,
 # the empty-baseline state, CI runs, group by, % of machine, upload of pprof, folded,
 # speedscope, JFR and OTLP files, selector errors, second-precision ranges and clean axes), a 50k-stack deep profile
@@ -29,6 +29,9 @@ printf 'app;main;compute;hot_loop 20\napp;main;compute;helper 70\napp;main;io;re
 ingest 'shop.cpu{env=prod}' "$TMP/base.folded" --url-query "from=$base"
 ingest 'shop.cpu{env=prod}' "$TMP/comp.folded" --url-query "from=$comp"
 ingest 'other.cpu{env=dev}' "$TMP/base.folded" --url-query "from=$base"
+# frames with their source line: one function sampled on two lines (the Lines toggle)
+printf 'app;main;work (w.c:10) 30\napp;main;work (w.c:12) 50\n' > "$TMP/lines.folded"
+ingest 'srcline.cpu' "$TMP/lines.folded" --url-query "from=$base"
 
 # two CI runs of the same program, labelled by commit: parse 30% -> 60% of the samples
 printf 'ci_test;main;parse 30\nci_test;main;render 70\n' > "$TMP/run_a.folded"
