@@ -41,7 +41,7 @@ accuracy() { # runtime label root vm check-args... -- command...
 	shift
 	: > "$tmp/s"
 	for r in $(seq "$RUNS"); do
-		timeout 120 "$SCORCH" record -F 499 -o "$tmp/o.folded" -- "$@" "$SECS" "$tmp/t" \
+		timeout 120 "$SCORCH" record --lines -F 499 -o "$tmp/o.folded" -- "$@" "$SECS" "$tmp/t" \
 			> /dev/null 2>&1 &&
 			$CHECK "$tmp/o.folded" "$tmp/t" --root "$root" --vm "$vm" --deep deep:10 \
 				--native "c_zlib:$NATIVE" $extra | grep FIGURES >> "$tmp/s"

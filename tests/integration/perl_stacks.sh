@@ -17,7 +17,7 @@ PERL=$(command -v perl || true)
 ok=0
 for try in 1 2; do
 	rm -f "$TMP/out.folded" "$TMP/truth"
-	if ! timeout 60 $SCORCH record -F 997 -o "$TMP/out.folded" -- \
+	if ! timeout 60 $SCORCH record --lines -F 997 -o "$TMP/out.folded" -- \
 		"$PERL" tests/helpers/perl/accuracy.pl 4 "$TMP/truth" > "$TMP/log" 2>&1; then
 		echo "scorch record failed:"; cat "$TMP/log"
 		continue
@@ -37,10 +37,10 @@ echo "ok: script label"
 # Threads and the regex engine: every thread's samples carry its Perl frames (each thread has an
 # interpreter of its own, found through PL_thr_key), and the regex engine's native frames sit
 # above the sub that matches.
-timeout 60 $SCORCH record -F 499 -o "$TMP/thr.folded" -- "$PERL" tests/helpers/perl/threads.pl 1 \
+timeout 60 $SCORCH record --lines -F 499 -o "$TMP/thr.folded" -- "$PERL" tests/helpers/perl/threads.pl 1 \
 	> "$TMP/log" 2>&1 || { cat "$TMP/log"; fail "scorch record of threads.pl failed"; }
 res=$(awk '{ n = $NF }
-	/;start_thread;/ { thr += n; if ($0 ~ /;main::worker \([^)]*threads\.pl:[0-9]+\);Threaded::spin \(/) ok += n }
+	/;start_thread( \([^)]*\))?;/ { thr += n; if ($0 ~ /;main::worker \([^)]*threads\.pl:[0-9]+\);Threaded::spin \(/) ok += n }
 	/;Threaded::match \(/ { m += n; if ($0 ~ /<main> \([^)]*threads\.pl:[0-9]+\);Threaded::match \([^)]*\);Perl_pp_match;Perl_regexec_flags/) re += n }
 	END { printf "%d %d %d %d\n", thr, ok, m, re }' "$TMP/thr.folded")
 set -- $res

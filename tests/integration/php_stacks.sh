@@ -34,7 +34,7 @@ for mode in cli jit; do
 	ok=0
 	for try in 1 2; do
 		rm -f "$TMP/out.folded" "$TMP/truth"
-		if ! ACCURACY_DELAY_MS=$delay timeout 60 $SCORCH record -F 997 -o "$TMP/out.folded" -- \
+		if ! ACCURACY_DELAY_MS=$delay timeout 60 $SCORCH record --lines -F 997 -o "$TMP/out.folded" -- \
 			"$PHP" $opt tests/helpers/php/accuracy.php 4 "$TMP/truth" > "$TMP/log" 2>&1; then
 			echo "$mode: scorch record failed:"; cat "$TMP/log"
 			continue
@@ -62,7 +62,7 @@ pm = static
 pm.max_children = 1
 clear_env = no
 CONF
-		timeout 60 $SCORCH record -F 997 -o "$TMP/fpm.folded" -- "$FPM" -R -F -y "$TMP/fpm.conf" \
+		timeout 60 $SCORCH record --lines -F 997 -o "$TMP/fpm.folded" -- "$FPM" -R -F -y "$TMP/fpm.conf" \
 			> "$TMP/fpmrec.log" 2>&1 &
 		rec=$!
 		for i in $(seq 100); do [ -S "$TMP/fpm.sock" ] && break; sleep 0.1; done

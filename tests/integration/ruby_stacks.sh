@@ -26,7 +26,7 @@ for mode in interpreter yjit; do
 	# Two tries: the machine is shared and a burst of noise can skew one run.
 	for try in 1 2; do
 		rm -f "$TMP/out.folded" "$TMP/truth"
-		if ! timeout 60 $SCORCH record -F 997 -o "$TMP/out.folded" -- \
+		if ! timeout 60 $SCORCH record --lines -F 997 -o "$TMP/out.folded" -- \
 			"$RUBY" $opt tests/helpers/ruby/accuracy.rb 4 "$TMP/truth" > "$TMP/log" 2>&1; then
 			echo "$mode: scorch record failed:"; cat "$TMP/log"
 			continue

@@ -13,7 +13,8 @@
 #   --no-lines         do not check hot lines (JIT code: the VM's pc is not kept up to date)
 # PROFILE may come from another profiler once converted to folded lines with frames
 # "name (file:line)" (bench/ does that for the runtimes' own profilers).
-# Runtime frames are "name (file:line)" (interpreted) or a bare name when the runtime names a
+# Runtime frames are "name (file:line)" (interpreted; a file of C, C++, Rust or Go source marks
+# a native frame with its line) or a bare name when the runtime names a
 # C function (Integer#times); a function of the truth file matches a frame whose name ends with
 # it after a class or package separator (Accuracy#a_work, main::a_work, a_work).
 # Exit 0 when the profile matches; prints one line of figures and a "FIGURES k=v ..." line.
@@ -22,7 +23,16 @@ import re
 import sys
 
 FRAME = re.compile(r"^(.*) \((.*):(\d+)\)$")
+# Native frames carry lines too where DWARF has them ("f (file.c:LINE)", scorch record
+# --lines): by their source file they are not runtime frames.
+NATIVE_SRC = re.compile(r"\.(c|h|cc|cpp|cxx|hh|hpp|hxx|inc|def|S|s|rs|go|y)$")
 SEP = re.compile(r"[#.:>\\]")
+
+
+def bare(frame):
+    """A native frame without its line ("deflate (deflate.c:12)" -> "deflate")."""
+    m = FRAME.match(frame)
+    return m.group(1) if m and NATIVE_SRC.search(m.group(2)) else frame
 
 
 def short(name):
@@ -67,9 +77,10 @@ def main():
             continue
         count = int(count)
         frames = stack.split(";")[1:]  # drop comm
+        nframes = [bare(f) for f in frames]  # native frames by name, for --vm and --native
         rt = [(i, FRAME.match(f)) for i, f in enumerate(frames)]
-        rt = [(i, m) for i, m in rt if m]
-        left = any(vm.search(f) for f in frames)
+        rt = [(i, m) for i, m in rt if m and not NATIVE_SRC.search(m.group(2))]
+        left = any(vm.search(f) for f in nframes)
         if rt or left:
             running += count
             if rt and not left:
@@ -96,7 +107,7 @@ def main():
             # the library (a library's own wrappers in the runtime's language may sit between:
             # Perl's Compress::Zlib::compress; a runtime's frame for the C function it calls,
             # without a file, may come first)
-            above = frames[rt[-1][0] + 1:]
+            above = nframes[rt[-1][0] + 1:]
             if above and any(not vm.search(f) for f in above):
                 nat_above += count
             if any(nat_re.search(f) for f in above):
