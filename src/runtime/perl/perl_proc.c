@@ -20,6 +20,9 @@ struct perl_process {
 	struct procmem mem;
 	struct perl_proc bpf;
 	uint64_t key_addr;   /* PL_thr_key in the process (threaded) */
+	int tsd_pending;     /* glibc's key layout not known at attach: try once more when the
+				interpreter exists (the process may have been read before ld.so
+				mapped libc) */
 	char version[16];
 	char *script;
 };
@@ -160,6 +163,18 @@ int perl_proc_key(struct perl_process *p)
 	if (procmem_u32(&p->mem, p->key_addr, &key) < 0)
 		return -EFAULT;
 	p->bpf.key = key;
+	if (p->tsd_pending) {
+		struct errmsg e2 = { "" };
+		struct procmaps m;
+
+		memset(&m, 0, sizeof(m));
+		p->tsd_pending = 0;
+		if (procmaps_read(p->pid, &m, &e2) < 0 ||
+		    tls_tsd_of_process(p->pid, &m, &p->bpf.tsd, &e2) < 0)
+			log_debug("perl stacks of PID %d: %s: the main interpreter only", p->pid,
+				  e2.msg);
+		procmaps_release(&m);
+	}
 	return 0;
 }
 
@@ -182,7 +197,7 @@ int perl_proc_attach(int pid, const struct perl_file *f, uint64_t bias,
 		p->bpf.curinterp = f->curinterp ? f->curinterp + bias : 0;
 		/* without glibc's key layout, every thread is walked as the main interpreter */
 		if (tls_tsd_of_process(pid, maps, &p->bpf.tsd, &e2) < 0)
-			log_debug("perl stacks of PID %d: %s: the main interpreter only", pid, e2.msg);
+			p->tsd_pending = 1; /* perl_proc_key() tries again */
 	} else {
 		p->bpf.curcop = f->curcop + bias;
 		p->bpf.curstackinfo = f->curstackinfo + bias;
