@@ -60,7 +60,7 @@ echo "| profiler ($HZ Hz, ${SECS}s runs) | worst share error (pts) | complete to
 echo "|---|---|---|---|---|---|---|"
 : > "$tmp/s"; : > "$tmp/p"; : > "$tmp/stats"
 for r in $(seq "$RUNS"); do
-	timeout 120 "$SCORCH" record --stats -F $HZ -o "$tmp/o.folded" -- java -cp "$tmp/classes" \
+	timeout 120 "$SCORCH" record --lines --stats -F $HZ -o "$tmp/o.folded" -- java -cp "$tmp/classes" \
 		Accuracy "$SECS" "$tmp/t" "$SRC" > /dev/null 2> "$tmp/log" &&
 		python3 tests/helpers/java/check_accuracy.py "$tmp/o.folded" "$tmp/t" | grep FIGURES >> "$tmp/s"
 	grep '^hotspot:' "$tmp/log" >> "$tmp/stats"

@@ -20,7 +20,7 @@ javac -d "$TMP/classes" tests/helpers/java/Accuracy.java || fail "javac Accuracy
 ok=0
 for try in 1 2; do
 	rm -f "$TMP/out.folded" "$TMP/truth"
-	if ! timeout 90 $SCORCH record -F 499 -o "$TMP/out.folded" --stats -- \
+	if ! timeout 90 $SCORCH record --lines -F 499 -o "$TMP/out.folded" --stats -- \
 		java -XX:+UnlockDiagnosticVMOptions -XX:+PrintCompilation -XX:+PrintInlining \
 		-cp "$TMP/classes" Accuracy 4 "$TMP/truth" tests/helpers/java/Accuracy.java \
 		> "$TMP/jvm.out" 2> "$TMP/record.log"; then

@@ -19,6 +19,14 @@ import sys
 
 WORKERS = ("recurse", "inline", "deflate")
 FRAME = re.compile(r"^(.*) \(([^():]*)(?::(\d+))?\)$")
+# Native frames carry lines too where DWARF has them ("clone3 (clone3.S:81)", scorch record
+# --lines): compared by name alone.
+NATIVE_SRC = re.compile(r"\.(c|h|cc|cpp|cxx|hh|hpp|hxx|inc|def|S|s)$")
+
+
+def bare(frame):
+    m = re.match(r"^(.*) \((.*):(\d+)\)$", frame)
+    return m.group(1) if m and NATIVE_SRC.search(m.group(2)) else frame
 MARKERS = ("[unwind error]", "[truncated]", "[java:", "[unknown frame")
 
 
@@ -55,7 +63,7 @@ def main():
             continue
         count = int(count)
         thread = stack.split(";")[0]
-        frames = stack.split(";")[1:]  # drop the thread name
+        frames = [bare(f) for f in stack.split(";")[1:]]  # drop the thread name
         names = []
         for f in frames:
             if perf:
