@@ -134,7 +134,7 @@ static void test_lines_key(void)
 {
 	struct errmsg err = { "" };
 	struct store *s;
-	struct merge_cache *c = merge_cache_new();
+	struct merge_cache *c = merge_cache_new(0);
 	struct store_query q = { NULL, T0, T0 + 3600 };
 	const struct store_profile *fn, *ln, *fn2, *ln2;
 	char *cmd;

@@ -298,7 +298,7 @@ static void test_inlined(void)
 			nloc_msgs += f.num == 4; /* Profile.location */
 	}
 	CHECK_EQ_INT(nloc_msgs, 3);
-	CHECK_EQ_INT(pprof_decode(raw.data, raw.len, MAXU, -1, &q, &err), 0);
+	CHECK_EQ_INT(pprof_decode(raw.data, raw.len, lim(MAXU), -1, &q, &err), 0);
 	if (q) {
 		CHECK_EQ_INT(q->nsamples, 2);
 		locs = profile_sample_locs(q, &q->samples[0]);
