@@ -74,7 +74,7 @@ for r in $(seq "$RUNS"); do
 		sleep 0.02
 	done
 	if [ -n "$node_pid" ]; then
-		"$SCORCH" record -F $HZ -p "$node_pid" -o "$tmp/s.folded" > /dev/null 2>&1
+		"$SCORCH" record -F $HZ --lines -p "$node_pid" -o "$tmp/s.folded" > /dev/null 2>&1
 	fi
 	wait $perf_pid
 	$CHECK "$tmp/s.folded" "$tmp/t" >> "$tmp/s"

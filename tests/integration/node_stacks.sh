@@ -21,7 +21,7 @@ echo "node $(node --version)"
 ok=0
 for try in 1 2; do
 	rm -f "$TMP/out.folded" "$TMP/truth"
-	if ! timeout 90 $SCORCH record -F 999 -o "$TMP/out.folded" --stats -- \
+	if ! timeout 90 $SCORCH record -F 999 --lines -o "$TMP/out.folded" --stats -- \
 		node tests/helpers/node/accuracy.js 4 "$TMP/truth" 1500 > /dev/null 2> "$TMP/record.log"; then
 		cat "$TMP/record.log"; fail "scorch record failed"
 	fi
@@ -34,7 +34,7 @@ done
 [ $ok = 1 ] || fail "Node.js stacks are not accurate (see above)"
 
 # 2. Names: what V8 calls each function, the inferred name of an anonymous one included.
-timeout 60 $SCORCH record -F 499 -o "$TMP/names.folded" -- node tests/helpers/node/names.js 2 \
+timeout 60 $SCORCH record -F 499 --lines -o "$TMP/names.folded" -- node tests/helpers/node/names.js 2 \
 	> /dev/null 2> "$TMP/names.log" || { cat "$TMP/names.log"; fail "scorch record (names) failed"; }
 anon=$(grep -n 'LINE_ANON$' tests/helpers/node/names.js | cut -d: -f1)
 for want in "handlers.onRequest (" "checkout (" "arrowTask (" "declared (" "spin (" \

@@ -45,6 +45,11 @@ def perf_rows(path):
         yield ";".join(out) + " " + count
 
 
+def is_script(path):
+    """A JavaScript frame's source: a script file or one of node's own modules."""
+    return path.endswith((".js", ".mjs", ".cjs")) or path.startswith("node:")
+
+
 def main():
     args = sys.argv[1:]
     tol = 2.0
@@ -79,14 +84,18 @@ def main():
         total += count
         frames = stack.split(";")[1:]  # drop comm
         parsed = [FRAME.match(f) for f in frames]
+        # native frames may carry lines too (clone3 (clone3.S:81)): JavaScript frames are
+        # those whose source is a script; bare holds every frame's name without its line
+        bare = [m.group(1) if m else f for f, m in zip(frames, parsed)]
+        parsed = [m if m and is_script(m.group(2)) else None for m in parsed]
         names = [m.group(1) if m else None for m in parsed]
         if any(m for m in parsed):
             startup = any(f.startswith(STARTUP) for f in frames)
             bad = any(f.startswith("[") and f not in ("[v8: Exit]", "[v8: Stub]") or
                       f.startswith("[unknown") for f in frames)
-            rooted = frames and frames[0] == "_start"
+            rooted = frames and bare[0] == "_start"
             if any(n in FUNCS for n in names):
-                rooted = rooted and "uv_run" in frames and "round" in names
+                rooted = rooted and "uv_run" in bare and "round" in names
             if startup:
                 startup_samples += count
                 if rooted and not bad:
@@ -111,7 +120,8 @@ def main():
                     hot["mix"][ml] = hot["mix"].get(ml, 0) + count
             elif k == "d_zlib":
                 d_samples += count
-                if any(ZLIB.match(f) for f in frames[leafmost + 1:] if not FRAME.match(f)):
+                if any(ZLIB.match(b) for b, m in zip(bare[leafmost + 1:], parsed[leafmost + 1:])
+                       if not m):
                     zlib_above += count
             elif k == "b_work":
                 b_samples += count
