@@ -71,6 +71,10 @@ static const char agent_usage[] =
 	"      --line-memory MB      memory for DWARF line tables (default 16): files beyond it\n"
 	"                            get names without lines\n"
 	"      --no-lines            no source lines or inlined frames\n"
+	"      --stats               print the agent's counters to stderr after every interval\n"
+	"                            and at the end: samples and losses, BPF run time, processes,\n"
+	"                            unwind tables, and the memory of every cache next to its\n"
+	"                            bound (docs/benchmarks.md, \"Agent cost\")\n"
 	"  -d, --duration SECS       stop after SECS seconds (default: run until SIGTERM/Ctrl-C)\n"
 	"\n"
 	"Labels on each profile: service_name, process (executable), host, cpus (CPU count),\n"
@@ -90,7 +94,8 @@ static const char agent_usage[] =
 	"  scorch agent --otlp-endpoint http://otel-collector:4318\n"
 	"  scorch agent --server http://127.0.0.1:4040 --otlp-endpoint https://otlp.example/v1development/profiles \\\n"
 	"               --otlp-header 'Authorization: Bearer TOKEN'\n"
-	"  scorch agent --server http://127.0.0.1:4040 --cache-dir /var/lib/scorch/tables\n";
+	"  scorch agent --server http://127.0.0.1:4040 --cache-dir /var/lib/scorch/tables\n"
+	"  scorch agent --server http://127.0.0.1:4040 --stats 2> agent-stats.log\n";
 
 /* One service's profiles of the interval, one per kind (index: kind_index()). */
 #define AGENT_KINDS 3
@@ -473,6 +478,7 @@ int cmd_agent(int argc, char **argv)
 		{ "no-debuginfod", no_argument, NULL, 'X' },
 		{ "line-memory", required_argument, NULL, 'L' },
 		{ "no-lines", no_argument, NULL, 'n' },
+		{ "stats", no_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -490,7 +496,7 @@ int cmd_agent(int argc, char **argv)
 	const char *cache_dir = TABLE_CACHE_DEFAULT_DIR;
 	double interval = 10, duration = 0, next_push, start;
 	const char *debuginfod = NULL;
-	int c, ret = 2, r, no_debuginfod = 0, no_lines = 0, flush_ms;
+	int c, ret = 2, r, no_debuginfod = 0, no_lines = 0, flush_ms, stats = 0;
 	unsigned kinds = SESSION_CPU;
 	size_t line_mb = 0;
 	size_t cap = 0;
@@ -645,6 +651,9 @@ int cmd_agent(int argc, char **argv)
 			}
 			line_mb = (size_t)lv;
 			break;
+		case 'M':
+			stats = 1;
+			break;
 		case 'h':
 			fputs(agent_usage, stdout);
 			ret = 0;
@@ -743,7 +752,7 @@ int cmd_agent(int argc, char **argv)
 					 (unsigned long long)os.rejected_profiles,
 					 os.last_error[0] ? ", last: " : "", os.last_error);
 			}
-			if (log_get_level() >= LOG_DEBUG)
+			if (stats || log_get_level() >= LOG_DEBUG)
 				session_print_stats(a.session);
 			/* Symbolizing an interval (and building unwind tables for new
 			 * binaries) allocates and frees a lot; give it back to the system so
