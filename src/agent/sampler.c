@@ -187,6 +187,7 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct e
 		bpf_program__set_autoload(s->skel->progs.offcpu_switch_in_kprobe, false);
 		bpf_program__set_autoload(s->skel->progs.offcpu_seed, false);
 	}
+	s->skel->rodata->time_phases = opts->time_phases ? 1 : 0;
 	if (opts->configure)
 		opts->configure(opts->configure_ctx, s->skel);
 	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)rb);
@@ -445,6 +446,28 @@ int sampler_stats(struct sampler *s, uint64_t out[STAT__COUNT])
 	for (key = 0; key < STAT__COUNT; key++) {
 		out[key] = 0;
 		if (bpf_map__lookup_elem(s->skel->maps.stats, &key, sizeof(key), vals,
+					 (size_t)ncpu * sizeof(uint64_t), 0))
+			continue;
+		for (i = 0; i < ncpu; i++)
+			out[key] += vals[i];
+	}
+	xfree(vals);
+	return 0;
+}
+
+int sampler_phases(struct sampler *s, uint64_t out[2 * PHASE__COUNT])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *vals;
+	__u32 key;
+	int i;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	vals = xcalloc((size_t)ncpu, sizeof(uint64_t));
+	for (key = 0; key < 2 * PHASE__COUNT; key++) {
+		out[key] = 0;
+		if (bpf_map__lookup_elem(s->skel->maps.phases, &key, sizeof(key), vals,
 					 (size_t)ncpu * sizeof(uint64_t), 0))
 			continue;
 		for (i = 0; i < ncpu; i++)

@@ -34,6 +34,7 @@ struct sampler_opts {
 	uint64_t offcpu_min_ns;
 	uint64_t offcpu_period_ns;  /* at most SAMPLER_OFFCPU_MAX_PERIOD_NS */
 	uint32_t offcpu_max_rate;   /* stacks per CPU and second */
+	int time_phases;      /* time the phases of each sample (sampler_phases()) */
 	/* Called with the opened skeleton before it is loaded, for the runtimes to set their
 	 * knobs (const volatile globals of their walkers; runtime.h: runtimes_configure_bpf). */
 	void (*configure)(void *ctx, struct sampler_bpf *skel);
@@ -74,6 +75,10 @@ int sampler_ncpus(const struct sampler *s);
 /* Records that failed validation in user space (bad version or size). */
 uint64_t sampler_bad_records(const struct sampler *s);
 void sampler_close(struct sampler *s);
+
+/* Sum over CPUs of the phase timings (sampler.h, enum sampler_phase: ns at 2 * phase, samples
+ * at 2 * phase + 1); all zero unless sampler_opts.time_phases. */
+int sampler_phases(struct sampler *s, uint64_t out[2 * PHASE__COUNT]);
 
 /* Run time (ns) and run count of the sampling program from kernel.bpf_stats_enabled, or
  * -ENODATA when stats are off. */

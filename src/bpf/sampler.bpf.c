@@ -21,6 +21,7 @@ const volatile __u32 filter_pids = 0;      /* 1: only pids in target_pids */
 const volatile __u32 follow_children = 0;  /* 1: children of targets become targets */
 const volatile __u32 include_idle = 1;     /* 1: report samples of the idle task */
 const volatile __u32 want_lineage = 0;     /* 1: fill sample_body.start_ns and ancestors */
+const volatile __u32 time_phases = 0;      /* 1: time the phases of a sample (sampler.h) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -47,6 +48,32 @@ struct {
 	__type(key, __u32);  /* pid (tgid) */
 	__type(value, __u8);
 } target_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2 * PHASE__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} phases SEC(".maps");
+
+/* Add the time since *t to phase and restart *t (no-op unless time_phases). */
+static __always_inline void phase_done(__u32 phase, __u64 *t)
+{
+	__u32 k = 2 * phase;
+	__u64 now, *v;
+
+	if (!time_phases)
+		return;
+	now = bpf_ktime_get_ns();
+	v = bpf_map_lookup_elem(&phases, &k);
+	if (v)
+		*v += now - *t;
+	k++;
+	v = bpf_map_lookup_elem(&phases, &k);
+	if (v)
+		*v += 1;
+	*t = now;
+}
 
 static __always_inline void stat_inc(__u32 which)
 {
@@ -139,7 +166,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	__u32 zero = 0, nk = 0, nu = 0;
-	__u64 rsize, wake = 0;
+	__u64 rsize, wake = 0, t = time_phases ? bpf_ktime_get_ns() : 0, t_all = t;
 	struct sample_record *rec;
 	long n;
 
@@ -172,6 +199,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		sample_lineage(rec, NULL);
 	} else {
 		sample_lineage(rec, (struct task_struct *)bpf_get_current_task());
+		phase_done(PHASE_ENTRY, &t);
 		n = bpf_get_stack(ctx, rec->frames, MAX_KERNEL_FRAMES * sizeof(__u64), 0);
 		if (n < 0) {
 			stat_inc(STAT_KSTACK_ERRORS);
@@ -181,9 +209,12 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		}
 		if (nk > MAX_KERNEL_FRAMES)
 			nk = MAX_KERNEL_FRAMES;
+		phase_done(PHASE_KSTACK, &t);
 		/* Kernel threads have no user stack. */
-		if (BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm))
+		if (BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm)) {
 			nu = unwind_user(ctx, rec, nk, &wake);
+			phase_done(wake ? PHASE_SNAPSHOT : PHASE_USTACK, &t);
+		}
 		if (nu && runtime_only_kind)
 			nu = runtime_only(nk, nu);
 	}
@@ -200,6 +231,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (bpf_ringbuf_output(&events, rec, rsize,
 			       wake ? BPF_RB_FORCE_WAKEUP : sample_wakeup(rsize)))
 		stat_inc(STAT_LOST_RINGBUF);
+	phase_done(PHASE_OUTPUT, &t);
+	phase_done(PHASE_ALL, &t_all);
 	return 0;
 }
 

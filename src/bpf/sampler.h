@@ -139,4 +139,17 @@ enum sampler_stat {
 	STAT__COUNT,
 };
 
+/* Where a sample's BPF time goes (only when user space sets time_phases before load: a
+ * benchmark knob, SCORCH_BPF_PHASES=1; each measure costs two clock reads). Kept per CPU in
+ * the `phases` map: index 2 * phase is the sum of ns, 2 * phase + 1 the number of samples. */
+enum sampler_phase {
+	PHASE_ENTRY = 0,    /* the record's header: filters, pid, time, comm */
+	PHASE_KSTACK,       /* the kernel stack (bpf_get_stack) */
+	PHASE_USTACK,       /* the user stack unwound from tables (walkers included) */
+	PHASE_SNAPSHOT,     /* the user stack sent as a snapshot (copy, chunks) */
+	PHASE_OUTPUT,       /* the record into the ring buffer */
+	PHASE_ALL,          /* the whole program, from its first instruction to its last */
+	PHASE__COUNT,
+};
+
 #endif
