@@ -64,6 +64,7 @@ struct session {
 	uint64_t offcpu_said[OFFCPU_STAT__COUNT]; /* counters as of the last report */
 	char lost_note[64];
 	int status_shown;
+	int opts_time_phases; /* SCORCH_BPF_PHASES=1 */
 };
 
 static volatile sig_atomic_t stop_flag;
@@ -394,8 +395,12 @@ int session_start(const struct session_opts *opts, struct session **out)
 	so.follow_children = opts->command != NULL;
 	so.include_idle = opts->include_idle;
 	so.lineage = opts->procinfo; /* the agent's labels name processes after their ancestors */
+	/* SCORCH_BPF_PHASES=1: time the phases of each sample in BPF (a benchmark knob; --stats
+	 * prints them) */
+	so.time_phases = getenv("SCORCH_BPF_PHASES") && !strcmp(getenv("SCORCH_BPF_PHASES"), "1");
 	so.configure = runtimes_configure_bpf;
 	so.configure_ctx = s->rts;
+	s->opts_time_phases = so.time_phases;
 	if (sampler_open(&so, &s->sampler, &err) < 0) {
 		error("%s", err.msg);
 		goto fail;
@@ -901,12 +906,14 @@ void session_print_stats(struct session *s)
 	memset(st, 0, sizeof(st));
 	sampler_stats(s->sampler, st);
 	sampler_prog_stats(s->sampler, &rt, &cnt);
-	fprintf(stderr, "stats: samples=%llu stacks_lost=%llu ringbuf_lost=%llu busy_lost=%llu "
-		"kstack_errors=%llu "
+	fprintf(stderr, "stats: uptime_s=%.1f samples=%llu stacks_lost=%llu ringbuf_lost=%llu "
+		"busy_lost=%llu events_lost=%llu kstack_errors=%llu "
 		"ustack_errors=%llu ustack_truncated=%llu bpf_runtime_ns=%llu bpf_run_cnt=%llu "
 		"alloc_live_bytes=%llu alloc_peak_bytes=%llu\n",
+		now_s() - s->start,
 		(unsigned long long)session_samples(s), (unsigned long long)agg_dropped(s->agg),
 		(unsigned long long)st[STAT_LOST_RINGBUF], (unsigned long long)st[STAT_BUSY],
+		(unsigned long long)st[STAT_EVENTS_LOST],
 		(unsigned long long)st[STAT_KSTACK_ERRORS],
 		(unsigned long long)st[STAT_USTACK_ERRORS], (unsigned long long)st[STAT_USTACK_TRUNCATED],
 		(unsigned long long)rt, (unsigned long long)cnt,
@@ -949,6 +956,21 @@ void session_print_stats(struct session *s)
 			(unsigned long long)o[OFFCPU_STAT_SEEDED], (unsigned long long)rt,
 			(unsigned long long)cnt);
 	}
+	if (s->opts_time_phases) {
+		uint64_t ph[2 * PHASE__COUNT];
+		static const char *names[PHASE__COUNT] = { "entry", "kstack", "ustack",
+							   "snapshot", "output", "all" };
+		int i;
+
+		if (sampler_phases(s->sampler, ph) == 0) {
+			fprintf(stderr, "bpf_phases:");
+			for (i = 0; i < PHASE__COUNT; i++)
+				fprintf(stderr, " %s_ns=%llu %s_n=%llu", names[i],
+					(unsigned long long)ph[2 * i], names[i],
+					(unsigned long long)ph[2 * i + 1]);
+			fputc('\n', stderr);
+		}
+	}
 	runtimes_print_stats(s->rts, stderr);
 	if (s->unw) {
 		struct unwinder_stats us;
@@ -961,7 +983,8 @@ void session_print_stats(struct session *s)
 			"deferred_segments=%llu bpf_unwinds=%llu "
 			"bpf_complete=%llu bpf_frames=%llu bpf_truncated=%llu bpf_invalid=%llu "
 			"bpf_read_errors=%llu bpf_snapshots=%llu bpf_snapshots_chained=%llu "
-			"bpf_snapshots_unchained=%llu\n",
+			"bpf_snapshots_unchained=%llu bpf_no_pid=%llu bpf_no_mapping=%llu "
+			"bpf_no_table=%llu bpf_from_kernel=%llu\n",
 			(unsigned long long)us.pids, (unsigned long long)us.files,
 			(unsigned long long)us.entries_used, (unsigned long long)us.entries_cap,
 			(unsigned long long)us.kernel_bytes, (unsigned long long)us.table_builds,
@@ -981,7 +1004,11 @@ void session_print_stats(struct session *s)
 			(unsigned long long)us.bpf[USTAT_ERR_READ],
 			(unsigned long long)us.bpf[USTAT_SNAPSHOTS],
 			(unsigned long long)us.bpf[USTAT_SNAPSHOTS_CHAINED],
-			(unsigned long long)us.bpf[USTAT_SNAPSHOTS_UNCHAINED]);
+			(unsigned long long)us.bpf[USTAT_SNAPSHOTS_UNCHAINED],
+			(unsigned long long)us.bpf[USTAT_ERR_NO_PID],
+			(unsigned long long)us.bpf[USTAT_ERR_NO_MAPPING],
+			(unsigned long long)us.bpf[USTAT_ERR_NO_TABLE],
+			(unsigned long long)us.bpf[USTAT_FROM_KERNEL]);
 		fprintf(stderr, "table_cache: records=%llu bytes=%llu entries=%llu hits=%llu "
 			"disk_hits=%llu misses=%llu puts=%llu evictions=%llu disk=%d disk_bytes=%llu "
 			"disk_writes=%llu disk_errors=%llu bad_files=%llu disk_evictions=%llu\n",

@@ -135,6 +135,39 @@ static int add_error(struct builder *b, struct errmsg *err)
 	return errmsg_set(err, -ENOMEM, "out of memory for unwind rows");
 }
 
+/* The page index: one pass over the entries, bucket by bucket (why: bpf/unwind.h, PAGE
+ * INDEX). */
+void unwind_table_index(struct unwind_entry *t, uint32_t count, uint8_t *shift,
+			uint32_t *nbuckets)
+{
+	uint32_t *words = (uint32_t *)(t + count), max = UNW_INDEX_WORDS(count), nb, b, i = 0;
+	uint64_t last;
+	unsigned sh = 2;
+
+	*shift = 0;
+	*nbuckets = 0;
+	if (!max)
+		return;
+	last = t[count - 1].pc;
+	while (sh < 31 && (last >> sh) + 2 > max)
+		sh++;
+	nb = (uint32_t)(last >> sh) + 2;
+	if (nb > max)
+		return;
+	for (b = 0; b < nb; b++) {
+		uint64_t at = (uint64_t)b << sh;
+
+		while (i + 1 < count && t[i + 1].pc <= at)
+			i++;
+		words[b] = i;
+	}
+	/* the last slot's unused half, if any */
+	if (nb & 1)
+		words[nb] = i;
+	*shift = (uint8_t)sh;
+	*nbuckets = nb;
+}
+
 int unwind_rule_from_cfi(const struct cfi_row *row, struct unwind_entry *out)
 {
 	memset(out, 0, sizeof(*out));

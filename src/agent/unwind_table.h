@@ -94,6 +94,14 @@ void unwind_table_release(struct unwind_table *t);
 /* The entry for link-time address vaddr, or NULL when vaddr is below the table. */
 const struct unwind_entry *unwind_table_lookup(const struct unwind_table *t, uint64_t vaddr);
 
+/* Write the page index of a table of count entries (bpf/unwind.h: PAGE INDEX) into the
+ * UNW_INDEX_SLOTS(count) entry slots that follow it at entries[count]: the smallest bucket
+ * size that keeps it within UNW_INDEX_WORDS(count) words. Sets *shift and *nbuckets (the
+ * mapping's index_shift and index_count); both 0 when the table is too small for an index
+ * (nothing is written then). */
+void unwind_table_index(struct unwind_entry *entries, uint32_t count, uint8_t *shift,
+			uint32_t *nbuckets);
+
 /* Convert one CFI row to an entry's rule (pc left 0). Returns 1 when representable, 0 when the
  * row became UNW_INVALID. */
 int unwind_rule_from_cfi(const struct cfi_row *row, struct unwind_entry *out);

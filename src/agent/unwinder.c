@@ -71,7 +71,6 @@ static int uenv_runtime(struct unw_state *st, const struct unwind_mapping *m,
 struct ufile {
 	char key[UFILE_KEY_MAX];   /* "b:<build id>" or "h:<content hash>" */
 	uint64_t keyhash;
-	uint32_t id;
 	int refs;                  /* mappings of published processes */
 	uint64_t last_used;        /* tick of the last reference */
 	int known;                 /* tkind, base, count, interp, kind known (built or cached) */
@@ -87,7 +86,10 @@ struct ufile {
 	uint32_t execs, sampled;
 	int hot;
 	struct unwind_exec_key exec_key;
-	uint32_t first, count;     /* slice in the entry space; count: entries of the table */
+	uint32_t first, count;     /* slice in the entry space; count: entries of the table (the
+				      slice also holds its page index: UNW_INDEX_SLOTS(count)) */
+	uint8_t index_shift;       /* its page index (unwind.h) */
+	uint32_t index_count;
 	uint64_t base;             /* table base (link-time) */
 	struct elf_segment segs[MAX_SEGS]; /* the PT_LOADs (the executable ones only when
 					      there are more), for elf_segments_bias() */
@@ -152,7 +154,6 @@ struct unwinder {
 	struct ufile *lru_head, *lru_tail;
 	struct ufile *vdso;      /* the vDSO's file, and the length of its mapping */
 	size_t vdso_len;
-	uint32_t next_id;
 	uint64_t tick;
 	struct unwinder_stats st;
 	struct table_cache *cache; /* tables per file identity (memory, maybe disk) */
@@ -277,10 +278,11 @@ static void file_unload(struct unwinder *u, struct ufile *f)
 {
 	if (!f->loaded)
 		return;
-	ralloc_free(&u->ea, f->first, f->count);
+	ralloc_free(&u->ea, f->first, f->count + UNW_INDEX_SLOTS(f->count));
 	f->loaded = 0;
 	u->st.files_loaded--;
 }
+
 
 static void exec_set_hot(struct unwinder *u, struct ufile *f, int hot);
 
@@ -367,16 +369,17 @@ static void cache_key(const struct unwinder *u, const struct ufile *f, char *out
 static int file_load_entries(struct unwinder *u, struct ufile *f, const struct unwind_entry *e,
 			     const struct table_rec *rec, uint32_t count)
 {
-	uint32_t first;
+	uint32_t first, slots = count + UNW_INDEX_SLOTS(count);
 
-	if (entries_alloc(u, count, &first))
+	if (entries_alloc(u, slots, &first))
 		return -ENOSPC;
 	if (e) {
 		memcpy(&u->entries[first], e, (size_t)count * sizeof(*e));
 	} else if (table_rec_decode(rec, &u->entries[first], count)) {
-		ralloc_free(&u->ea, first, count);
+		ralloc_free(&u->ea, first, slots);
 		return -EINVAL;
 	}
+	unwind_table_index(&u->entries[first], count, &f->index_shift, &f->index_count);
 	f->first = first;
 	f->loaded = 1;
 	u->st.files_loaded++;
@@ -428,7 +431,6 @@ static struct ufile *file_new(struct unwinder *u, struct elf_file *e, const char
 
 	snprintf(f->key, sizeof(f->key), "%s", key);
 	f->keyhash = hash_bytes(key, strlen(key), 0x5eed) | 1;
-	f->id = ++u->next_id;
 	segs = elf_segments(e, &nseg);
 	for (i = 0; i < nseg && f->nsegs < MAX_SEGS; i++) {
 		if (!(segs[i].flags & PF_X) && nseg > MAX_SEGS)
@@ -682,11 +684,12 @@ static int proc_publish(struct unwinder *u, struct uproc *p)
 			bm->bias = m->offset + m->f->base; /* offset holds the load bias here */
 			bm->table_first = m->f->first;
 			bm->table_count = m->f->count;
+			bm->index_shift = m->f->index_shift;
+			bm->index_count = m->f->index_count;
 			bm->flags = m->f->interp ? UNW_MAP_INTERP : 0;
 		}
 		bm->flags |= m->flags;
 		bm->kind = m->kind;
-		bm->file_id = m->f ? m->f->id : 0;
 	}
 	up.first = first;
 	up.count = count;

@@ -47,6 +47,40 @@
 	(UNW_READ_U64(st, (addr), &(dst)[0]) || UNW_READ_U64(st, (addr) + 8, &(dst)[1]))
 #endif
 
+/* The entries [*lo, *hi) (from m->table_first) among which the one for table-relative address
+ * rel lies, from the table's page index (unwind.h: PAGE INDEX): two words of the index, mostly
+ * in one slot. Returns 0, or 1 when no entry holds rel (past the last bucket: the table's
+ * closing UNW_INVALID entry holds it) or the index is not readable. */
+static UNW_INLINE int unwind_index_range(struct unw_state *st, const struct unwind_mapping *m,
+					 __u64 rel, __u32 *lo, __u32 *hi)
+{
+	const struct unwind_entry *e;
+	__u64 b = rel >> (m->index_shift & 31);
+	__u32 slot, w0, w1;
+
+	if (b + 1 >= m->index_count)
+		return 1;
+	slot = m->table_first + m->table_count + (__u32)(b >> 1);
+	e = UNW_ENTRY(st, slot);
+	if (!e)
+		return 1;
+	if (b & 1) {
+		w0 = ((const __u32 *)e)[1];
+		e = UNW_ENTRY(st, slot + 1);
+		if (!e)
+			return 1;
+		w1 = ((const __u32 *)e)[0];
+	} else {
+		w0 = ((const __u32 *)e)[0];
+		w1 = ((const __u32 *)e)[1];
+	}
+	if (w0 > w1 || w1 >= m->table_count)
+		return 1;
+	*lo = w0;
+	*hi = w1 + 1;
+	return 0;
+}
+
 /* UNW_HAVE_SEARCH: the includer provides unwind_find_mapping() and unwind_find_entry() with
  * the semantics below (BPF does, with bpf_loop, to keep the verifier's work linear). Both
  * store the index of what they found in *idx. */
@@ -90,6 +124,8 @@ static UNW_INLINE const struct unwind_entry *unwind_find_entry(struct unw_state 
 	__u32 lo = 0, hi = m->table_count, first = m->table_first, i;
 
 	if (hi == 0 || hi > UNW_MAX_FILE_ENTRIES || rel > 0xffffffffULL)
+		return 0;
+	if (m->index_shift && unwind_index_range(st, m, rel, &lo, &hi))
 		return 0;
 	for (i = 0; i < 25; i++) { /* log2(UNW_MAX_FILE_ENTRIES) + 1 */
 		__u32 mid;

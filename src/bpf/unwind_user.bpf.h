@@ -183,6 +183,10 @@ static long unw_search_cb(__u32 i, void *data)
 
 #define UNW_HAVE_SEARCH 1
 
+/* unwind_step.h */
+static UNW_INLINE int unwind_index_range(struct unw_state *st, const struct unwind_mapping *m,
+					 __u64 rel, __u32 *lo, __u32 *hi);
+
 static __always_inline const struct unwind_mapping *unwind_find_mapping(struct unw_state *st,
 									__u64 pc, __u32 *found)
 {
@@ -210,6 +214,9 @@ static __always_inline const struct unwind_entry *unwind_find_entry(struct unw_s
 	__u32 idx;
 
 	if (s.hi == 0 || s.hi > UNW_MAX_FILE_ENTRIES || rel > 0xffffffffULL)
+		return 0;
+	/* a large table: its page index narrows the search to a few entries on one line */
+	if (m->index_shift && unwind_index_range(st, m, rel, &s.lo, &s.hi))
 		return 0;
 	bpf_loop(26, unw_search_cb, &s, 0);
 	idx = s.first + s.lo;
