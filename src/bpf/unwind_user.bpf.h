@@ -241,6 +241,8 @@ static long unwind_loop_cb(__u32 i, void *data)
 
 /* The end of the stack mapping holding sp, from the VMA (any thread); 0 when the mmap lock is
  * busy (the process is mapping memory right now). */
+#define UNW_MAIN_STACK_SPAN (64ULL << 20) /* below start_stack: the main thread's stack (the
+					      * kernel keeps at least 128 MiB free below it) */
 struct unw_vma_end {
 	__u64 end;
 };
@@ -319,10 +321,19 @@ static __always_inline __u32 unwind_snapshot(struct sample_record *rec, struct u
 		return 0;
 	if (mask)
 		max -= 8 * UNW_SNAPSHOT_DEFER_WORDS;
-	if (bpf_find_vma(bpf_get_current_task_btf(), sp, unw_vma_cb, &vma, 0) == 0 && vma.end > sp)
+	/* The main thread's frames all lie below mm->start_stack (argc, argv, the environment and
+	 * their strings sit above it, inside the same mapping): copying up to there needs no
+	 * lookup of the stack's VMA, which costs about 10 us here (the mmap lock is taken, and
+	 * released through an irq_work, an interrupt that a VM turns into an exit): most
+	 * snapshots are of new, single-threaded processes. Other stacks (threads, an alternate
+	 * signal stack, a coroutine's) are looked up. */
+	if (rec->hdr.tid == rec->hdr.pid && top > sp && top - sp <= UNW_MAIN_STACK_SPAN)
+		end = top;
+	else if (bpf_find_vma(bpf_get_current_task_btf(), sp, unw_vma_cb, &vma, 0) == 0 &&
+		 vma.end > sp)
 		end = vma.end;
 	else if (top > sp)
-		end = top + 512; /* the main thread's stack ends a little above (argv, environment) */
+		end = top; /* the mmap lock is busy: a guess, the main thread's stack */
 	if (end && end - sp < max)
 		len = (__u32)(end - sp) & ~7u;
 	for (tries = 0; tries < 5; tries++) {
