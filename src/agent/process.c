@@ -448,6 +448,16 @@ void process_note_lineage(struct process_registry *r, int pid, const struct proc
 
 	if (!p || !r->opts.labels || !p->have_info)
 		return;
+	if (!l->start_ns && !l->kernel_thread) {
+		/* The sampler sends the lineage only until user space has seen a sample of the
+		 * process (sampler.bpf.c: lineage()): keep what the first samples said. When
+		 * those were lost, what /proc says. */
+		if (!p->info.start_ns && !p->info.last_ns)
+			procinfo_read_stat(pid, &p->info);
+		if (l->time_ns > p->info.last_ns)
+			p->info.last_ns = l->time_ns;
+		return;
+	}
 	if (p->info.start_ns != l->start_ns || !p->info.last_ns) {
 		memcpy(p->info.ancestors, l->ancestors, sizeof(p->info.ancestors));
 		p->info.ppid = (int)l->ancestors[0];

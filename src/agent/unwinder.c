@@ -111,6 +111,7 @@ struct uproc {
 	size_t n;
 	uint32_t first, count;     /* slice in the mapping space */
 	int published;
+	int unseen;                /* published with UNW_PID_UNSEEN */
 	uint64_t last_read_ns;
 };
 
@@ -691,8 +692,14 @@ static int proc_publish(struct unwinder *u, struct uproc *p)
 		bm->flags |= m->flags;
 		bm->kind = m->kind;
 	}
+	/* Published at its exec, before any sample of it: the samples carry its lineage until
+	 * user space sees one (exec_sampled()). */
+	if (!p->published && u64map_get(&u->execd, (uint64_t)p->pid + 1))
+		p->unseen = 1;
+	memset(&up, 0, sizeof(up));
 	up.first = first;
 	up.count = count;
+	up.flags = p->unseen ? UNW_PID_UNSEEN : 0;
 	if (u->pids_fd >= 0 && bpf_map_update_elem(u->pids_fd, &p->pid, &up, BPF_ANY)) {
 		int e = -errno;
 
@@ -945,12 +952,20 @@ static int exec_worth_it(const struct ufile *f)
 static void exec_sampled(struct unwinder *u, int pid)
 {
 	uint64_t *v = u64map_get(&u->execd, (uint64_t)pid + 1), *fv;
+	struct uproc *p = proc_get(u, pid);
 	struct ufile *f;
 
 	if (!v)
 		return;
 	fv = u64map_get(&u->files, *v);
 	u64map_remove(&u->execd, (uint64_t)pid + 1);
+	if (p && p->published && p->unseen && u->pids_fd >= 0) {
+		/* its first sample is here (with its lineage): later ones need none */
+		struct unwind_pid up = { p->first, p->count, 0 };
+
+		if (bpf_map_update_elem(u->pids_fd, &p->pid, &up, BPF_EXIST) == 0)
+			p->unseen = 0;
+	}
 	if (!fv)
 		return;
 	f = (struct ufile *)(uintptr_t)*fv;

@@ -102,7 +102,9 @@ struct sample_body {
 	__u32 reserved;
 	__u64 start_ns; /* when the process started (group leader's start_time, CLOCK_MONOTONIC),
 	                 * so that user space knows its age even after it is gone; this and
-	                 * ancestors are 0 unless the sampler was loaded with want_lineage */
+	                 * ancestors are 0 unless the sampler was loaded with want_lineage, and
+	                 * once user space has seen a sample of the process (sampler.bpf.c:
+	                 * sample_lineage(); it keeps what the first samples said) */
 	__u64 weight_ns; /* SAMPLE_F_OFFCPU: the nanoseconds off CPU this record stands for; else 0 */
 };
 

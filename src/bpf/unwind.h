@@ -121,7 +121,12 @@ struct unwind_exec_key {
 struct unwind_pid {
 	__u32 first;  /* index in unw_maps */
 	__u32 count;  /* number of mappings, sorted by start, not overlapping */
+	__u32 flags;  /* UNW_PID_* */
 };
+
+/* struct unwind_pid.flags */
+#define UNW_PID_UNSEEN (1u << 0) /* published at its exec, before user space saw a sample of
+				  * it: samples still carry the process's lineage (sampler.h) */
 
 #define UNW_MAX_PID_MAPPINGS 4096   /* mappings per process (16 lookup steps) */
 #define UNW_MAX_FILE_ENTRIES (1u << 24) /* entries per file (24 lookup steps) */
