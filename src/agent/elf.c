@@ -946,6 +946,22 @@ int elf_symbols_load(struct elf_file *e, struct errmsg *err)
 	return 0;
 }
 
+size_t elf_symbols_bytes(const struct elf_file *e)
+{
+	return e->syms ? e->nsyms * sizeof(*e->syms) + e->names_len : 0;
+}
+
+void elf_symbols_release(struct elf_file *e)
+{
+	xfree(e->syms);
+	xfree(e->names);
+	e->syms = NULL;
+	e->names = NULL;
+	e->nsyms = 0;
+	e->names_len = 0;
+	e->syms_loaded = 0;
+}
+
 int elf_has_symtab(const struct elf_file *e)
 {
 	size_t i;

@@ -163,6 +163,11 @@ struct elf_symbol {
 /* Read .symtab and .dynsym once (later calls return the cached result). Returns 0 (even when
  * the file has no symbols), or a negative errno on a read failure / allocation failure. */
 int elf_symbols_load(struct elf_file *e, struct errmsg *err);
+/* Bytes held by the loaded symbols (the array and their names); 0 before elf_symbols_load(). */
+size_t elf_symbols_bytes(const struct elf_file *e);
+/* Free the loaded symbols (pointers from elf_symbols()/elf_symbol_name() become invalid). A
+ * later elf_symbols_load() reads them again, which fails on a detached file. */
+void elf_symbols_release(struct elf_file *e);
 /* 1 if the file has a .symtab section (not just .dynsym). */
 int elf_has_symtab(const struct elf_file *e);
 /* The sorted symbol array (after elf_symbols_load; else count 0). */

@@ -576,6 +576,14 @@ int gopclntab_layout(const struct gopclntab *g)
 	return g->layout;
 }
 
+size_t gopclntab_bytes(const struct gopclntab *g)
+{
+	if (!g)
+		return 0;
+	return sizeof(*g) + ((size_t)g->nfunc + 1) * sizeof(*g->ftab) +
+	       NBLOCKS * sizeof(*g->blocks) + NAME_POOL;
+}
+
 void gopclntab_text_range(const struct gopclntab *g, uint64_t *lo, uint64_t *hi)
 {
 	*lo = g->text + g->ftab[0].entry;

@@ -45,6 +45,8 @@ void gopclntab_free(struct gopclntab *g); /* NULL ok */
 
 /* 116, 118 or 120: the table layout (Go 1.16-1.17, 1.18-1.19, 1.20 and later). */
 int gopclntab_layout(const struct gopclntab *g);
+/* Bytes g holds in memory: its index, block cache and name pool. */
+size_t gopclntab_bytes(const struct gopclntab *g);
 /* [lo, hi): link-time addresses of the Go functions the table covers. */
 void gopclntab_text_range(const struct gopclntab *g, uint64_t *lo, uint64_t *hi);
 /* Whether inlined calls can be expanded (the inline trees were found). */

@@ -676,6 +676,9 @@ void session_wait_debuginfo(struct session *s, double timeout_s)
 	double until = now_s() + timeout_s, told = 0;
 	size_t pending;
 
+	/* names are loaded lazily, at the first lookup in a file: load those not looked up yet,
+	 * so that what they lack is asked of debuginfod before the profile is made */
+	symbolizer_debuginfo_request(s->sym);
 	while ((pending = symbolizer_debuginfo_pending(s->sym)) > 0 && now_s() < until) {
 		if (s->opts.stop_flag && *s->opts.stop_flag) {
 			*s->opts.stop_flag = 0;
@@ -925,11 +928,15 @@ void session_print_stats(struct session *s)
 		symbolizer_get_stats(s->sym, &ss);
 		process_registry_stats(s->reg, &ps);
 		fprintf(stderr, "session: pids=%zu procinfo=%zu exited_pending=%zu maps_reads=%llu "
-			"maps_changes=%llu stacks=%zu sym_pids=%zu sym_files=%zu sym_symbols=%zu "
-			"sym_cached_addrs=%zu bad_records=%llu\n",
+			"maps_changes=%llu stacks=%zu sym_pids=%zu sym_files=%zu sym_files_pending=%zu "
+			"sym_files_loaded=%llu sym_symbols=%zu sym_symbol_bytes=%zu sym_drops=%llu "
+			"sym_reopens=%llu sym_reopen_failures=%llu sym_cached_addrs=%zu "
+			"bad_records=%llu\n",
 			ps.procs, ps.labeled, ps.exited_pending, (unsigned long long)ps.maps_reads,
 			(unsigned long long)ps.maps_changes, agg_stacks(s->agg), ss.pids, ss.files,
-			ss.symbols, ss.cached_addrs,
+			ss.files_pending, (unsigned long long)ss.files_loaded, ss.symbols,
+			ss.symbol_bytes, (unsigned long long)ss.drops, (unsigned long long)ss.reopens,
+			(unsigned long long)ss.reopen_failures, ss.cached_addrs,
 			(unsigned long long)sampler_bad_records(s->sampler));
 	}
 	if (s->opts.kinds & (SESSION_OFFCPU | SESSION_WALL)) {

@@ -2,10 +2,20 @@
  *
  * Three caches, from coarse to fine:
  *   files   one struct sym_file per distinct ELF file, found by the (dev, inode, path) of a
- *           mapping, by (dev, inode, size, mtime) of the opened file, or by build id. Symbols
- *           are loaded when the file is first seen (the process may be gone by the time its
- *           samples are symbolized), then the descriptor is closed, unless the file is read
- *           later: Go binaries (.gopclntab is read on demand) and files with DWARF lines.
+ *           mapping, by (dev, inode, size, mtime) of the opened file, or by build id. A file
+ *           is opened when a process that maps it is first seen (the process may be gone by
+ *           the time its samples are symbolized: the descriptor keeps the file readable), but
+ *           only its headers are read then. What names it (symbols, MiniDebugInfo, its debug
+ *           file, Go's table; file_prepare()) is loaded when an address in it is first
+ *           symbolized (file_load()), then the descriptor is closed, unless the file is read
+ *           later: Go binaries (.gopclntab is read on demand) and files with DWARF lines. At
+ *           most SYM_MAX_PENDING files (opts.max_pending_files) wait so, holding a descriptor
+ *           each; past that, the one that waited longest lets its descriptor go and is opened
+ *           again by path when needed (as a dropped file is, below). Loaded names are held up
+ *           to opts.max_symbol_bytes, least recently used files dropped first (their headers
+ *           and results stay); a dropped file is opened again by path when needed, if it is
+ *           still the same file (device, inode, size, mtime). DWARF held for lines has its
+ *           own budget (opts.line_budget, file_src()).
  *   procs   per tracked pid, its executable mappings sorted by address, each with the load
  *           bias of its file (elf_mapping_bias()), and its JIT symbols (perf map, jitdump).
  *   results per file, link-time address -> a result record (name, source line, inlined
@@ -40,8 +50,16 @@
 #include <unistd.h>
 
 /* Beyond this many cached addresses (all files together), the address caches are dropped and
- * refilled: they are a speed-up, not a store. */
-#define SYM_MAX_CACHED_ADDRS (256u << 10)
+ * refilled: they are a speed-up, not a store (about 32 bytes each with their results). */
+#define SYM_MAX_CACHED_ADDRS (128u << 10)
+/* Loaded names (symbol arrays and their strings, Go's index) held at once, unless options say
+ * otherwise. Past it, files not symbolized for SYM_HOLD_NS are dropped, least recently used
+ * first; past twice as much, any (a working set larger than the budget costs memory up to 2x
+ * rather than re-reading the same files every round of symbolization). */
+#define SYM_DEFAULT_SYMBOL_BYTES (16u << 20)
+#define SYM_HOLD_NS (60 * 1000000000LL)
+/* Files opened whose names are not loaded yet (each holds a descriptor). */
+#define SYM_MAX_PENDING 256
 /* Past this many cached files, files that no tracked process maps any more are dropped (their
  * strings stay: results handed out remain valid). */
 #define SYM_MAX_FILES 4096
@@ -67,8 +85,17 @@ struct sym_file {
 	uint32_t build_id;      /* strtab id of the hex build id, 0 if none */
 	struct u64map addrs;    /* link-time addr + 1 -> result index + 1 */
 	int used;               /* mark for eviction */
-	int remote;             /* asked debuginfod; 2: its debug file is in use */
+	int remote;             /* asked debuginfod; 2: its debug file arrived (remote_path) */
+	uint32_t remote_path;   /* strtab id of the debug file debuginfod gave, 0 if none */
 	int open_fds;           /* descriptors this file keeps (SYM_MAX_OPEN_FILES) */
+	int loaded;             /* names loaded (file_load()); until then elf holds its fd */
+	int dropped;            /* names dropped for room, or parked: file_load() reopens it */
+	int reopen_failed;      /* ... and that failed (the file changed or is gone) */
+	uint32_t path;          /* strtab id of the path it was opened by (finds its debug file) */
+	int pid;                /* the process it was opened through (its root, for the same) */
+	uint64_t stat_key;      /* hash of (dev, inode, size, mtime) when opened */
+	size_t sym_bytes;       /* held by its loaded names (file_sym_bytes()) */
+	int64_t last_use;       /* CLOCK_MONOTONIC ns of its latest lookup */
 
 	/* line info: the file holding DWARF (still attached), its libdw view when open */
 	struct elf_file *dwarf_src;
@@ -159,6 +186,11 @@ struct symbolizer {
 	struct u64map kernel_addrs; /* addr -> name id << 32 | module id */
 
 	uint64_t lookups, cache_hits;
+	size_t pending;          /* files opened, names not loaded (a descriptor each) */
+	uint64_t files_loaded;   /* files whose names were loaded, ever */
+	size_t symbol_bytes, max_symbol_bytes;
+	size_t max_pending;
+	uint64_t drops, reopens, reopen_failures, parked;
 };
 
 static int64_t now_ns(void)
@@ -189,6 +221,9 @@ struct symbolizer *symbolizer_new_opts(const struct symbolizer_options *opts)
 	s->max_files = s->opts.max_files ? s->opts.max_files : SYM_MAX_FILES;
 	s->evict_at = s->max_files;
 	s->line_budget = s->opts.line_budget ? s->opts.line_budget : SYM_LINE_BUDGET;
+	s->max_pending = s->opts.max_pending_files ? s->opts.max_pending_files : SYM_MAX_PENDING;
+	s->max_symbol_bytes = s->opts.max_symbol_bytes ? s->opts.max_symbol_bytes
+						       : SYM_DEFAULT_SYMBOL_BYTES;
 	u64map_init(&s->files_by_map);
 	u64map_init(&s->files_by_stat);
 	u64map_init(&s->files_by_build);
@@ -326,6 +361,11 @@ static void files_evict_unused(struct symbolizer *s)
 		if (s->files[j]->used) {
 			s->files[out++] = s->files[j];
 		} else {
+			if (!s->files[j]->loaded && !s->files[j]->dropped && s->files[j]->elf &&
+			    s->pending)
+				s->pending--;
+			s->symbol_bytes -= s->files[j]->sym_bytes < s->symbol_bytes
+						   ? s->files[j]->sym_bytes : s->symbol_bytes;
 			s->cached_addrs -= s->files[j]->addrs.count < s->cached_addrs
 						   ? s->files[j]->addrs.count : s->cached_addrs;
 			file_free(s, s->files[j]);
@@ -416,8 +456,41 @@ static void file_settle_fds(struct symbolizer *s, struct sym_file *f)
 	s->open_fds += (size_t)f->open_fds;
 }
 
-/* Load what a freshly opened file needs to be named (symbols of the right source, Go's
- * table), find its debug file, ask debuginfod when that may give more. */
+/* Memory held by f's loaded names: symbol arrays and strings of every source, Go's index. */
+static size_t file_sym_bytes(const struct sym_file *f)
+{
+	return (f->elf ? elf_symbols_bytes(f->elf) : 0) + (f->debug ? elf_symbols_bytes(f->debug) : 0) +
+	       (f->mini ? elf_symbols_bytes(f->mini) : 0) + (f->go ? gopclntab_bytes(f->go) : 0);
+}
+
+/* Count f's loaded names again (after they changed) in the symbol budget. */
+static void file_account(struct symbolizer *s, struct sym_file *f)
+{
+	s->symbol_bytes -= f->sym_bytes < s->symbol_bytes ? f->sym_bytes : s->symbol_bytes;
+	f->sym_bytes = file_sym_bytes(f);
+	s->symbol_bytes += f->sym_bytes;
+}
+
+/* The debug file debuginfod gave for f (remote_path), if it is still there and still f's. */
+static struct elf_file *remote_debug_open(struct symbolizer *s, const struct sym_file *f)
+{
+	struct elf_file *d = NULL;
+	const uint8_t *fb, *db;
+	size_t blen, dlen;
+
+	if (!f->remote_path || elf_open(strtab_get(s->strings, f->remote_path), &d, NULL) < 0)
+		return NULL;
+	fb = elf_build_id_raw(f->elf, &blen);
+	db = elf_build_id_raw(d, &dlen);
+	if (!fb || !db || blen != dlen || memcmp(fb, db, blen)) {
+		elf_close(d);
+		return NULL;
+	}
+	return d;
+}
+
+/* Load what an opened file needs to be named (symbols of the right source, Go's table), find
+ * its debug file, ask debuginfod when that may give more. */
 static void file_prepare(struct symbolizer *s, struct sym_file *f, const char *path,
 			 const char *root)
 {
@@ -426,6 +499,8 @@ static void file_prepare(struct symbolizer *s, struct sym_file *f, const char *p
 
 	if (bid)
 		f->build_id = strtab_intern(s->strings, bid);
+	f->loaded = 1;
+	s->files_loaded++;
 	if (gopclntab_open(f->elf, &f->go, &err) == 0)
 		gopclntab_text_range(f->go, &f->go_lo, &f->go_hi);
 	if (!elf_has_symtab(f->elf)) {
@@ -434,7 +509,10 @@ static void file_prepare(struct symbolizer *s, struct sym_file *f, const char *p
 		if (rc < 0 && rc != -ENOENT)
 			log_debug("MiniDebugInfo of '%s': %s", path ? path : "?", err.msg);
 	}
-	if (!s->opts.no_debug_files && !f->go &&
+	/* a file loaded again after a drop: the debug file debuginfod gave before */
+	if (f->remote == 2 && !f->go && !(f->debug = remote_debug_open(s, f)))
+		f->remote = 0;
+	if (!f->debug && !s->opts.no_debug_files && !f->go &&
 	    (!elf_has_symtab(f->elf) || (!s->opts.no_line_info && !has_section(f->elf, ".debug_line")))) {
 		if (elf_open_debug_file(f->elf, path, root, s->opts.debug_dir, &f->debug) < 0 && root)
 			elf_open_debug_file(f->elf, path, NULL, s->opts.debug_dir, &f->debug);
@@ -448,6 +526,156 @@ static void file_prepare(struct symbolizer *s, struct sym_file *f, const char *p
 			f->remote = 1;
 	}
 	file_settle_fds(s, f);
+	file_account(s, f);
+}
+
+/* Drop f's names (symbols of every source, its debug file and MiniDebugInfo, Go's table, its
+ * DWARF) to make room, and its descriptors; its headers stay (load biases), and so do the
+ * results already cached for it. */
+static void file_drop(struct symbolizer *s, struct sym_file *f)
+{
+	if (f->src) {
+		s->line_bytes -= line_cost(f->src);
+		srcline_free(f->src);
+		f->src = NULL;
+	}
+	f->src_failed = 0;
+	f->dwarf_src = NULL;
+	gopclntab_free(f->go);
+	f->go = NULL;
+	f->go_lo = f->go_hi = 0;
+	elf_close(f->debug);
+	f->debug = NULL;
+	elf_close(f->mini);
+	f->mini = NULL;
+	elf_symbols_release(f->elf);
+	if (elf_fd(f->elf) >= 0)
+		elf_detach_file(f->elf);
+	f->syms = f->syms2 = NULL;
+	s->open_fds -= (size_t)f->open_fds;
+	f->open_fds = 0;
+	s->symbol_bytes -= f->sym_bytes < s->symbol_bytes ? f->sym_bytes : s->symbol_bytes;
+	f->sym_bytes = 0;
+	f->loaded = 0;
+	f->dropped = 1;
+	s->drops++;
+}
+
+/* Keep the loaded names within max_symbol_bytes (files idle for SYM_HOLD_NS) and twice that
+ * (any): drop the least recently used files but keep (the one just loaded). */
+static void files_trim(struct symbolizer *s, const struct sym_file *keep)
+{
+	int64_t now = now_ns();
+
+	while (s->symbol_bytes > s->max_symbol_bytes) {
+		int hard = s->symbol_bytes > 2 * s->max_symbol_bytes;
+		struct sym_file *lru = NULL;
+		size_t i;
+
+		for (i = 0; i < s->nfiles; i++) {
+			struct sym_file *f = s->files[i];
+
+			if (f == keep || f == s->vdso || !f->loaded || !f->sym_bytes)
+				continue;
+			if (!hard && now - f->last_use < SYM_HOLD_NS)
+				continue;
+			if (!lru || f->last_use < lru->last_use)
+				lru = f;
+		}
+		if (!lru)
+			return;
+		file_drop(s, lru);
+	}
+}
+
+static uint64_t stat_key_of(const struct stat *st)
+{
+	return nonzero_key(hash_combine(hash_combine(st->st_dev, st->st_ino),
+					hash_combine((uint64_t)st->st_size,
+						     (uint64_t)st->st_mtim.tv_sec * 1000000000ULL +
+							     (uint64_t)st->st_mtim.tv_nsec)));
+}
+
+/* A file whose names were dropped (or that was parked): open it again by path (in the root of
+ * the process it was seen in, while that lives) if it is still the same file. 0, or -1 (it
+ * stays without names; the results cached for it remain). */
+static int file_reopen(struct symbolizer *s, struct sym_file *f)
+{
+	const char *path = f->path ? strtab_get(s->strings, f->path) : NULL;
+	struct elf_file *elf = NULL;
+	struct stat st;
+	char buf[4200];
+	int fd = -1;
+
+	if (!path || path[0] != '/')
+		goto fail;
+	if (f->pid) {
+		snprintf(buf, sizeof(buf), "/proc/%d/root%s", f->pid, path);
+		fd = open(buf, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || stat_key_of(&st) != f->stat_key) {
+		if (fd >= 0)
+			close(fd);
+		goto fail;
+	}
+	if (elf_open_fd(fd, path, &elf, NULL) < 0)
+		goto fail;
+	elf_close(f->elf);
+	f->elf = elf;
+	f->dropped = 0;
+	s->reopens++;
+	return 0;
+fail:
+	f->reopen_failed = 1;
+	s->reopen_failures++;
+	return -1;
+}
+
+/* Load f's names now, when its first address is symbolized (or at once when too many files
+ * wait). The process it was opened through may be gone: its debug file is then looked for in
+ * our own root. */
+static void file_load(struct symbolizer *s, struct sym_file *f)
+{
+	char root[64];
+	int pid = f->pid;
+
+	if (f->loaded || !f->elf || f->reopen_failed)
+		return;
+	if (f->dropped) {
+		if (file_reopen(s, f) < 0)
+			return;
+	} else if (s->pending) {
+		s->pending--;
+	}
+	if (pid) {
+		snprintf(root, sizeof(root), "/proc/%d/root", pid);
+		if (access(root, X_OK) < 0)
+			pid = 0;
+	}
+	file_prepare(s, f, f->path ? strtab_get(s->strings, f->path) : NULL, pid ? root : NULL);
+	files_trim(s, f);
+}
+
+/* Too many files wait for their names with a descriptor open: the one that waited longest
+ * (files are in the order they were opened) lets its descriptor go and will be opened again by
+ * path, like a file whose names were dropped. */
+static void pending_park_oldest(struct symbolizer *s, const struct sym_file *keep)
+{
+	size_t i;
+
+	for (i = 0; i < s->nfiles; i++) {
+		struct sym_file *f = s->files[i];
+
+		if (f == keep || f->loaded || f->dropped || !f->elf)
+			continue;
+		elf_detach_file(f->elf);
+		f->dropped = 1;
+		s->pending--;
+		s->parked++;
+		return;
+	}
 }
 
 /* The file behind a file-backed mapping of pid: from the caches, or opened now. Never NULL: a
@@ -459,7 +687,6 @@ static struct sym_file *file_for_mapping(struct symbolizer *s, int pid,
 	struct sym_file *f;
 	struct elf_file *elf = NULL;
 	struct stat st;
-	char root[64];
 	int fd;
 
 	map_key = hash_combine(hash_combine(((uint64_t)m->dev_major << 32) | m->dev_minor, m->inode),
@@ -476,10 +703,7 @@ static struct sym_file *file_for_mapping(struct symbolizer *s, int pid,
 		 * mapping the same file may succeed). */
 		return NULL;
 	}
-	stat_key = nonzero_key(hash_combine(hash_combine(st.st_dev, st.st_ino),
-					    hash_combine((uint64_t)st.st_size,
-							 (uint64_t)st.st_mtim.tv_sec * 1000000000ULL +
-								 (uint64_t)st.st_mtim.tv_nsec)));
+	stat_key = stat_key_of(&st);
 	v = u64map_get(&s->files_by_stat, stat_key);
 	if (v) {
 		close(fd);
@@ -502,9 +726,15 @@ static struct sym_file *file_for_mapping(struct symbolizer *s, int pid,
 	}
 	f = file_add(s, elf);
 	if (elf) {
-		if (pid)
-			snprintf(root, sizeof(root), "/proc/%d/root", pid);
-		file_prepare(s, f, m->path, pid ? root : NULL);
+		/* headers only for now: names when one of its addresses is symbolized */
+		if (bid_key)
+			f->build_id = strtab_intern(s->strings, elf_build_id(elf));
+		f->path = strtab_intern(s->strings, m->path);
+		f->pid = pid;
+		f->stat_key = stat_key;
+		s->pending++;
+		if (s->pending > s->max_pending)
+			pending_park_oldest(s, f);
 	}
 	u64map_put(&s->files_by_map, map_key, (uint64_t)(uintptr_t)f);
 	u64map_put(&s->files_by_stat, stat_key, (uint64_t)(uintptr_t)f);
@@ -936,6 +1166,7 @@ static uint32_t file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t v
 	}
 	if (cacheable && s->cached_addrs >= SYM_MAX_CACHED_ADDRS)
 		cache_reset(s);
+	file_load(s, f);
 	memset(&r, 0, sizeof(r));
 	first_inl = s->ninl;
 	r.inl_first = (uint32_t)first_inl;
@@ -1105,9 +1336,17 @@ static size_t take_remote(struct symbolizer *s)
 					d = NULL;
 				}
 			}
+			if (d)
+				f->remote_path = strtab_intern(s->strings, res[i].path);
 			xfree(res[i].path);
 			if (!d)
 				continue;
+			if (!f->loaded) {
+				/* dropped since it asked: file_prepare() opens it when it loads again */
+				elf_close(d);
+				f->remote = 2;
+				continue;
+			}
 			if (f->src) {
 				s->line_bytes -= line_cost(f->src);
 				srcline_free(f->src);
@@ -1119,6 +1358,8 @@ static size_t take_remote(struct symbolizer *s)
 			f->remote = 2;
 			file_choose_sources(s, f);
 			file_settle_fds(s, f);
+			file_account(s, f);
+			files_trim(s, f);
 			got++;
 		}
 	}
@@ -1126,6 +1367,24 @@ static size_t take_remote(struct symbolizer *s)
 	if (got)
 		cache_reset(s);
 	return got;
+}
+
+size_t symbolizer_debuginfo_request(struct symbolizer *s)
+{
+	size_t i, n = 0;
+
+	if (!s->fetch)
+		return 0;
+	for (i = 0; i < s->nfiles; i++) {
+		struct sym_file *f = s->files[i];
+
+		if (f->loaded || !f->elf || f->reopen_failed)
+			continue;
+		f->last_use = now_ns();
+		file_load(s, f);
+		n += f->loaded;
+	}
+	return n;
 }
 
 size_t symbolizer_debuginfo_pending(struct symbolizer *s)
@@ -1190,6 +1449,7 @@ int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_res
 	out->module_offset = addr - m->start + m->offset;
 	if (!m->file)
 		return 0;
+	m->file->last_use = now_ns();
 	if (m->file->build_id)
 		out->build_id = strtab_get(s->strings, m->file->build_id);
 	idx = file_lookup(s, m->file, addr - m->bias);
@@ -1295,10 +1555,19 @@ void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *s
 		st->go_files += f->go != NULL;
 		st->mini_files += f->mini && f->syms == f->mini;
 		st->debug_files += f->debug != NULL;
-		st->remote_files += f->remote == 2;
+		st->remote_files += f->remote == 2 && f->debug;
 		st->line_files += f->src != NULL;
 	}
 	st->line_bytes = s->line_bytes;
+	st->files_pending = s->pending;
+	st->files_loaded = s->files_loaded;
+	st->symbol_bytes = s->symbol_bytes;
+	st->drops = s->drops;
+	st->reopens = s->reopens;
+	st->reopen_failures = s->reopen_failures;
+	st->parked = s->parked;
+	st->strings = strtab_count(s->strings);
+	st->string_bytes = strtab_bytes(s->strings);
 	st->cached_addrs = s->cached_addrs + s->kernel_addrs.count;
 	st->lookups = s->lookups;
 	st->cache_hits = s->cache_hits;

@@ -2,14 +2,18 @@
  *
  * User space: symbolizer_track_pid() snapshots /proc/PID/maps and opens every file-backed
  * executable mapping right away, so that a process's frames still resolve after it exits.
- * Each file is opened and its symbols loaded ONCE however many processes map it (keyed by build
- * id, else device + inode + size + mtime). Names come from the first of these that has a
- * symbol table (docs/symbolization.md):
+ * Each file is opened ONCE however many processes map it (keyed by build id, else device +
+ * inode + size + mtime); what names it is loaded lazily, when an address in it is first
+ * symbolized (a process that exits before any of its samples is symbolized costs no symbol
+ * loading). Names come from the first of these that has a symbol table
+ * (docs/symbolization.md):
  *   1. the file's .symtab (with .dynsym);
  *   2. its MiniDebugInfo (.gnu_debugdata, minidebug.h), with the file's .dynsym;
  *   3. its separate debug file (/usr/lib/debug/.build-id/..., .gnu_debuglink; elf.h);
- *   4. a debuginfod server (debugfetch.h), in the background: until the debug file arrives
- *      the frames get what 1-3 give, and later lookups (later profiles) the better names.
+ *   4. a debuginfod server (debugfetch.h), in the background, asked when the file is loaded
+ *      (symbolizer_debuginfo_request() asks for every file seen, for one-shot recordings):
+ *      until the debug file arrives the frames get what 1-3 give, and later lookups (later
+ *      profiles) the better names.
  * Go binaries are read through their .gopclntab (gopclntab.h): names, files, lines and
  * inlined calls even when stripped. Source lines and inlined calls of other native code come
  * from DWARF (srcline.h) of the file or its debug file, loaded lazily, within a memory budget.
@@ -19,7 +23,10 @@
  * [vdso] is read from our own vDSO (same kernel for every process).
  * Kernel: /proc/kallsyms, loaded on first use (see kallsyms.h).
  *
- * Memory: the symbolizer owns everything it returns; strings in struct sym_result stay valid
+ * Memory: loaded names are bounded (options.max_symbol_bytes, least recently used files
+ * dropped and read again when needed), DWARF held for lines too (options.line_budget), so are
+ * the cached results (dropped and refilled past 128k addresses). The symbolizer owns
+ * everything it returns; strings in struct sym_result stay valid
  * until symbolizer_free(), even after symbolizer_forget_pid(); the inlined[] array until the
  * next lookup. Not thread-safe (the debuginfod worker is internal).
  *
@@ -71,6 +78,12 @@ struct symbolizer_options {
 				     times its size (least recently used files are closed beyond
 				     it; a file alone above it gets no lines); 0: SYM_LINE_BUDGET */
 	size_t max_files;         /* files cached before unused ones are dropped; 0: 4096 */
+	size_t max_pending_files; /* files opened, names not loaded, holding a descriptor; past
+				   * it the oldest lets it go (opened again by path); 0: 256 */
+	size_t max_symbol_bytes;  /* loaded names (symbols of every source, Go's index; not the
+				   * DWARF of line_budget): past it files idle for a minute are
+				   * dropped (least recently used first), past twice as much any;
+				   * 0: 16 MiB */
 	const char *debuginfod_urls; /* debuginfod servers besides DEBUGINFOD_URLS (NULL: none) */
 	int no_debuginfod;        /* 1: never ask debuginfod, whatever DEBUGINFOD_URLS says */
 };
@@ -107,6 +120,10 @@ int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_res
 /* Symbolize a kernel address via /proc/kallsyms: 0, or -ENOENT (unknown / kallsyms hidden). */
 int symbolizer_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out);
 
+/* Load every file seen whose names are not loaded yet, so that the debug files they lack are
+ * asked of debuginfod now (for one-shot recordings, before waiting for them; lookups do it
+ * file by file). Nothing without debuginfod. Returns how many files were loaded. */
+size_t symbolizer_debuginfo_request(struct symbolizer *s);
 /* Debug files still downloading from debuginfod (0 without debuginfod). */
 size_t symbolizer_debuginfo_pending(struct symbolizer *s);
 /* Take in the debug files downloaded since the last call (every lookup does it too): the
@@ -123,6 +140,14 @@ const char *symbolizer_kernel_problem(struct symbolizer *s);
 struct symbolizer_stats {
 	size_t pids;        /* tracked processes */
 	size_t files;       /* cached files (incl. those that failed to open) */
+	size_t files_pending; /* of those, opened but names not loaded yet (a descriptor each) */
+	uint64_t files_loaded; /* files whose names were loaded since start */
+	size_t symbol_bytes;   /* held by loaded names (<= 2 x options.max_symbol_bytes) */
+	uint64_t drops;        /* files whose names were dropped for room */
+	uint64_t reopens, reopen_failures; /* ... and opened again when needed (or not) */
+	uint64_t parked;       /* files that waited for their names without a descriptor (past
+				* max_pending_files waiting), opened again like dropped ones */
+	size_t strings, string_bytes; /* names and paths handed out (kept until symbolizer_free) */
 	size_t symbols;     /* symbols held */
 	size_t cached_addrs;
 	uint64_t lookups, cache_hits;

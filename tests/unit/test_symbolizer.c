@@ -407,6 +407,105 @@ static void test_line_info(void)
 	symbolizer_free(s);
 }
 
+/* Symbols are loaded when a file's first address is symbolized, not when a process mapping it
+ * is tracked: a process gone before any of its samples is symbolized costs no symbol loading,
+ * and one whose samples come after it exited still resolves (debug file included). */
+static void test_lazy_symbols(void)
+{
+	struct symbolizer *s;
+	struct symbolizer_stats st0, st1, st2;
+	struct symbolizer_options o = { 0 };
+	struct sym_result r;
+	struct child c;
+	char prog[600], nodebug[600];
+
+	if (!have_tools)
+		SKIP("gcc/objcopy not usable");
+	snprintf(prog, sizeof(prog), "%s/sub/stripped", tmpdir);
+	snprintf(nodebug, sizeof(nodebug), "%s/none", tmpdir);
+	o.debug_dir = nodebug;
+	s = symbolizer_new_opts(&o);
+	CHECK_EQ_INT(child_start(prog, &c), 0);
+	if (!c.pid) {
+		symbolizer_free(s);
+		return;
+	}
+	CHECK_EQ_INT(symbolizer_track_pid(s, c.pid), 0);
+	symbolizer_get_stats(s, &st0);
+	/* the executable, libprobe.so, libc, ld.so... opened; no symbols (at most the vDSO's) */
+	CHECK(st0.files_pending >= 3);
+	CHECK(st0.files_loaded <= 1);
+	child_stop(&c);
+	/* gone before any address was asked for: its files still load, its debug file too */
+	check_addr(s, c.pid, c.stat, "static_fn", "/stripped");
+	symbolizer_get_stats(s, &st1);
+	CHECK_EQ_INT(st1.files_loaded, st0.files_loaded + 1);
+	CHECK_EQ_INT(st1.files_pending, st0.files_pending - 1);
+	check_addr(s, c.pid, c.lib_add, "lib_add", "/libprobe.so");
+	CHECK_EQ_INT(symbolizer_user(s, c.pid, c.leaf, &r), 0); /* loaded already */
+	CHECK_EQ_STR(r.name, "leaf_fn");
+	symbolizer_get_stats(s, &st2);
+	CHECK_EQ_INT(st2.files_loaded, st0.files_loaded + 2);
+	CHECK_EQ_INT(st2.files_pending, st0.files_pending - 2);
+	CHECK(st2.symbols > st0.symbols);
+	symbolizer_free(s);
+}
+
+/* Loaded symbols are bounded: past max_symbol_bytes the least recently used file's symbols are
+ * dropped and read again (by path, the process gone) when one of its addresses is new; a file
+ * replaced on disk in between is not mistaken for the one mapped. */
+static void test_symbol_budget(void)
+{
+	struct symbolizer *s;
+	struct symbolizer_stats st;
+	struct symbolizer_options o = { 0 };
+	struct sym_result r;
+	struct child c;
+	char prog[600];
+
+	if (!have_tools)
+		SKIP("gcc not usable");
+	snprintf(prog, sizeof(prog), "%s/budget", tmpdir);
+	CHECK_EQ_INT(sh("cp %s/pie %s && cp %s/libprobe.so %s/libprobe.so.keep", tmpdir, prog,
+			tmpdir, tmpdir), 0);
+	o.no_debug_files = 1;
+	o.max_symbol_bytes = 1; /* one file's symbols at a time */
+	s = symbolizer_new_opts(&o);
+	CHECK_EQ_INT(child_start(prog, &c), 0);
+	if (!c.pid) {
+		symbolizer_free(s);
+		return;
+	}
+	CHECK_EQ_INT(symbolizer_track_pid(s, c.pid), 0);
+	check_addr(s, c.pid, c.leaf, "leaf_fn", "/budget");
+	check_addr(s, c.pid, c.lib_add, "lib_add", "/libprobe.so"); /* drops budget's */
+	symbolizer_get_stats(s, &st);
+	CHECK(st.drops >= 1);
+	child_stop(&c);
+	/* a new address in the executable: read again from its path */
+	CHECK_EQ_INT(symbolizer_user(s, c.pid, c.stat + 1, &r), 0);
+	CHECK_EQ_STR(r.name, "static_fn");
+	symbolizer_get_stats(s, &st);
+	CHECK(st.reopens >= 1);
+	CHECK_EQ_INT(st.reopen_failures, 0);
+	CHECK(st.symbol_bytes > 0);
+	/* results already given stay */
+	CHECK_EQ_INT(symbolizer_user(s, c.pid, c.leaf, &r), 0);
+	CHECK_EQ_STR(r.name, "leaf_fn");
+	/* the library is replaced on disk (another size): its symbols are not read from the new
+	 * file, the module is still named */
+	CHECK_EQ_INT(sh("cd %s && rm -f libprobe.so && cp nopie libprobe.so", tmpdir), 0);
+	CHECK_EQ_INT(symbolizer_user(s, c.pid, c.scaled + 1, &r), 0);
+	CHECK(r.name == NULL);
+	CHECK(r.module && strstr(r.module, "/libprobe.so"));
+	symbolizer_get_stats(s, &st);
+	CHECK_EQ_INT(st.reopen_failures, 1);
+	CHECK_EQ_INT(symbolizer_user(s, c.pid, c.lib_add, &r), 0); /* cached before */
+	CHECK_EQ_STR(r.name, "lib_add");
+	sh("cd %s && mv -f libprobe.so.keep libprobe.so && rm -f budget", tmpdir);
+	symbolizer_free(s);
+}
+
 static void test_gone_pid(void)
 {
 	struct symbolizer *s = symbolizer_new();
@@ -433,6 +532,8 @@ int main(void)
 	RUN(test_kernel);
 	RUN(test_eviction);
 	RUN(test_line_info);
+	RUN(test_lazy_symbols);
+	RUN(test_symbol_budget);
 	RUN(test_gone_pid);
 	sh("rm -rf %s", tmpdir);
 	return test_summary();
