@@ -432,6 +432,7 @@ static void test_lazy_symbols(void)
 	}
 	CHECK_EQ_INT(symbolizer_track_pid(s, c.pid), 0);
 	symbolizer_get_stats(s, &st0);
+	CHECK_EQ_INT(st0.parked, 0);
 	/* the executable, libprobe.so, libc, ld.so... opened; no symbols (at most the vDSO's) */
 	CHECK(st0.files_pending >= 3);
 	CHECK(st0.files_loaded <= 1);
@@ -448,6 +449,27 @@ static void test_lazy_symbols(void)
 	CHECK_EQ_INT(st2.files_loaded, st0.files_loaded + 2);
 	CHECK_EQ_INT(st2.files_pending, st0.files_pending - 2);
 	CHECK(st2.symbols > st0.symbols);
+	symbolizer_free(s);
+
+	/* one file may wait with its descriptor: the others let it go and are opened again by
+	 * path when symbolized (the process is gone by then) */
+	o.max_pending_files = 1;
+	s = symbolizer_new_opts(&o);
+	CHECK_EQ_INT(child_start(prog, &c), 0);
+	if (!c.pid) {
+		symbolizer_free(s);
+		return;
+	}
+	CHECK_EQ_INT(symbolizer_track_pid(s, c.pid), 0);
+	symbolizer_get_stats(s, &st0);
+	CHECK_EQ_INT(st0.files_pending, 1);
+	CHECK(st0.parked >= 2);
+	child_stop(&c);
+	check_addr(s, c.pid, c.stat, "static_fn", "/stripped");
+	check_addr(s, c.pid, c.lib_add, "lib_add", "/libprobe.so");
+	symbolizer_get_stats(s, &st1);
+	CHECK(st1.reopens >= 1);
+	CHECK_EQ_INT(st1.reopen_failures, 0);
 	symbolizer_free(s);
 }
 
