@@ -50,7 +50,7 @@
 #include <unistd.h>
 
 /* Beyond this many cached addresses (all files together), the address caches are dropped and
- * refilled: they are a speed-up, not a store (about 32 bytes each with their results). */
+ * refilled: they are a speed-up, not a store (a map entry and a result record each). */
 #define SYM_MAX_CACHED_ADDRS (128u << 10)
 /* Loaded names (symbol arrays and their strings, Go's index) held at once, unless options say
  * otherwise. Past it, files not symbolized for SYM_HOLD_NS are dropped, least recently used
@@ -89,6 +89,7 @@ struct sym_file {
 	uint32_t remote_path;   /* strtab id of the debug file debuginfod gave, 0 if none */
 	int open_fds;           /* descriptors this file keeps (SYM_MAX_OPEN_FILES) */
 	int loaded;             /* names loaded (file_load()); until then elf holds its fd */
+	int prepared;           /* loaded once (its debuginfod request, if any, is out) */
 	int dropped;            /* names dropped for room, or parked: file_load() reopens it */
 	int reopen_failed;      /* ... and that failed (the file changed or is gone) */
 	uint32_t path;          /* strtab id of the path it was opened by (finds its debug file) */
@@ -459,7 +460,8 @@ static void file_settle_fds(struct symbolizer *s, struct sym_file *f)
 /* Memory held by f's loaded names: symbol arrays and strings of every source, Go's index. */
 static size_t file_sym_bytes(const struct sym_file *f)
 {
-	return (f->elf ? elf_symbols_bytes(f->elf) : 0) + (f->debug ? elf_symbols_bytes(f->debug) : 0) +
+	return (f->elf ? elf_symbols_bytes(f->elf) : 0) +
+	       (f->debug ? elf_symbols_bytes(f->debug) : 0) +
 	       (f->mini ? elf_symbols_bytes(f->mini) : 0) + (f->go ? gopclntab_bytes(f->go) : 0);
 }
 
@@ -499,7 +501,7 @@ static void file_prepare(struct symbolizer *s, struct sym_file *f, const char *p
 
 	if (bid)
 		f->build_id = strtab_intern(s->strings, bid);
-	f->loaded = 1;
+	f->loaded = f->prepared = 1;
 	s->files_loaded++;
 	if (gopclntab_open(f->elf, &f->go, &err) == 0)
 		gopclntab_text_range(f->go, &f->go_lo, &f->go_hi);
@@ -615,7 +617,8 @@ static int file_reopen(struct symbolizer *s, struct sym_file *f)
 	}
 	if (fd < 0)
 		fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || stat_key_of(&st) != f->stat_key) {
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    stat_key_of(&st) != f->stat_key) {
 		if (fd >= 0)
 			close(fd);
 		goto fail;
@@ -1378,7 +1381,7 @@ size_t symbolizer_debuginfo_request(struct symbolizer *s)
 	for (i = 0; i < s->nfiles; i++) {
 		struct sym_file *f = s->files[i];
 
-		if (f->loaded || !f->elf || f->reopen_failed)
+		if (f->prepared || !f->elf || f->reopen_failed)
 			continue;
 		f->last_use = now_ns();
 		file_load(s, f);

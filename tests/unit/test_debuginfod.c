@@ -233,14 +233,20 @@ static int expected_line(void)
 	return colon ? atoi(colon + 1) : -1;
 }
 
-static struct symbolizer *sym_for(const char *url)
+static struct symbolizer *sym_for_budget(const char *url, size_t max_symbol_bytes)
 {
 	struct symbolizer_options o;
 
 	memset(&o, 0, sizeof(o));
 	o.debug_dir = "/nonexistent";
 	o.debuginfod_urls = url;
+	o.max_symbol_bytes = max_symbol_bytes;
 	return symbolizer_new_opts(&o);
+}
+
+static struct symbolizer *sym_for(const char *url)
+{
+	return sym_for_budget(url, 0);
 }
 
 static void test_fetch(void)
@@ -314,6 +320,32 @@ static void test_fetch(void)
 		symbolizer_debuginfo_poll(s, 200);
 	CHECK_EQ_INT(symbolizer_user(s, prog, addr, &r), 0);
 	CHECK_EQ_STR(r.name, "secret_static");
+	symbolizer_free(s);
+	/* Files are loaded at their first lookup; symbolizer_debuginfo_request() loads those not
+	 * looked up yet so that their requests go out (record, before its profile). With room for
+	 * one file's names at a time, loading the libraries after the program drops the program's;
+	 * its next lookup opens it again, with the debug file debuginfod gave. */
+	s = sym_for_budget(url, 1);
+	CHECK_EQ_INT(symbolizer_track_pid(s, prog), 0);
+	{
+		struct symbolizer_stats st;
+
+		symbolizer_get_stats(s, &st);
+		CHECK(st.files_pending >= 2); /* the program and libc at least, not loaded */
+		CHECK(symbolizer_debuginfo_request(s) >= 2);
+		symbolizer_get_stats(s, &st);
+		CHECK_EQ_INT(st.files_pending, 0);
+		CHECK(st.drops >= 1);
+		t0 = now();
+		while (symbolizer_debuginfo_pending(s) && now() - t0 < 20)
+			symbolizer_debuginfo_poll(s, 200);
+		CHECK_EQ_INT(symbolizer_user(s, prog, addr, &r), 0);
+		CHECK_EQ_STR(r.name, "secret_static");
+		symbolizer_get_stats(s, &st);
+		CHECK(st.reopens >= 1);
+		CHECK_EQ_INT(st.remote_files, 1);
+		CHECK_EQ_INT(symbolizer_debuginfo_request(s), 0); /* nothing new to load */
+	}
 	symbolizer_free(s);
 	stop(prog);
 }

@@ -216,6 +216,68 @@ static void test_minidebuginfo(void)
 	stop_prog(pid);
 }
 
+/* Names are loaded at a file's first lookup, within the symbol budget: with room for one file at
+ * a time, MiniDebugInfo and DWARF are dropped and loaded again as lookups alternate between two
+ * programs, and give the same answers. */
+static void test_lazy_sources(void)
+{
+	struct symbolizer_options o;
+	struct symbolizer_stats st;
+	struct symbolizer *s;
+	struct sym_result r;
+	uint64_t a[2], live[1];
+	pid_t mini, inl;
+
+	if (!have_cxx || !have_inline)
+		SKIP("g++/gcc/objcopy/xz cannot make the programs here");
+	mini = start_prog(tpath("mini"), a, 2);
+	inl = start_prog(tpath("inl"), live, 1);
+	CHECK(mini > 0 && inl > 0);
+	if (mini <= 0 || inl <= 0)
+		goto out;
+	memset(&o, 0, sizeof(o));
+	o.no_debuginfod = 1;
+	o.debug_dir = "/nonexistent";
+	o.max_symbol_bytes = 1;
+	s = symbolizer_new_opts(&o);
+	CHECK_EQ_INT(symbolizer_track_pid(s, mini), 0);
+	CHECK_EQ_INT(symbolizer_track_pid(s, inl), 0);
+	symbolizer_get_stats(s, &st);
+	CHECK(st.files_pending >= 3); /* both programs and libc: headers only */
+	CHECK_EQ_INT(st.mini_files, 0);
+	CHECK_EQ_INT(st.line_files, 0);
+	CHECK_EQ_INT(symbolizer_user(s, mini, a[0] + 1, &r), 0);
+	CHECK_EQ_STR(r.name, "app::Worker::step(int)");
+	symbolizer_get_stats(s, &st);
+	CHECK_EQ_INT(st.mini_files, 1);
+	CHECK_EQ_INT(symbolizer_user(s, inl, live[0], &r), 0);
+	CHECK_EQ_STR(r.name, "hot_loop");
+	CHECK(r.source_file && strstr(r.source_file, "inl.c"));
+	symbolizer_get_stats(s, &st);
+	CHECK(st.drops >= 1);
+	CHECK_EQ_INT(st.mini_files, 0); /* dropped for the other */
+	CHECK_EQ_INT(st.line_files, 1);
+	CHECK_EQ_INT(symbolizer_user(s, mini, a[1], &r), 0);
+	CHECK_EQ_STR(r.name, "hidden_static(int)");
+	symbolizer_get_stats(s, &st);
+	CHECK(st.reopens >= 1);
+	CHECK_EQ_INT(st.mini_files, 1);
+	CHECK_EQ_INT(st.line_files, 0); /* the DWARF went with its file's names */
+	CHECK_EQ_INT(symbolizer_user(s, inl, live[0] + 1, &r), 0);
+	CHECK_EQ_STR(r.name, "hot_loop");
+	CHECK(r.source_file && strstr(r.source_file, "inl.c"));
+	CHECK(r.line > 0);
+	symbolizer_get_stats(s, &st);
+	CHECK(st.reopens >= 2);
+	CHECK_EQ_INT(st.reopen_failures, 0);
+	symbolizer_free(s);
+out:
+	if (mini > 0)
+		stop_prog(mini);
+	if (inl > 0)
+		stop_prog(inl);
+}
+
 static void test_minidebug_corrupt(void)
 {
 	static const uint8_t not_xz[] = "definitely not xz data";
@@ -590,6 +652,7 @@ int main(void)
 	log_set_level(LOG_ERROR);
 	setup();
 	RUN(test_minidebuginfo);
+	RUN(test_lazy_sources);
 	RUN(test_minidebug_corrupt);
 	RUN(test_dwarf_inlines);
 	RUN(test_perf_map);
