@@ -35,6 +35,9 @@ $SCORCH record -q -a -o "$TMP/int.folded" &
 pid=$!
 kill_at_exit $pid
 wait_for 60 "sampling by record -a" sampling $pid
+# half a second of the whole machine: ~100 samples at 99 Hz on 2 CPUs, busy or idle (idle
+# time is sampled too), so that there is a profile to write
+sleep 0.5
 kill -INT $pid
 wait $pid
 rc=$?
