@@ -487,9 +487,12 @@ void process_registry_collect(struct process_registry *r)
 
 	while ((p = process_next(r, &it))) {
 		if (p->state != PROCESS_EXITED && kill(p->pid, 0) < 0 && errno == ESRCH) {
-			/* its exit record was lost (ring buffer full) */
+			/* dead without an exit record: lost (ring buffer full), or not read yet
+			 * (it died while the interval was symbolized); kept for one more
+			 * interval, so that samples still in the ring buffer find its record */
 			p->state = PROCESS_EXITED;
 			notify(r, p, PROCESS_EV_EXIT);
+			continue;
 		}
 		if (p->state == PROCESS_EXITED) {
 			ALLOC_GROW(gone, n + 1, cap);

@@ -171,8 +171,11 @@ const struct procinfo *process_note_labels(struct process_registry *r, int pid);
 /* The time of pid's exit record (before process_exit()): its lifetime for the labels. */
 void process_set_exit_time(struct process_registry *r, int pid, uint64_t when_ns);
 
-/* End of an interval, after its samples are symbolized: processes that exited (or are found
- * dead: their exit record may have been lost) are forgotten (PROCESS_EV_FORGET). */
+/* End of an interval, after its samples are symbolized: processes whose exit record came are
+ * forgotten (PROCESS_EV_FORGET). A process found dead without one gets PROCESS_EV_EXIT now and
+ * is forgotten at the next collect: its exit record may have been lost, or it died while this
+ * interval was symbolized and its last samples and exit record are still in the ring buffer
+ * (they must find its labels and lineage). */
 void process_registry_collect(struct process_registry *r);
 
 /* Iterate over the records: for (size_t it = 0; (p = process_next(r, &it));) */

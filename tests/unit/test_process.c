@@ -152,9 +152,16 @@ static void test_sweep_finds_lost_exits(void)
 	CHECK_EQ_INT(process_track(reg, child, NULL), 0);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
-	/* no exit record (the ring buffer was full): the interval's sweep finds it */
+	/* no exit record (the ring buffer was full, or the record is still in it): the interval's
+	 * sweep finds it, and keeps it for one more interval */
 	process_registry_collect(reg);
 	CHECK_EQ_INT(count(&a, child, PROCESS_EV_EXIT), 1);
+	CHECK_EQ_INT(count(&a, child, PROCESS_EV_FORGET), 0);
+	CHECK(process_get(reg, child) != NULL);
+	/* its exit record, drained late: nothing more to say */
+	process_exit(reg, child);
+	CHECK_EQ_INT(count(&a, child, PROCESS_EV_EXIT), 1);
+	process_registry_collect(reg);
 	CHECK_EQ_INT(count(&a, child, PROCESS_EV_FORGET), 1);
 	CHECK(process_get(reg, child) == NULL);
 	CHECK_EQ_INT(process_track(reg, child, NULL), -ESRCH);
@@ -351,6 +358,28 @@ static void test_lineage(void)
 	CHECK(pi && pi->ancestors[0] == (uint32_t)getpid());
 	process_registry_collect(reg); /* both forgotten */
 	CHECK(process_get(reg, gone) == NULL && process_get(reg, child) == NULL);
+
+	/* dies while the interval is symbolized: its last sample (no lineage: BPF sends it only
+	 * until user space has seen one) is drained after the collect and still finds it */
+	child = start_sleeper();
+	CHECK(process_seen(reg, child, "sleep") != NULL);
+	l.time_ns = 9000000000ULL;
+	l.start_ns = 8900000000ULL;
+	process_note_lineage(reg, child, &l, 1000000000ULL);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	process_registry_collect(reg);
+	CHECK(process_seen(reg, child, "sleep") == NULL); /* not read again */
+	{
+		struct process_lineage late = { 9100000000ULL, 0, anc, 0 };
+
+		process_note_lineage(reg, child, &late, 1000000000ULL);
+	}
+	pi = process_labels(reg, child);
+	CHECK(pi && pi->start_ns == 8900000000ULL && pi->ancestors[0] == (uint32_t)getpid());
+	CHECK(pi && pi->last_ns == 9100000000ULL && !strcmp(pi->exe, "sleep"));
+	process_registry_collect(reg);
+	CHECK(process_get(reg, child) == NULL);
 	process_registry_free(reg);
 }
 
