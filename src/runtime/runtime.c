@@ -13,6 +13,7 @@
 #include "profile/profile.h"
 #include "runtime/hotspot/hotspot_runtime.h"
 #include "runtime/perl/perl_runtime.h"
+#include "runtime/plugin.h"
 #include "runtime/php/php_runtime.h"
 #include "runtime/python/python_runtime.h"
 #include "runtime/ruby/ruby_runtime.h"
@@ -26,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* THE TABLE: one line per runtime. Its kind (enum unwinder_kind) must be unique and match the
@@ -76,14 +76,6 @@ struct runtimes {
 	uint64_t files_detected, file_opens;
 	char only_name[32];
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t nonzero(uint64_t h)
 {
@@ -604,7 +596,7 @@ void runtimes_note_sample(struct runtimes *rts, int pid, const uint64_t *words, 
 			int rc;
 
 			if (!now)
-				now = now_ns();
+				now = plugin_now_ns();
 			if (now < in->next_poll_ns)
 				goto note;
 			rc = in->ops->poll(in->state, in->data, &err);

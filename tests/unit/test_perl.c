@@ -20,6 +20,7 @@
 #include "runtime/procmem.h"
 #include "runtime/runtime.h"
 #include "child_cpu.h"
+#include "mem_image.h"
 #include "test.h"
 
 #include <errno.h>
@@ -31,38 +32,20 @@
 #include <unistd.h>
 
 struct img {
-	uint8_t *mem;
-	uint64_t base;
-	size_t used, cap;
+	struct mem_image m;
 	struct perl_offsets o;
 };
 
-static uint64_t img_alloc(struct img *im, size_t n)
-{
-	uint64_t a = im->base + im->used;
-
-	im->used += (n + 15) & ~(size_t)15;
-	if (im->used > im->cap)
-		abort();
-	return a;
-}
-
-static void put64(struct img *im, uint64_t addr, uint64_t v)
-{
-	memcpy(im->mem + (addr - im->base), &v, 8);
-}
-
-static void put32(struct img *im, uint64_t addr, uint32_t v)
-{
-	memcpy(im->mem + (addr - im->base), &v, 4);
-}
+#define img_alloc(im, n) mem_image_alloc(&(im)->m, n)
+#define put64(im, addr, v) mem_image_put64(&(im)->m, addr, v)
+#define put32(im, addr, v) mem_image_put32(&(im)->m, addr, v)
 
 static uint64_t mk_hek(struct img *im, const char *s)
 {
 	uint64_t h = img_alloc(im, 8 + strlen(s) + 1);
 
 	put32(im, h + 4, (uint32_t)strlen(s));
-	memcpy(im->mem + (h + 8 - im->base), s, strlen(s));
+	memcpy(im->m.mem + (h + 8 - im->m.base), s, strlen(s));
 	return h;
 }
 
@@ -121,7 +104,7 @@ static uint64_t mk_cop(struct img *im, const char *file, uint32_t line)
 	if (im->o.flags & PERL_F_THREADED) {
 		uint64_t s = img_alloc(im, strlen(file) + 1);
 
-		memcpy(im->mem + (s - im->base), file, strlen(file));
+		memcpy(im->m.mem + (s - im->m.base), file, strlen(file));
 		put64(im, cop + im->o.cop_file, s);
 	} else {
 		char gvname[256];
@@ -137,7 +120,7 @@ static void mk_cx(struct img *im, uint64_t cxstack, int ix, uint8_t type, uint64
 {
 	uint64_t cx = cxstack + (uint64_t)ix * im->o.cx_size;
 
-	im->mem[cx - im->base] = type;
+	im->m.mem[cx - im->m.base] = type;
 	put64(im, cx + im->o.cx_oldcop, oldcop);
 	put64(im, cx + im->o.cx_retop, retop);
 	put64(im, cx + im->o.cx_cv, cv);
@@ -172,9 +155,9 @@ static void check_image(unsigned minor, int threaded)
 	int n, i, k = 0, segs = 0;
 
 	memset(&im, 0, sizeof(im));
-	im.cap = 1 << 18;
-	im.mem = xcalloc(1, im.cap);
-	im.base = 0x7f0000300000ULL;
+	im.m.cap = 1 << 18;
+	im.m.mem = xcalloc(1, im.m.cap);
+	im.m.base = 0x7f0000300000ULL;
 	CHECK_EQ_INT(perl_offsets_for(5, minor, 0, threaded, &im.o), 0);
 	img_alloc(&im, 32); /* the fuzz corpus's header: PL_curinterp, PL_curcop, PL_curstackinfo */
 	worker = mk_stash(&im, "Worker");
@@ -208,9 +191,9 @@ static void check_image(unsigned minor, int threaded)
 		put64(&im, g_curcop, cop_sort);
 		put64(&im, g_si, si_sort);
 	}
-	put64(&im, im.base, var);
-	put64(&im, im.base + 8, g_curcop);
-	put64(&im, im.base + 16, g_si);
+	put64(&im, im.m.base, var);
+	put64(&im, im.m.base + 8, g_curcop);
+	put64(&im, im.m.base + 16, g_si);
 	if (getenv("SCORCH_PERL_CORPUS")) {
 		char path[512];
 		FILE *out;
@@ -220,13 +203,13 @@ static void check_image(unsigned minor, int threaded)
 		out = fopen(path, "wb");
 		if (out) {
 			fputc((int)(minor - 28), out); /* fuzz_perl.c: 5.(28 + byte % 15) */
-			fwrite(im.mem, 1, im.used, out);
+			fwrite(im.m.mem, 1, im.m.used, out);
 			fclose(out);
 		}
 	}
-	r.addr = im.base;
-	r.data = im.mem;
-	r.len = im.used;
+	r.addr = im.m.base;
+	r.data = im.m.mem;
+	r.len = im.m.used;
 	pi.regions = &r;
 	pi.nregions = 1;
 	procmem_init_image(&m, &pi);
@@ -276,14 +259,14 @@ static void check_image(unsigned minor, int threaded)
 	{
 		uint64_t body;
 
-		memcpy(&body, im.mem + (cv_inner - im.base), 8);
+		memcpy(&body, im.m.mem + (cv_inner - im.m.base), 8);
 		put64(&im, body + im.o.xcv_gv, 0x10);
 		CHECK_EQ_INT(perl_proc_validate(p, &err), -EINVAL);
 	}
 out:
 	perl_proc_free(p);
 	perl_cache_free(cache);
-	xfree(im.mem);
+	xfree(im.m.mem);
 }
 
 static void test_images(void)
@@ -313,45 +296,11 @@ static void test_images(void)
 
 #define PERL "/usr/bin/perl"
 
-struct child {
-	pid_t pid;
-	FILE *out;
-};
-
 static int start_stack(struct child *c)
 {
-	int fds[2];
-	char buf[64];
+	char *const argv[] = { (char *)PERL, (char *)"tests/helpers/perl/stack.pl", NULL };
 
-	if (pipe(fds) < 0)
-		return -1;
-	c->pid = fork();
-	if (c->pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		execl(PERL, PERL, "tests/helpers/perl/stack.pl", (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	c->out = fdopen(fds[0], "r");
-	if (!c->out || !fgets(buf, sizeof(buf), c->out) || strncmp(buf, "ready", 5) ||
-	    child_wait_cpu(c->pid, 3) < 0) {
-		kill(c->pid, SIGKILL);
-		waitpid(c->pid, NULL, 0);
-		if (c->out)
-			fclose(c->out);
-		return -1;
-	}
-	return 0;
-}
-
-static void stop_child(struct child *c)
-{
-	kill(c->pid, SIGKILL);
-	waitpid(c->pid, NULL, 0);
-	if (c->out)
-		fclose(c->out);
+	return child_start(c, NULL, argv, 3);
 }
 
 /* The file, the bias of its mapping in pid and the maps. */
@@ -439,7 +388,7 @@ static void test_live(void)
 		CHECK_EQ_INT(perl_proc_validate(p, &err), -EINVAL);
 out:
 	perl_proc_free(p);
-	stop_child(&c);
+	child_stop(&c);
 }
 
 static void test_runtime(void)
@@ -480,7 +429,7 @@ static void test_runtime(void)
 	}
 	CHECK(key && !strcmp(key, "script"));
 	CHECK(value && strstr(value, "tests/helpers/perl/stack.pl"));
-	stop_child(&c);
+	child_stop(&c);
 	process_exit(reg, c.pid);
 	CHECK_EQ_INT(runtimes_symbolize(rts, c.pid, words, (size_t)n, &used, fr, 4), 1);
 	CHECK_EQ_INT(used, 2);

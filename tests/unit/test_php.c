@@ -18,6 +18,7 @@
 #include "runtime/procmem.h"
 #include "runtime/runtime.h"
 #include "child_cpu.h"
+#include "mem_image.h"
 #include "test.h"
 
 #include <errno.h>
@@ -55,31 +56,13 @@ static void test_decoders(void)
 /* --- memory images ----------------------------------------------------------------------- */
 
 struct img {
-	uint8_t *mem;
-	uint64_t base;
-	size_t used, cap;
+	struct mem_image m;
 	struct php_offsets o;
 };
 
-static uint64_t img_alloc(struct img *im, size_t n)
-{
-	uint64_t a = im->base + im->used;
-
-	im->used += (n + 15) & ~(size_t)15;
-	if (im->used > im->cap)
-		abort();
-	return a;
-}
-
-static void put64(struct img *im, uint64_t addr, uint64_t v)
-{
-	memcpy(im->mem + (addr - im->base), &v, 8);
-}
-
-static void put32(struct img *im, uint64_t addr, uint32_t v)
-{
-	memcpy(im->mem + (addr - im->base), &v, 4);
-}
+#define img_alloc(im, n) mem_image_alloc(&(im)->m, n)
+#define put64(im, addr, v) mem_image_put64(&(im)->m, addr, v)
+#define put32(im, addr, v) mem_image_put32(&(im)->m, addr, v)
 
 static uint64_t mk_zstr(struct img *im, const char *s)
 {
@@ -89,7 +72,7 @@ static uint64_t mk_zstr(struct img *im, const char *s)
 	put32(im, v, 1);      /* refcount */
 	put32(im, v + 4, 6);  /* IS_STRING */
 	put64(im, v + 16, len);
-	memcpy(im->mem + (v + 24 - im->base), s, len);
+	memcpy(im->m.mem + (v + 24 - im->m.base), s, len);
 	return v;
 }
 
@@ -145,12 +128,12 @@ static void check_image(unsigned major, unsigned minor)
 	int n, i, k = 0, segs = 0;
 
 	memset(&im, 0, sizeof(im));
-	im.cap = 1 << 18;
-	im.mem = xcalloc(1, im.cap);
-	im.base = 0x7f0000200000ULL;
+	im.m.cap = 1 << 18;
+	im.m.mem = xcalloc(1, im.m.cap);
+	im.m.base = 0x7f0000200000ULL;
 	if (php_proc_open_mem(&m, major, minor, 0, &p, &err) < 0) {
 		CHECK(!"no layout");
-		xfree(im.mem);
+		xfree(im.m.mem);
 		php_cache_free(cache);
 		return;
 	}
@@ -180,7 +163,7 @@ static void check_image(unsigned major, unsigned minor)
 		ex = mk_ex(&im, f_gz, 0, 0, e_inner);
 	}
 	put64(&im, eg + im.o.eg_current_ex, ex);
-	put64(&im, im.base, eg);
+	put64(&im, im.m.base, eg);
 	if (getenv("SCORCH_PHP_CORPUS")) {
 		char path[512];
 		FILE *out;
@@ -190,13 +173,13 @@ static void check_image(unsigned major, unsigned minor)
 		out = fopen(path, "wb");
 		if (out) {
 			fputc(major == 7 ? 0 : (int)minor + 1, out);
-			fwrite(im.mem, 1, im.used, out);
+			fwrite(im.m.mem, 1, im.m.used, out);
 			fclose(out);
 		}
 	}
-	r.addr = im.base;
-	r.data = im.mem;
-	r.len = im.used;
+	r.addr = im.m.base;
+	r.data = im.m.mem;
+	r.len = im.m.used;
 	pi.regions = &r;
 	pi.nregions = 1;
 	procmem_init_image(&m, &pi);
@@ -236,7 +219,7 @@ static void check_image(unsigned major, unsigned minor)
 		uint64_t name;
 		uint32_t cks;
 
-		memcpy(&name, im.mem + (f_outer + im.o.fn_name - im.base), 8);
+		memcpy(&name, im.m.mem + (f_outer + im.o.fn_name - im.m.base), 8);
 		cks = php_checksum(name, PHP_FUNC_USER);
 		put64(&im, f_outer + im.o.fn_name, mk_zstr(&im, "other"));
 		CHECK(php_cache_get(cache, 2, f_outer, cks, 0, php_proc_mem(p),
@@ -249,7 +232,7 @@ static void check_image(unsigned major, unsigned minor)
 out:
 	php_proc_free(p);
 	php_cache_free(cache);
-	xfree(im.mem);
+	xfree(im.m.mem);
 }
 
 static void test_images(void)
@@ -276,45 +259,11 @@ static void test_images(void)
 
 #define PHP "/usr/bin/php8.2"
 
-struct child {
-	pid_t pid;
-	FILE *out;
-};
-
 static int start_stack(struct child *c)
 {
-	int fds[2];
-	char buf[64];
+	char *const argv[] = { (char *)PHP, (char *)"-n", (char *)"tests/helpers/php/stack.php", NULL };
 
-	if (pipe(fds) < 0)
-		return -1;
-	c->pid = fork();
-	if (c->pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		execl(PHP, PHP, "-n", "tests/helpers/php/stack.php", (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	c->out = fdopen(fds[0], "r");
-	if (!c->out || !fgets(buf, sizeof(buf), c->out) || strncmp(buf, "ready", 5) ||
-	    child_wait_cpu(c->pid, 3) < 0) {
-		kill(c->pid, SIGKILL);
-		waitpid(c->pid, NULL, 0);
-		if (c->out)
-			fclose(c->out);
-		return -1;
-	}
-	return 0;
-}
-
-static void stop_child(struct child *c)
-{
-	kill(c->pid, SIGKILL);
-	waitpid(c->pid, NULL, 0);
-	if (c->out)
-		fclose(c->out);
+	return child_start(c, NULL, argv, 3);
 }
 
 static int detect(const char *path, struct php_file *f)
@@ -425,7 +374,7 @@ static void test_live(void)
 		CHECK_EQ_INT(php_proc_validate(p, &err), -EINVAL);
 out:
 	php_proc_free(p);
-	stop_child(&c);
+	child_stop(&c);
 }
 
 static void test_runtime(void)
@@ -468,7 +417,7 @@ static void test_runtime(void)
 	}
 	CHECK(key && !strcmp(key, "script"));
 	CHECK(value && strstr(value, "tests/helpers/php/stack.php"));
-	stop_child(&c);
+	child_stop(&c);
 	process_exit(reg, c.pid);
 	if (top < 0)
 		top = 0;

@@ -14,6 +14,7 @@
 #include "runtime/runtime.h"
 #include "lib/alloc.h"
 #include "lib/log.h"
+#include "child_cpu.h"
 #include "test.h"
 
 #include <errno.h>
@@ -149,49 +150,15 @@ static void test_linetable_hostile(void)
 
 /* --- live interpreters -------------------------------------------------------------------- */
 
-struct child {
-	pid_t pid;
-	FILE *out;
-};
-
 /* Start py on stack.py (or -m stack with module set) and wait for "ready". */
 static int start_stack(const char *py, int module, struct child *c)
 {
-	int fds[2];
-	char buf[64];
+	char *const script[] = { (char *)py, (char *)"tests/helpers/python/stack.py", NULL };
+	char *const mod[] = { (char *)py, (char *)"-m", (char *)"stack", NULL };
 
-	if (pipe(fds) < 0)
-		return -1;
-	c->pid = fork();
-	if (c->pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		if (module) {
-			if (chdir("tests/helpers/python") < 0)
-				_exit(127);
-			execl(py, py, "-m", "stack", (char *)NULL);
-		} else {
-			execl(py, py, "tests/helpers/python/stack.py", (char *)NULL);
-		}
-		_exit(127);
-	}
-	close(fds[1]);
-	c->out = fdopen(fds[0], "r");
-	if (!c->out || !fgets(buf, sizeof(buf), c->out) || strncmp(buf, "ready", 5)) {
-		kill(c->pid, SIGKILL);
-		waitpid(c->pid, NULL, 0);
-		return -1;
-	}
-	return 0;
-}
-
-static void stop_child(struct child *c)
-{
-	kill(c->pid, SIGKILL);
-	waitpid(c->pid, NULL, 0);
-	if (c->out)
-		fclose(c->out);
+	if (module)
+		return child_start(c, "tests/helpers/python", mod, 0);
+	return child_start(c, NULL, script, 0);
 }
 
 static const char *sym_name(struct python_proc *p, struct python_code_cache *cc,
@@ -301,7 +268,7 @@ static void check_live(const char *py, int minor)
 out:
 	python_proc_free(p);
 	python_code_cache_free(cc);
-	stop_child(&c);
+	child_stop(&c);
 
 	/* python -m stack: the script label is the module name. */
 	if (start_stack(py, 1, &c) == 0) {
@@ -312,7 +279,7 @@ out:
 		} else {
 			CHECK(!"python -m stack: not detected");
 		}
-		stop_child(&c);
+		child_stop(&c);
 	} else {
 		CHECK(!"python -m stack did not start");
 	}
@@ -375,7 +342,7 @@ static void test_runtime_exited(void)
 	}
 	CHECK(key && !strcmp(key, "script"));
 	CHECK(value && strstr(value, "tests/helpers/python/stack.py"));
-	stop_child(&c); /* the process is gone: names come from the cache */
+	child_stop(&c); /* the process is gone: names come from the cache */
 	process_exit(reg, c.pid);
 	if (n == 20) {
 		CHECK_EQ_INT(runtimes_symbolize(rts, c.pid, words, n, &used, fr, 4), 1);
@@ -468,7 +435,7 @@ static void check_poll(const char *py, unsigned wrong_minor, int want)
 	CHECK(have);
 	if (!have) {
 		elf_close(e);
-		stop_child(&c);
+		child_stop(&c);
 		return;
 	}
 	if (wrong_minor) {
@@ -501,7 +468,7 @@ static void check_poll(const char *py, unsigned wrong_minor, int want)
 		python_runtime_ops.release(state, inst);
 	python_runtime_ops.free(state);
 	elf_close(e);
-	stop_child(&c);
+	child_stop(&c);
 }
 
 static void test_runtime_poll(void)

@@ -23,6 +23,7 @@
 #include "runtime/ruby/ruby_sym.h"
 #include "runtime/runtime.h"
 #include "child_cpu.h"
+#include "mem_image.h"
 #include "test.h"
 
 #include <errno.h>
@@ -109,9 +110,7 @@ static void test_succ_lookup(void)
 /* --- memory images ----------------------------------------------------------------------- */
 
 struct img {
-	uint8_t *mem;
-	uint64_t base;
-	size_t used, cap;
+	struct mem_image m;
 	struct rb_offsets o;
 	uint64_t symbols;  /* rb_symbols_t */
 	uint64_t chunk;    /* the first chunk of ids */
@@ -119,25 +118,9 @@ struct img {
 	uint64_t id_classpath, id_attached; /* one ID per name, as in the VM */
 };
 
-static uint64_t img_alloc(struct img *im, size_t n)
-{
-	uint64_t a = im->base + im->used;
-
-	im->used += (n + 15) & ~(size_t)15;
-	if (im->used > im->cap)
-		abort();
-	return a;
-}
-
-static void put64(struct img *im, uint64_t addr, uint64_t v)
-{
-	memcpy(im->mem + (addr - im->base), &v, 8);
-}
-
-static void put32(struct img *im, uint64_t addr, uint32_t v)
-{
-	memcpy(im->mem + (addr - im->base), &v, 4);
-}
+#define img_alloc(im, n) mem_image_alloc(&(im)->m, n)
+#define put64(im, addr, v) mem_image_put64(&(im)->m, addr, v)
+#define put32(im, addr, v) mem_image_put32(&(im)->m, addr, v)
 
 static uint64_t mk_str(struct img *im, const char *s)
 {
@@ -152,11 +135,11 @@ static uint64_t mk_str(struct img *im, const char *s)
 			put64(im, v, 0x05);
 			put64(im, v + 16, len);
 		}
-		memcpy(im->mem + (v + im->o.str_embed - im->base), s, len);
+		memcpy(im->m.mem + (v + im->o.str_embed - im->m.base), s, len);
 	} else {
 		uint64_t data = img_alloc(im, len + 1);
 
-		memcpy(im->mem + (data - im->base), s, len);
+		memcpy(im->m.mem + (data - im->m.base), s, len);
 		v = img_alloc(im, 40);
 		put64(im, v, 0x05 | 1ULL << 13);
 		put64(im, v + 16, len);
@@ -194,7 +177,7 @@ static uint64_t mk_id(struct img *im, const char *name)
 	uint32_t serial = im->next_serial++;
 	uint64_t data;
 
-	memcpy(&data, im->mem + (im->chunk + 32 - im->base), 8);
+	memcpy(&data, im->m.mem + (im->chunk + 32 - im->m.base), 8);
 	put64(im, data + 8 * (serial % 512) * 2, mk_str(im, name));
 	return (uint64_t)serial << 4;
 }
@@ -204,9 +187,9 @@ static void img_init(struct img *im, unsigned minor)
 	uint64_t slots[1024] = { 0 }, chunk, ids;
 
 	memset(im, 0, sizeof(*im));
-	im->cap = 1 << 20;
-	im->mem = xcalloc(1, im->cap);
-	im->base = 0x7f0000100000ULL;
+	im->m.cap = 1 << 20;
+	im->m.mem = xcalloc(1, im->m.cap);
+	im->m.base = 0x7f0000100000ULL;
 	CHECK_EQ_INT(ruby_offsets_for(3, minor, 0, &im->o), 0);
 	img_alloc(im, 16); /* the fuzz corpus's header: the main ractor and the symbol table */
 	chunk = mk_ary(im, slots, 1024);
@@ -314,7 +297,7 @@ static uint64_t mk_iseq(struct img *im, uint32_t type, const char *label, const 
 		put32(im, loc + o->loc_first_lineno, (uint32_t)first);
 	for (i = 0; i < n; i++)
 		put32(im, info + 12 * i, (uint32_t)lines[i]);
-	memcpy(im->mem + (table - im->base), succ, len);
+	memcpy(im->m.mem + (table - im->m.base), succ, len);
 	put64(im, body + o->body_insn_info, info);
 	put32(im, body + o->body_insn_info_size, (uint32_t)n);
 	put64(im, body + o->body_succ_table, table);
@@ -437,8 +420,8 @@ static void check_image(unsigned minor)
 	var = img_alloc(&im, 8);
 	put64(&im, var, ractor);
 
-	put64(&im, im.base, var);
-	put64(&im, im.base + 8, im.symbols);
+	put64(&im, im.m.base, var);
+	put64(&im, im.m.base + 8, im.symbols);
 	if (getenv("SCORCH_RUBY_CORPUS")) {
 		/* seeds for tests/fuzz/fuzz_ruby.c: the version byte, then the image */
 		char path[512];
@@ -448,13 +431,13 @@ static void check_image(unsigned minor)
 		out = fopen(path, "wb");
 		if (out) {
 			fputc((int)minor, out);
-			fwrite(im.mem, 1, im.used, out);
+			fwrite(im.m.mem, 1, im.m.used, out);
 			fclose(out);
 		}
 	}
-	r.addr = im.base;
-	r.data = im.mem;
-	r.len = im.used;
+	r.addr = im.m.base;
+	r.data = im.m.mem;
+	r.len = im.m.used;
 	pi.regions = &r;
 	pi.nregions = 1;
 	procmem_init_image(&m, &pi);
@@ -526,7 +509,7 @@ static void check_image(unsigned minor)
 	{
 		uint64_t body;
 
-		memcpy(&body, im.mem + (iseq_outer + im.o.iseq_body - im.base), 8);
+		memcpy(&body, im.m.mem + (iseq_outer + im.o.iseq_body - im.m.base), 8);
 		put64(&im, iseq_outer + im.o.iseq_body, body + 16);
 		n = ruby_proc_walk_ec(p, ec, words, 64, 0);
 		for (i = 0; i < n; i++)
@@ -546,7 +529,7 @@ static void check_image(unsigned minor)
 out:
 	ruby_proc_free(p);
 	ruby_cache_free(cache);
-	xfree(im.mem);
+	xfree(im.m.mem);
 }
 
 static void test_images(void)
@@ -585,45 +568,11 @@ static void test_paths(void)
 
 #define RUBY "/usr/bin/ruby"
 
-struct child {
-	pid_t pid;
-	FILE *out;
-};
-
 static int start_stack(struct child *c)
 {
-	int fds[2];
-	char buf[64];
+	char *const argv[] = { (char *)RUBY, (char *)"tests/helpers/ruby/stack.rb", NULL };
 
-	if (pipe(fds) < 0)
-		return -1;
-	c->pid = fork();
-	if (c->pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		execl(RUBY, RUBY, "tests/helpers/ruby/stack.rb", (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	c->out = fdopen(fds[0], "r");
-	if (!c->out || !fgets(buf, sizeof(buf), c->out) || strncmp(buf, "ready", 5) ||
-	    child_wait_cpu(c->pid, 3) < 0) {
-		kill(c->pid, SIGKILL);
-		waitpid(c->pid, NULL, 0);
-		if (c->out)
-			fclose(c->out);
-		return -1;
-	}
-	return 0;
-}
-
-static void stop_child(struct child *c)
-{
-	kill(c->pid, SIGKILL);
-	waitpid(c->pid, NULL, 0);
-	if (c->out)
-		fclose(c->out);
+	return child_start(c, NULL, argv, 3);
 }
 
 /* libruby's mapping in pid, its file detected, and the load bias. */
@@ -782,7 +731,7 @@ static void test_live(void)
 		CHECK_EQ_INT(ruby_proc_validate(p, &err), -EINVAL);
 out:
 	ruby_proc_free(p);
-	stop_child(&c);
+	child_stop(&c);
 }
 
 /* The runtime through the framework and the process registry, as a session drives it: frame
@@ -827,7 +776,7 @@ static void test_runtime(void)
 	}
 	CHECK(key && !strcmp(key, "script"));
 	CHECK(value && strstr(value, "tests/helpers/ruby/stack.rb"));
-	stop_child(&c); /* the process is gone: names come from the cache */
+	child_stop(&c); /* the process is gone: names come from the cache */
 	process_exit(reg, c.pid);
 	/* the newest frame is Integer#times, or the block */
 	top = (words[0] >> FW_TAG_SHIFT) == FW_TAG_RUBY_CFUNC ? 0 : 3;

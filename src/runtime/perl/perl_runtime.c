@@ -9,14 +9,12 @@
 #include "lib/log.h"
 #include "profile/profile.h"
 #include "runtime/perl/perl_proc.h"
+#include "runtime/plugin.h"
 #include "sampler.skel.h"
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #define CACHE_ENTRIES (1u << 17)
 #define RETRY_NS (20 * 1000000ULL)
@@ -24,45 +22,29 @@
 #define SCRIPT_TRIES 200
 
 struct perl_state {
-	int procs_fd, stats_fd;
+	struct plugin_maps maps;
 	struct perl_cache *cache;
 	uint64_t frames;
 	size_t live;
-	uint64_t validations, validation_retries, failures;
+	struct plugin_check_stats checks;
 };
 
 struct perl_inst {
-	int pid;
+	struct plugin_entry e;
 	struct perl_process *proc;
-	int published, key_pending, verified, tries, script_tries;
-	uint64_t next_try_ns;
-	char *script;
+	int key_pending;
+	struct plugin_check check;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static int perl_init(struct bpf_object *obj, const struct runtime_config *cfg, void **state,
 		     struct errmsg *err)
 {
 	struct perl_state *s = xcalloc(1, sizeof(*s));
+	int rc = plugin_maps_find(obj, "perl_procs", "perl_stats", "Perl", &s->maps, err);
 
-	s->procs_fd = s->stats_fd = -1;
-	if (obj) {
-		struct bpf_map *procs = bpf_object__find_map_by_name(obj, "perl_procs");
-		struct bpf_map *stats = bpf_object__find_map_by_name(obj, "perl_stats");
-
-		if (!procs || !stats) {
-			xfree(s);
-			return errmsg_set(err, -ENOENT, "the BPF object has no Perl maps");
-		}
-		s->procs_fd = bpf_map__fd(procs);
-		s->stats_fd = bpf_map__fd(stats);
+	if (rc) {
+		xfree(s);
+		return rc;
 	}
 	s->cache = perl_cache_new(CACHE_ENTRIES);
 	*state = s;
@@ -91,8 +73,7 @@ static int perl_detect(void *state, struct elf_file *e, const char *path, void *
 
 	if (rc <= 0)
 		return rc;
-	*data = xmalloc(sizeof(f));
-	memcpy(*data, &f, sizeof(f));
+	*data = plugin_file_copy(&f, sizeof(f));
 	return 1;
 }
 
@@ -107,29 +88,25 @@ static int perl_interp_ranges(void *data, struct unwind_range *out, int max)
 	return 1;
 }
 
-static void perl_file_free(void *data)
+static int validate(void *proc, struct errmsg *err)
 {
-	xfree(data);
+	return perl_proc_validate(proc, err);
 }
 
-static void publish(struct perl_state *s, struct perl_inst *in)
+static int script(void *proc, const char **out)
 {
-	__u32 key = (__u32)in->pid;
-
-	if (s->procs_fd >= 0 &&
-	    bpf_map_update_elem(s->procs_fd, &key, perl_proc_bpf(in->proc), BPF_ANY) == 0)
-		in->published = 1;
+	return perl_proc_script(proc, out);
 }
 
-static void unpublish(struct perl_state *s, struct perl_inst *in)
-{
-	if (in->published && s->procs_fd >= 0) {
-		__u32 key = (__u32)in->pid;
-
-		bpf_map_delete_elem(s->procs_fd, &key);
-	}
-	in->published = 0;
-}
+static const struct plugin_check_ops check_ops = {
+	.validate = validate,
+	.script = script,
+	.max_tries = VALIDATE_TRIES,
+	.again_ns = RETRY_NS,
+	.invalid_ns = RETRY_NS,
+	.script_ns = RETRY_NS,
+	.max_script_tries = SCRIPT_TRIES,
+};
 
 static int perl_attach(void *state, void *data, const struct runtime_attach *at, void **out,
 		       struct errmsg *err)
@@ -143,11 +120,11 @@ static int perl_attach(void *state, void *data, const struct runtime_attach *at,
 	if (rc < 0 && rc != -EAGAIN)
 		return rc;
 	in = xcalloc(1, sizeof(*in));
-	in->pid = at->proc->pid;
+	in->e.pid = at->proc->pid;
 	in->proc = p;
 	in->key_pending = rc == -EAGAIN;
 	if (!in->key_pending)
-		publish(s, in);
+		plugin_publish(&s->maps, &in->e, perl_proc_bpf(p));
 	s->live++;
 	*out = in;
 	return 1;
@@ -157,10 +134,9 @@ static int perl_poll(void *state, void *inst, struct errmsg *err)
 {
 	struct perl_state *s = state;
 	struct perl_inst *in = inst;
-	const char *script;
 	int rc;
 
-	if (now_ns() < in->next_try_ns)
+	if (!plugin_check_due(&in->check))
 		return 1;
 	if (in->key_pending) {
 		/* PL_thr_key holds the key once perl made its interpreter */
@@ -170,35 +146,12 @@ static int perl_poll(void *state, void *inst, struct errmsg *err)
 		if (rc < 0)
 			return rc;
 		in->key_pending = 0;
-		publish(s, in);
+		plugin_publish(&s->maps, &in->e, perl_proc_bpf(in->proc));
 	}
-	if (!in->verified) {
-		s->validations++;
-		rc = perl_proc_validate(in->proc, err);
-		if (rc == -EAGAIN) {
-			in->next_try_ns = now_ns() + RETRY_NS;
-			return 1;
-		}
-		if (rc == -EINVAL && ++in->tries < VALIDATE_TRIES) {
-			s->validation_retries++;
-			in->next_try_ns = now_ns() + RETRY_NS;
-			return 1;
-		}
-		if (rc) {
-			s->failures++;
-			unpublish(s, in);
-			return rc;
-		}
-		in->verified = 1;
-	}
-	if (perl_proc_script(in->proc, &script) == 0) {
-		in->script = xstrdup(script);
-		return 0;
-	}
-	if (++in->script_tries >= SCRIPT_TRIES)
-		return 0;
-	in->next_try_ns = now_ns() + RETRY_NS;
-	return 1;
+	rc = plugin_check_poll(&in->check, &check_ops, in->proc, &s->checks, err);
+	if (rc < 0)
+		plugin_unpublish(&s->maps, &in->e);
+	return rc;
 }
 
 static void perl_note(void *state, void *inst, int pid, const uint64_t *words, size_t n)
@@ -222,14 +175,6 @@ static void perl_note(void *state, void *inst, int pid, const uint64_t *words, s
 	}
 }
 
-static int special(struct runtime_frame *out, const char *name)
-{
-	memset(out, 0, sizeof(*out));
-	out->name = name;
-	out->kind = FRAME_SPECIAL;
-	return 1;
-}
-
 static int perl_symbolize(void *state, void *inst, int pid, const uint64_t *words, size_t n,
 			  size_t *used, struct runtime_frame *out, int max)
 {
@@ -246,14 +191,14 @@ static int perl_symbolize(void *state, void *inst, int pid, const uint64_t *word
 	if (max < 1)
 		return 0;
 	if (tag == FW_TAG_PERL_MARK)
-		return special(out, (words[0] & FW_DATA_MASK) == PERL_MARK_TRUNCATED
+		return plugin_special(out, (words[0] & FW_DATA_MASK) == PERL_MARK_TRUNCATED
 					    ? "[perl: truncated]" : "[perl: unreadable frame]");
 	if (tag != FW_TAG_PERL_SUB || n < 2 || (words[1] >> FW_TAG_SHIFT) != FW_TAG_PERL_COP)
-		return special(out, "[perl: unknown frame]");
+		return plugin_special(out, "[perl: unknown frame]");
 	*used = 2;
 	sub = perl_cache_sub(s->cache, (uint32_t)pid, words[0] & FW_DATA_MASK, m, o);
 	if (!sub)
-		return special(out, "[perl: unknown sub]");
+		return plugin_special(out, "[perl: unknown sub]");
 	/* the COP's lookup may evict the sub's entry: keep the name */
 	snprintf(name, sizeof(name), "%s", sub->name);
 	cop_addr = words[1] & PERL_ADDR_MASK;
@@ -273,16 +218,15 @@ static int perl_label(void *state, void *inst, char *key, size_t keylen, char *v
 {
 	struct perl_inst *in = inst;
 
-	if (!in->script)
-		return 0;
-	snprintf(key, keylen, "script");
-	snprintf(value, valuelen, "%s", in->script);
-	return 1;
+	return plugin_check_label(&in->check, key, keylen, value, valuelen);
 }
 
 static void perl_detach(void *state, void *inst)
 {
-	unpublish(state, inst);
+	struct perl_state *s = state;
+	struct perl_inst *in = inst;
+
+	plugin_unpublish(&s->maps, &in->e);
 }
 
 static void perl_release(void *state, void *inst)
@@ -290,33 +234,13 @@ static void perl_release(void *state, void *inst)
 	struct perl_state *s = state;
 	struct perl_inst *in = inst;
 
-	unpublish(s, in);
-	perl_cache_forget_pid(s->cache, (uint32_t)in->pid);
+	plugin_unpublish(&s->maps, &in->e);
+	perl_cache_forget_pid(s->cache, (uint32_t)in->e.pid);
 	perl_proc_free(in->proc);
-	xfree(in->script);
+	plugin_check_release(&in->check);
 	xfree(in);
 	if (s->live)
 		s->live--;
-}
-
-static void bpf_counters(int fd, uint64_t out[PLSTAT__COUNT])
-{
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *vals;
-	__u32 k;
-	int c;
-
-	memset(out, 0, sizeof(uint64_t) * PLSTAT__COUNT);
-	if (fd < 0 || ncpu <= 0)
-		return;
-	vals = xcalloc((size_t)ncpu, sizeof(*vals));
-	for (k = 0; k < PLSTAT__COUNT; k++) {
-		if (bpf_map_lookup_elem(fd, &k, vals))
-			continue;
-		for (c = 0; c < ncpu; c++)
-			out[k] += vals[c];
-	}
-	xfree(vals);
 }
 
 static void perl_print_stats(void *state, FILE *f)
@@ -326,7 +250,7 @@ static void perl_print_stats(void *state, FILE *f)
 	uint64_t b[PLSTAT__COUNT];
 
 	perl_cache_stats(s->cache, &cs);
-	bpf_counters(s->stats_fd, b);
+	runtime_read_counters(s->maps.stats_fd, b, PLSTAT__COUNT);
 	fprintf(f, "perl: procs=%zu frames_noted=%llu cache_lookups=%llu cache_hits=%llu reads=%llu "
 		"read_errors=%llu checksum_mismatches=%llu validations=%llu validation_retries=%llu "
 		"failures=%llu bpf_samples=%llu bpf_no_interp=%llu bpf_hooks=%llu bpf_frames=%llu "
@@ -334,8 +258,9 @@ static void perl_print_stats(void *state, FILE *f)
 		s->live, (unsigned long long)s->frames, (unsigned long long)cs.lookups,
 		(unsigned long long)cs.hits, (unsigned long long)cs.reads,
 		(unsigned long long)cs.read_errors, (unsigned long long)cs.checksum_mismatches,
-		(unsigned long long)s->validations, (unsigned long long)s->validation_retries,
-		(unsigned long long)s->failures, (unsigned long long)b[PLSTAT_SAMPLES],
+		(unsigned long long)s->checks.validations,
+		(unsigned long long)s->checks.validation_retries,
+		(unsigned long long)s->checks.failures, (unsigned long long)b[PLSTAT_SAMPLES],
 		(unsigned long long)b[PLSTAT_NO_INTERP], (unsigned long long)b[PLSTAT_HOOKS],
 		(unsigned long long)b[PLSTAT_FRAMES], (unsigned long long)b[PLSTAT_ERRORS],
 		(unsigned long long)b[PLSTAT_TRUNCATED], (unsigned long long)b[PLSTAT_DEFERRED],
@@ -350,7 +275,7 @@ const struct runtime_ops perl_runtime_ops = {
 	.free = perl_free,
 	.file_detect = perl_detect,
 	.interp_ranges = perl_interp_ranges,
-	.file_free = perl_file_free,
+	.file_free = plugin_file_free,
 	.attach = perl_attach,
 	.poll = perl_poll,
 	.note = perl_note,

@@ -9,65 +9,45 @@
 #include "lib/log.h"
 #include "profile/profile.h"
 #include "runtime/php/php_proc.h"
+#include "runtime/plugin.h"
 #include "sampler.skel.h"
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #define CACHE_ENTRIES (1u << 17)
 #define RETRY_NS (50 * 1000000ULL)
 #define VALIDATE_TRIES 5
-#define MAX_JIT 8
 
 struct php_state {
-	int procs_fd, stats_fd;
+	struct plugin_maps maps; /* php_procs, php_stats */
 	struct php_cache *cache;
 	uint64_t frames;
 	size_t live;
-	uint64_t validations, validation_retries, failures, jit_claims;
+	struct plugin_check_stats checks;
+	uint64_t jit_claims;
 };
 
 struct php_inst {
-	int pid;
+	struct plugin_entry e;
 	struct php_process *proc;
 	struct process_registry *reg;
-	int published, verified, tries, script_tries;
-	uint64_t next_try_ns;
-	char *script;
-	uint64_t jit_claimed[MAX_JIT][2]; /* the ranges claimed */
-	int njit;
+	struct plugin_check check;
+	struct plugin_jit jit;
 	uint64_t buf_var, size_var;  /* opcache's dasm_buf and dasm_size in the process */
 	int opcache_tried, jit_done;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static int php_init(struct bpf_object *obj, const struct runtime_config *cfg, void **state,
 		    struct errmsg *err)
 {
 	struct php_state *s = xcalloc(1, sizeof(*s));
+	int rc = plugin_maps_find(obj, "php_procs", "php_stats", "PHP", &s->maps, err);
 
-	s->procs_fd = s->stats_fd = -1;
-	if (obj) {
-		struct bpf_map *procs = bpf_object__find_map_by_name(obj, "php_procs");
-		struct bpf_map *stats = bpf_object__find_map_by_name(obj, "php_stats");
-
-		if (!procs || !stats) {
-			xfree(s);
-			return errmsg_set(err, -ENOENT, "the BPF object has no PHP maps");
-		}
-		s->procs_fd = bpf_map__fd(procs);
-		s->stats_fd = bpf_map__fd(stats);
+	if (rc) {
+		xfree(s);
+		return rc;
 	}
 	s->cache = php_cache_new(CACHE_ENTRIES);
 	*state = s;
@@ -96,8 +76,7 @@ static int php_file_detect_op(void *state, struct elf_file *e, const char *path,
 
 	if (rc <= 0)
 		return rc;
-	*data = xmalloc(sizeof(f));
-	memcpy(*data, &f, sizeof(f));
+	*data = plugin_file_copy(&f, sizeof(f));
 	return 1;
 }
 
@@ -112,29 +91,27 @@ static int php_interp_ranges(void *data, struct unwind_range *out, int max)
 	return 1;
 }
 
-static void php_file_free(void *data)
+static int validate(void *proc, struct errmsg *err)
 {
-	xfree(data);
+	return php_proc_validate(proc, err);
 }
 
-static void publish(struct php_state *s, struct php_inst *in)
+static int script(void *proc, const char **out)
 {
-	__u32 key = (__u32)in->pid;
-
-	if (s->procs_fd >= 0 &&
-	    bpf_map_update_elem(s->procs_fd, &key, php_proc_bpf(in->proc), BPF_ANY) == 0)
-		in->published = 1;
+	return php_proc_script(proc, out);
 }
 
-static void unpublish(struct php_state *s, struct php_inst *in)
-{
-	if (in->published && s->procs_fd >= 0) {
-		__u32 key = (__u32)in->pid;
-
-		bpf_map_delete_elem(s->procs_fd, &key);
-	}
-	in->published = 0;
-}
+/* No PHP code runs at start-up or in an idle FPM worker (validation waits); a worker gets its
+ * first request, and so its script, when it gets it. */
+static const struct plugin_check_ops check_ops = {
+	.validate = validate,
+	.script = script,
+	.max_tries = VALIDATE_TRIES,
+	.again_ns = RETRY_NS,
+	.invalid_ns = RETRY_NS / 2,
+	.script_ns = RETRY_NS,
+	.max_script_tries = 0,
+};
 
 /* opcache.so's JIT buffer globals, decoded once per instance: 1 when known. */
 static int opcache_globals(struct php_inst *in, struct process *p)
@@ -155,7 +132,7 @@ static int opcache_globals(struct php_inst *in, struct process *p)
 									     : m->path, "opcache.so"))
 			continue;
 		in->opcache_tried = 1;
-		fd = procmaps_open(in->pid, m, NULL);
+		fd = procmaps_open(in->e.pid, m, NULL);
 		if (fd < 0 || elf_open_fd(fd, m->path, &e, NULL) < 0)
 			return 0;
 		if (php_opcache_jit_globals(e, &buf, &size) == 0) {
@@ -177,22 +154,10 @@ static int opcache_globals(struct php_inst *in, struct process *p)
  * maps show it now. */
 static void claim(struct php_state *s, struct php_inst *in, uint64_t start, uint64_t end)
 {
-	int k;
-
-	for (k = 0; k < in->njit && in->jit_claimed[k][0] != start; k++)
-		;
-	if (k < in->njit && in->jit_claimed[k][1] == end)
-		return;
-	if (k == in->njit && in->njit == MAX_JIT)
-		return;
 	/* the same start with another end: the claim of that start is replaced */
-	if (process_claim(in->reg, in->pid, start, end, UNWINDER_PHP) == 0) {
-		log_debug("php stacks of PID %d: JIT code at 0x%llx-0x%llx", in->pid,
+	if (plugin_jit_claim(&in->jit, in->reg, in->e.pid, start, end, UNWINDER_PHP) > 0) {
+		log_debug("php stacks of PID %d: JIT code at 0x%llx-0x%llx", in->e.pid,
 			  (unsigned long long)start, (unsigned long long)end);
-		in->jit_claimed[k][0] = start;
-		in->jit_claimed[k][1] = end;
-		if (k == in->njit)
-			in->njit++;
 		s->jit_claims++;
 	}
 }
@@ -235,10 +200,10 @@ static int php_attach(void *state, void *data, const struct runtime_attach *at, 
 	if (rc < 0)
 		return rc;
 	in = xcalloc(1, sizeof(*in));
-	in->pid = at->proc->pid;
+	in->e.pid = at->proc->pid;
 	in->proc = p;
 	in->reg = at->reg;
-	publish(s, in);
+	plugin_publish(&s->maps, &in->e, php_proc_bpf(p));
 	claim_jit(s, in, at->proc);
 	s->live++;
 	*out = in;
@@ -249,39 +214,16 @@ static int php_poll(void *state, void *inst, struct errmsg *err)
 {
 	struct php_state *s = state;
 	struct php_inst *in = inst;
-	const char *script;
 	int rc;
 
-	if (now_ns() < in->next_try_ns)
+	if (!plugin_check_due(&in->check))
 		return 1;
-	if (in->reg && process_get(in->reg, in->pid))
-		claim_jit(s, in, process_get(in->reg, in->pid));
-	if (!in->verified) {
-		s->validations++;
-		rc = php_proc_validate(in->proc, err);
-		if (rc == -EAGAIN) {
-			/* no PHP code runs now (start-up, an idle FPM worker): later */
-			in->next_try_ns = now_ns() + RETRY_NS;
-			return 1;
-		}
-		if (rc == -EINVAL && ++in->tries < VALIDATE_TRIES) {
-			s->validation_retries++;
-			in->next_try_ns = now_ns() + RETRY_NS / 2;
-			return 1;
-		}
-		if (rc) {
-			s->failures++;
-			unpublish(s, in);
-			return rc;
-		}
-		in->verified = 1;
-	}
-	if (php_proc_script(in->proc, &script) == 0) {
-		in->script = xstrdup(script);
-		return 0;
-	}
-	in->next_try_ns = now_ns() + RETRY_NS;
-	return 1; /* an FPM worker gets its first request when it gets it */
+	if (in->reg && process_get(in->reg, in->e.pid))
+		claim_jit(s, in, process_get(in->reg, in->e.pid));
+	rc = plugin_check_poll(&in->check, &check_ops, in->proc, &s->checks, err);
+	if (rc < 0)
+		plugin_unpublish(&s->maps, &in->e);
+	return rc;
 }
 
 static void php_maps_changed(void *state, void *inst, struct process *proc)
@@ -308,14 +250,6 @@ static void php_note(void *state, void *inst, int pid, const uint64_t *words, si
 	}
 }
 
-static int special(struct runtime_frame *out, const char *name)
-{
-	memset(out, 0, sizeof(*out));
-	out->name = name;
-	out->kind = FRAME_SPECIAL;
-	return 1;
-}
-
 static int php_symbolize(void *state, void *inst, int pid, const uint64_t *words, size_t n,
 			 size_t *used, struct runtime_frame *out, int max)
 {
@@ -328,16 +262,16 @@ static int php_symbolize(void *state, void *inst, int pid, const uint64_t *words
 	if (max < 1)
 		return 0;
 	if (tag == FW_TAG_PHP_MARK)
-		return special(out, (words[0] & FW_DATA_MASK) == PHP_MARK_TRUNCATED
+		return plugin_special(out, (words[0] & FW_DATA_MASK) == PHP_MARK_TRUNCATED
 					    ? "[php: truncated]" : "[php: unreadable frame]");
 	if (tag != FW_TAG_PHP_FUNC || n < 2 || (words[1] >> FW_TAG_SHIFT) != FW_TAG_PHP_LINE)
-		return special(out, "[php: unknown frame]");
+		return plugin_special(out, "[php: unknown frame]");
 	*used = 2;
 	f = php_cache_get(s->cache, (uint32_t)pid, words[0] & FW_DATA_MASK,
 			  (uint32_t)(words[1] >> 32) & 0xffff, (uint32_t)(words[1] >> 48) & 0xff,
 			  in ? php_proc_mem(in->proc) : NULL, in ? php_proc_offsets(in->proc) : NULL);
 	if (!f)
-		return special(out, "[php: unknown function]");
+		return plugin_special(out, "[php: unknown function]");
 	memset(out, 0, sizeof(*out));
 	out->name = f->name;
 	out->file = f->file;
@@ -352,16 +286,15 @@ static int php_label(void *state, void *inst, char *key, size_t keylen, char *va
 {
 	struct php_inst *in = inst;
 
-	if (!in->script)
-		return 0;
-	snprintf(key, keylen, "script");
-	snprintf(value, valuelen, "%s", in->script);
-	return 1;
+	return plugin_check_label(&in->check, key, keylen, value, valuelen);
 }
 
 static void php_detach(void *state, void *inst)
 {
-	unpublish(state, inst);
+	struct php_state *s = state;
+	struct php_inst *in = inst;
+
+	plugin_unpublish(&s->maps, &in->e);
 }
 
 static void php_release(void *state, void *inst)
@@ -369,33 +302,13 @@ static void php_release(void *state, void *inst)
 	struct php_state *s = state;
 	struct php_inst *in = inst;
 
-	unpublish(s, in);
-	php_cache_forget_pid(s->cache, (uint32_t)in->pid);
+	plugin_unpublish(&s->maps, &in->e);
+	php_cache_forget_pid(s->cache, (uint32_t)in->e.pid);
 	php_proc_free(in->proc);
-	xfree(in->script);
+	plugin_check_release(&in->check);
 	xfree(in);
 	if (s->live)
 		s->live--;
-}
-
-static void bpf_counters(int fd, uint64_t out[PHPSTAT__COUNT])
-{
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *vals;
-	__u32 k;
-	int c;
-
-	memset(out, 0, sizeof(uint64_t) * PHPSTAT__COUNT);
-	if (fd < 0 || ncpu <= 0)
-		return;
-	vals = xcalloc((size_t)ncpu, sizeof(*vals));
-	for (k = 0; k < PHPSTAT__COUNT; k++) {
-		if (bpf_map_lookup_elem(fd, &k, vals))
-			continue;
-		for (c = 0; c < ncpu; c++)
-			out[k] += vals[c];
-	}
-	xfree(vals);
 }
 
 static void php_print_stats(void *state, FILE *f)
@@ -405,7 +318,7 @@ static void php_print_stats(void *state, FILE *f)
 	uint64_t b[PHPSTAT__COUNT];
 
 	php_cache_stats(s->cache, &cs);
-	bpf_counters(s->stats_fd, b);
+	runtime_read_counters(s->maps.stats_fd, b, PHPSTAT__COUNT);
 	fprintf(f, "php: procs=%zu frames_noted=%llu cache_lookups=%llu cache_hits=%llu reads=%llu "
 		"read_errors=%llu checksum_mismatches=%llu validations=%llu validation_retries=%llu "
 		"failures=%llu jit_claims=%llu bpf_samples=%llu bpf_idle=%llu bpf_hooks=%llu "
@@ -414,8 +327,9 @@ static void php_print_stats(void *state, FILE *f)
 		s->live, (unsigned long long)s->frames, (unsigned long long)cs.lookups,
 		(unsigned long long)cs.hits, (unsigned long long)cs.reads,
 		(unsigned long long)cs.read_errors, (unsigned long long)cs.checksum_mismatches,
-		(unsigned long long)s->validations, (unsigned long long)s->validation_retries,
-		(unsigned long long)s->failures, (unsigned long long)s->jit_claims,
+		(unsigned long long)s->checks.validations,
+		(unsigned long long)s->checks.validation_retries,
+		(unsigned long long)s->checks.failures, (unsigned long long)s->jit_claims,
 		(unsigned long long)b[PHPSTAT_SAMPLES], (unsigned long long)b[PHPSTAT_IDLE],
 		(unsigned long long)b[PHPSTAT_HOOKS], (unsigned long long)b[PHPSTAT_FRAMES],
 		(unsigned long long)b[PHPSTAT_ERRORS], (unsigned long long)b[PHPSTAT_TRUNCATED],
@@ -431,7 +345,7 @@ const struct runtime_ops php_runtime_ops = {
 	.free = php_free,
 	.file_detect = php_file_detect_op,
 	.interp_ranges = php_interp_ranges,
-	.file_free = php_file_free,
+	.file_free = plugin_file_free,
 	.attach = php_attach,
 	.poll = php_poll,
 	.note = php_note,

@@ -11,63 +11,40 @@
 #include "profile/profile.h"
 #include "runtime/python/python_code.h"
 #include "runtime/python/python_proc.h"
+#include "runtime/plugin.h"
 #include "sampler.skel.h"
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #define CODE_CACHE_ENTRIES (1u << 17)
 #define SCRIPT_RETRY_NS (100 * 1000000ULL)
 #define SCRIPT_TRIES 100
 
 struct py_state {
-	int procs_fd;               /* py_procs, or -1 (no BPF) */
-	int stats_fd;               /* py_stats, or -1 */
+	struct plugin_maps maps;    /* py_procs, py_stats */
 	struct python_code_cache *cache;
 	uint64_t frames;            /* Python frames noted */
 	size_t live;                /* attached instances */
-	uint64_t validations, validation_retries, failures;
+	struct plugin_check_stats checks;
 };
 
 struct py_inst {
-	int pid;
+	struct plugin_entry e;      /* in py_procs */
 	struct python_proc *proc;
-	int published;              /* in py_procs */
-	int verified;               /* python_proc_validate() passed */
-	int tries;                  /* failed validations */
-	uint64_t next_try_ns;
-	int script_tries;
-	char *script;
+	struct plugin_check check;  /* python_proc_validate(), then the main script */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static int py_init(struct bpf_object *obj, const struct runtime_config *cfg, void **state,
 		   struct errmsg *err)
 {
 	struct py_state *s = xcalloc(1, sizeof(*s));
+	int rc = plugin_maps_find(obj, "py_procs", "py_stats", "CPython", &s->maps, err);
 
-	s->procs_fd = s->stats_fd = -1;
-	if (obj) {
-		struct bpf_map *procs = bpf_object__find_map_by_name(obj, "py_procs");
-		struct bpf_map *stats = bpf_object__find_map_by_name(obj, "py_stats");
-
-		if (!procs || !stats) {
-			xfree(s);
-			return errmsg_set(err, -ENOENT, "the BPF object has no CPython maps");
-		}
-		s->procs_fd = bpf_map__fd(procs);
-		s->stats_fd = bpf_map__fd(stats);
+	if (rc) {
+		xfree(s);
+		return rc;
 	}
 	s->cache = python_code_cache_new(CODE_CACHE_ENTRIES);
 	*state = s;
@@ -96,8 +73,7 @@ static int py_file_detect(void *state, struct elf_file *e, const char *path, voi
 
 	if (rc <= 0)
 		return rc;
-	*data = xmalloc(sizeof(f));
-	memcpy(*data, &f, sizeof(f));
+	*data = plugin_file_copy(&f, sizeof(f));
 	return 1;
 }
 
@@ -113,20 +89,28 @@ static int py_interp_ranges(void *data, struct unwind_range *out, int max)
 	return i;
 }
 
-static void py_file_free(void *data)
+static int validate(void *proc, struct errmsg *err)
 {
-	xfree(data);
+	return python_proc_validate(proc, err);
 }
 
-static void unpublish(struct py_state *s, struct py_inst *in)
+static int script(void *proc, const char **out)
 {
-	if (in->published && s->procs_fd >= 0) {
-		__u32 key = (__u32)in->pid;
-
-		bpf_map_delete_elem(s->procs_fd, &key);
-	}
-	in->published = 0;
+	return python_proc_script(proc, out);
 }
+
+/* Validation waits while the interpreter starts (tried again at the next poll). The main
+ * script is known once it runs (a walk of every thread: not on every sample); an interactive
+ * interpreter has none. */
+static const struct plugin_check_ops check_ops = {
+	.validate = validate,
+	.script = script,
+	.max_tries = PYTHON_VALIDATE_TRIES,
+	.again_ns = 0,
+	.invalid_ns = PYTHON_VALIDATE_RETRY_NS,
+	.script_ns = SCRIPT_RETRY_NS,
+	.max_script_tries = SCRIPT_TRIES,
+};
 
 /* Attach at once, before the interpreter is initialized: the walker then has the process
  * from its very first Python frame. The offsets are checked once the interpreter runs
@@ -144,19 +128,15 @@ static int py_attach(void *state, void *data, const struct runtime_attach *at, v
 	if (rc)
 		return rc;
 	in = xcalloc(1, sizeof(*in));
-	in->pid = at->proc->pid;
+	in->e.pid = at->proc->pid;
 	in->proc = p;
-	if (s->procs_fd >= 0) {
-		__u32 key = (__u32)in->pid;
-
-		if (bpf_map_update_elem(s->procs_fd, &key, python_proc_bpf(p), BPF_ANY)) {
-			rc = errmsg_set(err, -errno, "cannot publish CPython process %d to BPF: %s",
-					in->pid, strerror(errno));
-			python_proc_free(p);
-			xfree(in);
-			return rc;
-		}
-		in->published = 1;
+	rc = plugin_publish(&s->maps, &in->e, python_proc_bpf(p));
+	if (rc) {
+		rc = errmsg_set(err, rc, "cannot publish CPython process %d to BPF: %s", in->e.pid,
+				strerror(-rc));
+		python_proc_free(p);
+		xfree(in);
+		return rc;
 	}
 	s->live++;
 	*out = in;
@@ -167,42 +147,11 @@ static int py_poll(void *state, void *inst, struct errmsg *err)
 {
 	struct py_state *s = state;
 	struct py_inst *in = inst;
-	const char *script;
-	int rc;
+	int rc = plugin_check_poll(&in->check, &check_ops, in->proc, &s->checks, err);
 
-	if (!in->verified) {
-		if (now_ns() < in->next_try_ns)
-			return 1;
-		s->validations++;
-		rc = python_proc_validate(in->proc, err);
-		if (rc == -EAGAIN)
-			return 1; /* the interpreter is still starting */
-		if (rc == -EINVAL && ++in->tries < PYTHON_VALIDATE_TRIES) {
-			/* The process runs while we read: a frame pushed or popped under us looks
-			 * like a bad offset once; a wrong table fails every time. */
-			s->validation_retries++;
-			in->next_try_ns = now_ns() + PYTHON_VALIDATE_RETRY_NS;
-			return 1;
-		}
-		if (rc) {
-			s->failures++;
-			unpublish(s, in);
-			return rc;
-		}
-		in->verified = 1;
-	} else if (now_ns() < in->next_try_ns) {
-		return 1;
-	}
-	if (python_proc_script(in->proc, &script) == 0) {
-		in->script = xstrdup(script);
-		return 0;
-	}
-	/* The main script is known once it runs (a walk of every thread: not on every sample);
-	 * an interactive interpreter has none. */
-	if (++in->script_tries >= SCRIPT_TRIES)
-		return 0;
-	in->next_try_ns = now_ns() + SCRIPT_RETRY_NS;
-	return 1;
+	if (rc < 0)
+		plugin_unpublish(&s->maps, &in->e);
+	return rc;
 }
 
 static void py_note(void *state, void *inst, int pid, const uint64_t *words, size_t n)
@@ -251,17 +200,10 @@ static int py_symbolize(void *state, void *inst, int pid, const uint64_t *words,
 	*used = 1;
 	if (max < 1)
 		return 0;
-	memset(out, 0, sizeof(*out));
-	if (tag == FW_TAG_PYTHON_MARK) {
-		out->name = mark_name(words[0] & FW_DATA_MASK);
-		out->kind = FRAME_SPECIAL;
-		return 1;
-	}
-	if (tag != FW_TAG_PYTHON || n < 2 || (words[1] >> FW_TAG_SHIFT) != FW_TAG_PYTHON_INSTR) {
-		out->name = "[python: unknown frame]";
-		out->kind = FRAME_SPECIAL;
-		return 1;
-	}
+	if (tag == FW_TAG_PYTHON_MARK)
+		return plugin_special(out, mark_name(words[0] & FW_DATA_MASK));
+	if (tag != FW_TAG_PYTHON || n < 2 || (words[1] >> FW_TAG_SHIFT) != FW_TAG_PYTHON_INSTR)
+		return plugin_special(out, "[python: unknown frame]");
 	*used = 2;
 	instr = (uint32_t)(words[1] & 0xffffffffu);
 	/* Cached while the process lived; read now only if it still lives. */
@@ -269,12 +211,10 @@ static int py_symbolize(void *state, void *inst, int pid, const uint64_t *words,
 				  (uint32_t)((words[1] >> 32) & 0xffffff),
 				  p ? python_proc_mem(p) : NULL, p ? python_proc_offsets(p) : NULL,
 				  p ? python_proc_types(p) : NULL);
-	if (!c) {
-		out->name = "[python: unknown code]";
-		out->kind = FRAME_SPECIAL;
-		return 1;
-	}
+	if (!c)
+		return plugin_special(out, "[python: unknown code]");
 	line = python_code_line(c, instr);
+	memset(out, 0, sizeof(*out));
 	out->name = c->qualname;
 	out->file = c->filename;
 	out->start_line = c->firstlineno;
@@ -288,16 +228,15 @@ static int py_label(void *state, void *inst, char *key, size_t keylen, char *val
 {
 	struct py_inst *in = inst;
 
-	if (!in->script) /* py_poll() looks for it */
-		return 0;
-	snprintf(key, keylen, "script");
-	snprintf(value, valuelen, "%s", in->script);
-	return 1;
+	return plugin_check_label(&in->check, key, keylen, value, valuelen);
 }
 
 static void py_detach(void *state, void *inst)
 {
-	unpublish(state, inst);
+	struct py_state *s = state;
+	struct py_inst *in = inst;
+
+	plugin_unpublish(&s->maps, &in->e);
 }
 
 static void py_release(void *state, void *inst)
@@ -305,10 +244,10 @@ static void py_release(void *state, void *inst)
 	struct py_state *s = state;
 	struct py_inst *in = inst;
 
-	unpublish(s, in);
-	python_code_cache_forget_pid(s->cache, (uint32_t)in->pid);
+	plugin_unpublish(&s->maps, &in->e);
+	python_code_cache_forget_pid(s->cache, (uint32_t)in->e.pid);
 	python_proc_free(in->proc);
-	xfree(in->script);
+	plugin_check_release(&in->check);
 	xfree(in);
 	if (s->live)
 		s->live--;
@@ -321,7 +260,7 @@ static void py_print_stats(void *state, FILE *f)
 	uint64_t b[PYSTAT__COUNT];
 
 	python_code_cache_stats(s->cache, &cs);
-	runtime_read_counters(s->stats_fd, b, PYSTAT__COUNT);
+	runtime_read_counters(s->maps.stats_fd, b, PYSTAT__COUNT);
 	fprintf(f, "python: procs=%zu frames_noted=%llu cache_lookups=%llu cache_hits=%llu "
 		"code_reads=%llu read_errors=%llu checksum_mismatches=%llu validations=%llu "
 		"validation_retries=%llu failures=%llu bpf_samples=%llu bpf_no_tstate=%llu "
@@ -330,8 +269,9 @@ static void py_print_stats(void *state, FILE *f)
 		s->live, (unsigned long long)s->frames, (unsigned long long)cs.lookups,
 		(unsigned long long)cs.hits, (unsigned long long)cs.reads,
 		(unsigned long long)cs.read_errors, (unsigned long long)cs.checksum_mismatches,
-		(unsigned long long)s->validations, (unsigned long long)s->validation_retries,
-		(unsigned long long)s->failures, (unsigned long long)b[PYSTAT_SAMPLES],
+		(unsigned long long)s->checks.validations,
+		(unsigned long long)s->checks.validation_retries,
+		(unsigned long long)s->checks.failures, (unsigned long long)b[PYSTAT_SAMPLES],
 		(unsigned long long)b[PYSTAT_NO_TSTATE], (unsigned long long)b[PYSTAT_HOOKS],
 		(unsigned long long)b[PYSTAT_FRAMES], (unsigned long long)b[PYSTAT_ERRORS],
 		(unsigned long long)b[PYSTAT_TRUNCATED], (unsigned long long)b[PYSTAT_DEFERRED],
@@ -346,7 +286,7 @@ const struct runtime_ops python_runtime_ops = {
 	.free = py_free,
 	.file_detect = py_file_detect,
 	.interp_ranges = py_interp_ranges,
-	.file_free = py_file_free,
+	.file_free = plugin_file_free,
 	.attach = py_attach,
 	.poll = py_poll,
 	.note = py_note,

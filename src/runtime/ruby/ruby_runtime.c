@@ -11,14 +11,12 @@
 #include "profile/profile.h"
 #include "runtime/ruby/ruby_proc.h"
 #include "runtime/ruby/ruby_sym.h"
+#include "runtime/plugin.h"
 #include "sampler.skel.h"
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #define CACHE_ENTRIES (1u << 17)
 #define SCRIPT_RETRY_NS (50 * 1000000ULL)
@@ -28,54 +26,33 @@
 #define JIT_MIN_BYTES (1u << 20) /* YJIT reserves its code memory in one big mapping */
 
 struct rb_state {
-	int procs_fd;             /* rb_procs, or -1 (no BPF) */
-	int stats_fd;             /* rb_stats, or -1 */
+	struct plugin_maps maps;  /* rb_procs, rb_stats */
 	struct ruby_cache *cache;
 	uint64_t frames;          /* Ruby frames noted */
 	size_t live;
-	uint64_t validations, validation_retries, failures, jit_claims;
+	struct plugin_check_stats checks;
+	uint64_t jit_claims;
 	char name[2 * RUBY_NAME_MAX + 8]; /* the last frame name symbolize() returned */
 };
 
 struct rb_inst {
-	int pid;
+	struct plugin_entry e;
 	struct ruby_proc *proc;
 	struct process_registry *reg;
-	int published;
 	int tls_pending;
-	int verified;
-	int tries;
-	uint64_t next_try_ns;
-	int script_tries;
-	char *script;
-	uint64_t jit_claimed[8][2]; /* the ranges claimed */
-	int njit;
+	struct plugin_check check;
+	struct plugin_jit jit;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static int rb_init(struct bpf_object *obj, const struct runtime_config *cfg, void **state,
 		   struct errmsg *err)
 {
 	struct rb_state *s = xcalloc(1, sizeof(*s));
+	int rc = plugin_maps_find(obj, "rb_procs", "rb_stats", "Ruby", &s->maps, err);
 
-	s->procs_fd = s->stats_fd = -1;
-	if (obj) {
-		struct bpf_map *procs = bpf_object__find_map_by_name(obj, "rb_procs");
-		struct bpf_map *stats = bpf_object__find_map_by_name(obj, "rb_stats");
-
-		if (!procs || !stats) {
-			xfree(s);
-			return errmsg_set(err, -ENOENT, "the BPF object has no Ruby maps");
-		}
-		s->procs_fd = bpf_map__fd(procs);
-		s->stats_fd = bpf_map__fd(stats);
+	if (rc) {
+		xfree(s);
+		return rc;
 	}
 	s->cache = ruby_cache_new(CACHE_ENTRIES);
 	*state = s;
@@ -104,8 +81,7 @@ static int rb_file_detect(void *state, struct elf_file *e, const char *path, voi
 
 	if (rc <= 0)
 		return rc;
-	*data = xmalloc(sizeof(f));
-	memcpy(*data, &f, sizeof(f));
+	*data = plugin_file_copy(&f, sizeof(f));
 	return 1;
 }
 
@@ -127,37 +103,33 @@ static int rb_interp_ranges(void *data, struct unwind_range *out, int max)
 	return n;
 }
 
-static void rb_file_free(void *data)
+static int validate(void *proc, struct errmsg *err)
 {
-	xfree(data);
+	return ruby_proc_validate(proc, err);
 }
 
-static void publish(struct rb_state *s, struct rb_inst *in)
+static int script(void *proc, const char **out)
 {
-	__u32 key = (__u32)in->pid;
-
-	if (s->procs_fd < 0)
-		return;
-	if (bpf_map_update_elem(s->procs_fd, &key, ruby_proc_bpf(in->proc), BPF_ANY) == 0)
-		in->published = 1;
+	return ruby_proc_script(proc, out);
 }
 
-static void unpublish(struct rb_state *s, struct rb_inst *in)
-{
-	if (in->published && s->procs_fd >= 0) {
-		__u32 key = (__u32)in->pid;
-
-		bpf_map_delete_elem(s->procs_fd, &key);
-	}
-	in->published = 0;
-}
+/* the VM may still be starting; the main thread must hold the VM lock when we look for the
+ * script */
+static const struct plugin_check_ops check_ops = {
+	.validate = validate,
+	.script = script,
+	.max_tries = VALIDATE_TRIES,
+	.again_ns = VALIDATE_RETRY_NS,
+	.invalid_ns = VALIDATE_RETRY_NS,
+	.script_ns = SCRIPT_RETRY_NS,
+	.max_script_tries = SCRIPT_TRIES,
+};
 
 /* YJIT's code memory: a big anonymous executable mapping (named by the VM from 3.3 on). Its
  * code has no unwind data: the walker reports the Ruby frames from there on. */
 static void claim_jit(struct rb_state *s, struct rb_inst *in, struct process *p)
 {
 	size_t i;
-	int k;
 
 	if (!in->reg)
 		return;
@@ -170,19 +142,9 @@ static void claim_jit(struct rb_state *s, struct rb_inst *in, struct process *p)
 			continue;
 		/* the same start with another end: the code memory grew (its protection
 		 * changed page by page); the claim of that start is replaced */
-		for (k = 0; k < in->njit && in->jit_claimed[k][0] != m->start; k++)
-			;
-		if (k < in->njit && in->jit_claimed[k][1] == m->end)
-			continue;
-		if (k == in->njit && in->njit == 8)
-			continue;
-		if (process_claim(in->reg, in->pid, m->start, m->end, UNWINDER_RUBY) == 0) {
-			in->jit_claimed[k][0] = m->start;
-			in->jit_claimed[k][1] = m->end;
-			if (k == in->njit)
-				in->njit++;
+		if (plugin_jit_claim(&in->jit, in->reg, in->e.pid, m->start, m->end,
+				     UNWINDER_RUBY) > 0)
 			s->jit_claims++;
-		}
 	}
 }
 
@@ -198,11 +160,11 @@ static int rb_attach(void *state, void *data, const struct runtime_attach *at, v
 	if (rc < 0 && rc != -EAGAIN)
 		return rc;
 	in = xcalloc(1, sizeof(*in));
-	in->pid = at->proc->pid;
+	in->e.pid = at->proc->pid;
 	in->proc = p;
 	in->reg = at->reg;
 	in->tls_pending = rc == -EAGAIN;
-	publish(s, in);
+	plugin_publish(&s->maps, &in->e, ruby_proc_bpf(p));
 	claim_jit(s, in, at->proc);
 	s->live++;
 	*out = in;
@@ -213,10 +175,9 @@ static int rb_poll(void *state, void *inst, struct errmsg *err)
 {
 	struct rb_state *s = state;
 	struct rb_inst *in = inst;
-	const char *script;
 	int rc;
 
-	if (now_ns() < in->next_try_ns)
+	if (!plugin_check_due(&in->check))
 		return 1;
 	if (in->tls_pending) {
 		rc = ruby_proc_tls(in->proc);
@@ -224,37 +185,12 @@ static int rb_poll(void *state, void *inst, struct errmsg *err)
 			return 1;
 		in->tls_pending = 0;
 		if (rc == 0)
-			publish(s, in);
+			plugin_publish(&s->maps, &in->e, ruby_proc_bpf(in->proc));
 	}
-	if (!in->verified) {
-		s->validations++;
-		rc = ruby_proc_validate(in->proc, err);
-		if (rc == -EAGAIN) {
-			in->next_try_ns = now_ns() + VALIDATE_RETRY_NS;
-			return 1; /* the VM is still starting */
-		}
-		if (rc == -EINVAL && ++in->tries < VALIDATE_TRIES) {
-			/* a frame pushed or popped while we read looks like a bad offset once */
-			s->validation_retries++;
-			in->next_try_ns = now_ns() + VALIDATE_RETRY_NS;
-			return 1;
-		}
-		if (rc) {
-			s->failures++;
-			unpublish(s, in);
-			return rc;
-		}
-		in->verified = 1;
-	}
-	if (ruby_proc_script(in->proc, &script) == 0) {
-		in->script = xstrdup(script);
-		return 0;
-	}
-	/* the main thread must hold the VM lock when we look */
-	if (++in->script_tries >= SCRIPT_TRIES)
-		return 0;
-	in->next_try_ns = now_ns() + SCRIPT_RETRY_NS;
-	return 1;
+	rc = plugin_check_poll(&in->check, &check_ops, in->proc, &s->checks, err);
+	if (rc < 0)
+		plugin_unpublish(&s->maps, &in->e);
+	return rc;
 }
 
 static void rb_maps_changed(void *state, void *inst, struct process *proc)
@@ -309,14 +245,6 @@ static void rb_note(void *state, void *inst, int pid, const uint64_t *words, siz
 	}
 }
 
-static int special(struct runtime_frame *out, const char *name)
-{
-	memset(out, 0, sizeof(*out));
-	out->name = name;
-	out->kind = FRAME_SPECIAL;
-	return 1;
-}
-
 static int rb_symbolize(void *state, void *inst, int pid, const uint64_t *words, size_t n,
 			size_t *used, struct runtime_frame *out, int max)
 {
@@ -333,11 +261,11 @@ static int rb_symbolize(void *state, void *inst, int pid, const uint64_t *words,
 	if (max < 1)
 		return 0;
 	if (t == FW_TAG_RUBY_MARK)
-		return special(out, (words[0] & FW_DATA_MASK) == RB_MARK_TRUNCATED
+		return plugin_special(out, (words[0] & FW_DATA_MASK) == RB_MARK_TRUNCATED
 					    ? "[ruby: truncated]" : "[ruby: unreadable frame]");
 	if ((t != FW_TAG_RUBY_ISEQ && t != FW_TAG_RUBY_CFUNC) || n < 2 ||
 	    tag_of(words[1]) != FW_TAG_RUBY_INFO)
-		return special(out, "[ruby: unknown frame]");
+		return plugin_special(out, "[ruby: unknown frame]");
 	*used = 2;
 	memset(out, 0, sizeof(*out));
 	out->kind = FRAME_PYTHON;
@@ -345,7 +273,7 @@ static int rb_symbolize(void *state, void *inst, int pid, const uint64_t *words,
 		cme = ruby_cache_cme(s->cache, (uint32_t)pid, addr, info_checksum(words[1]), 0xffffff,
 				     rm);
 		if (!cme || ruby_frame_name(NULL, cme, s->name, sizeof(s->name)) < 0)
-			return special(out, "[ruby: C function]");
+			return plugin_special(out, "[ruby: C function]");
 		out->name = s->name;
 		return 1;
 	}
@@ -364,7 +292,7 @@ static int rb_symbolize(void *state, void *inst, int pid, const uint64_t *words,
 	}
 	is = ruby_cache_iseq(s->cache, (uint32_t)pid, addr, info_checksum(words[1]), rm);
 	if (!is)
-		return special(out, "[ruby: unknown iseq]");
+		return plugin_special(out, "[ruby: unknown iseq]");
 	ruby_frame_name(is, cme, s->name, sizeof(s->name));
 	out->name = s->name;
 	out->file = is->path;
@@ -378,16 +306,15 @@ static int rb_label(void *state, void *inst, char *key, size_t keylen, char *val
 {
 	struct rb_inst *in = inst;
 
-	if (!in->script)
-		return 0;
-	snprintf(key, keylen, "script");
-	snprintf(value, valuelen, "%s", in->script);
-	return 1;
+	return plugin_check_label(&in->check, key, keylen, value, valuelen);
 }
 
 static void rb_detach(void *state, void *inst)
 {
-	unpublish(state, inst);
+	struct rb_state *s = state;
+	struct rb_inst *in = inst;
+
+	plugin_unpublish(&s->maps, &in->e);
 }
 
 static void rb_release(void *state, void *inst)
@@ -395,33 +322,13 @@ static void rb_release(void *state, void *inst)
 	struct rb_state *s = state;
 	struct rb_inst *in = inst;
 
-	unpublish(s, in);
-	ruby_cache_forget_pid(s->cache, (uint32_t)in->pid);
+	plugin_unpublish(&s->maps, &in->e);
+	ruby_cache_forget_pid(s->cache, (uint32_t)in->e.pid);
 	ruby_proc_free(in->proc);
-	xfree(in->script);
+	plugin_check_release(&in->check);
 	xfree(in);
 	if (s->live)
 		s->live--;
-}
-
-static void bpf_counters(int fd, uint64_t out[RBSTAT__COUNT])
-{
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *vals;
-	__u32 k;
-	int c;
-
-	memset(out, 0, sizeof(uint64_t) * RBSTAT__COUNT);
-	if (fd < 0 || ncpu <= 0)
-		return;
-	vals = xcalloc((size_t)ncpu, sizeof(*vals));
-	for (k = 0; k < RBSTAT__COUNT; k++) {
-		if (bpf_map_lookup_elem(fd, &k, vals))
-			continue;
-		for (c = 0; c < ncpu; c++)
-			out[k] += vals[c];
-	}
-	xfree(vals);
 }
 
 static void rb_print_stats(void *state, FILE *f)
@@ -431,7 +338,7 @@ static void rb_print_stats(void *state, FILE *f)
 	uint64_t b[RBSTAT__COUNT];
 
 	ruby_cache_stats(s->cache, &cs);
-	bpf_counters(s->stats_fd, b);
+	runtime_read_counters(s->maps.stats_fd, b, RBSTAT__COUNT);
 	fprintf(f, "ruby: procs=%zu frames_noted=%llu cache_lookups=%llu cache_hits=%llu "
 		"reads=%llu read_errors=%llu checksum_mismatches=%llu validations=%llu "
 		"validation_retries=%llu failures=%llu jit_claims=%llu bpf_samples=%llu "
@@ -440,8 +347,9 @@ static void rb_print_stats(void *state, FILE *f)
 		s->live, (unsigned long long)s->frames, (unsigned long long)cs.lookups,
 		(unsigned long long)cs.hits, (unsigned long long)cs.reads,
 		(unsigned long long)cs.read_errors, (unsigned long long)cs.checksum_mismatches,
-		(unsigned long long)s->validations, (unsigned long long)s->validation_retries,
-		(unsigned long long)s->failures, (unsigned long long)s->jit_claims,
+		(unsigned long long)s->checks.validations,
+		(unsigned long long)s->checks.validation_retries,
+		(unsigned long long)s->checks.failures, (unsigned long long)s->jit_claims,
 		(unsigned long long)b[RBSTAT_SAMPLES], (unsigned long long)b[RBSTAT_NO_EC],
 		(unsigned long long)b[RBSTAT_HOOKS], (unsigned long long)b[RBSTAT_FRAMES],
 		(unsigned long long)b[RBSTAT_ERRORS], (unsigned long long)b[RBSTAT_TRUNCATED],
@@ -457,7 +365,7 @@ const struct runtime_ops ruby_runtime_ops = {
 	.free = rb_free,
 	.file_detect = rb_file_detect,
 	.interp_ranges = rb_interp_ranges,
-	.file_free = rb_file_free,
+	.file_free = plugin_file_free,
 	.attach = rb_attach,
 	.poll = rb_poll,
 	.note = rb_note,

@@ -7,6 +7,7 @@
 #include "agent/unwinder.h"
 #include "lib/alloc.h"
 #include "lib/log.h"
+#include "runtime/plugin.h"
 #include "runtime/procmem.h"
 #include "runtime/v8/v8_meta.h"
 #include "runtime/v8/v8_symbols.h"
@@ -26,8 +27,7 @@
 #define CMDLINE_MAX (64u << 10)
 
 struct v8_state {
-	int procs_fd;                 /* v8_procs, or -1 (no BPF) */
-	int stats_fd;                 /* v8_stats, or -1 */
+	struct plugin_maps maps;      /* v8_procs, v8_stats (-1 without BPF) */
 	struct v8_symbols *sym;
 	size_t live;
 	uint64_t words, claims, claim_errors;
@@ -56,18 +56,11 @@ static int v8_init(struct bpf_object *obj, const struct runtime_config *cfg, voi
 		   struct errmsg *err)
 {
 	struct v8_state *s = xcalloc(1, sizeof(*s));
+	int rc = plugin_maps_find(obj, "v8_procs", "v8_stats", "V8", &s->maps, err);
 
-	s->procs_fd = s->stats_fd = -1;
-	if (obj) {
-		struct bpf_map *procs = bpf_object__find_map_by_name(obj, "v8_procs");
-		struct bpf_map *stats = bpf_object__find_map_by_name(obj, "v8_stats");
-
-		if (!procs || !stats) {
-			xfree(s);
-			return errmsg_set(err, -ENOENT, "the BPF object has no V8 maps");
-		}
-		s->procs_fd = bpf_map__fd(procs);
-		s->stats_fd = bpf_map__fd(stats);
+	if (rc) {
+		xfree(s);
+		return rc;
 	}
 	s->sym = v8_symbols_new(V8_CACHE_ENTRIES);
 	*state = s;
@@ -155,7 +148,7 @@ static void claim_code(struct v8_state *s, struct v8_inst *in, const struct proc
 	if (in->published) {
 		__u32 key = (__u32)in->pid;
 
-		bpf_map_update_elem(s->procs_fd, &key, &in->bpf, BPF_ANY);
+		bpf_map_update_elem(s->maps.procs_fd, &key, &in->bpf, BPF_ANY);
 	}
 }
 
@@ -194,7 +187,7 @@ static void find_builtins_copy(struct v8_state *s, struct v8_inst *in, const str
 	if (in->published) {
 		__u32 key = (__u32)in->pid;
 
-		bpf_map_update_elem(s->procs_fd, &key, &in->bpf, BPF_ANY);
+		bpf_map_update_elem(s->maps.procs_fd, &key, &in->bpf, BPF_ANY);
 	}
 	if (process_claim(in->reg, in->pid, copy, copy + size, UNWINDER_V8) == 0)
 		s->claims++;
@@ -305,10 +298,10 @@ static void find_script(struct v8_inst *in)
 
 static void unpublish(struct v8_state *s, struct v8_inst *in)
 {
-	if (in->published && s->procs_fd >= 0) {
+	if (in->published && s->maps.procs_fd >= 0) {
 		__u32 key = (__u32)in->pid;
 
-		bpf_map_delete_elem(s->procs_fd, &key);
+		bpf_map_delete_elem(s->maps.procs_fd, &key);
 	}
 	in->published = 0;
 }
@@ -347,10 +340,10 @@ static int v8_attach(void *state, void *data, const struct runtime_attach *at, v
 		in->bpf.handlers_lo = (uint32_t)(f->handlers_lo - f->builtins_lo);
 		in->bpf.handlers_hi = (uint32_t)(f->handlers_hi - f->builtins_lo);
 	}
-	if (s->procs_fd >= 0) {
+	if (s->maps.procs_fd >= 0) {
 		__u32 key = (__u32)in->pid;
 
-		if (bpf_map_update_elem(s->procs_fd, &key, &in->bpf, BPF_ANY)) {
+		if (bpf_map_update_elem(s->maps.procs_fd, &key, &in->bpf, BPF_ANY)) {
 			rc = errmsg_set(err, -errno, "cannot publish V8 process %d to BPF: %s",
 					in->pid, strerror(errno));
 			xfree(in);
@@ -460,7 +453,7 @@ static void v8_print_stats(void *state, FILE *f)
 	uint64_t b[V8STAT__COUNT];
 
 	v8_symbols_stats(s->sym, &ss);
-	runtime_read_counters(s->stats_fd, b, V8STAT__COUNT);
+	runtime_read_counters(s->maps.stats_fd, b, V8STAT__COUNT);
 	fprintf(f, "v8: procs=%zu words_noted=%llu claims=%llu claim_errors=%llu lookups=%llu "
 		"hits=%llu reads=%llu read_errors=%llu checksum_mismatches=%llu moved=%llu code_scans=%llu "
 		"code_scan_hits=%llu functions=%zu codes=%zu scripts=%zu bpf_samples=%llu "
