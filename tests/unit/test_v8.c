@@ -492,6 +492,7 @@ struct proc {
 	uint64_t outer_sfi, inner_sfi, f_sfi, anon_sfi, top_sfi;
 	uint64_t outer_code, f_fn;
 	uint64_t spin_pc;                              /* a pc in code found by scanning */
+	uint64_t script, source;                       /* the Script and its source string */
 	const char *src;
 };
 
@@ -541,6 +542,9 @@ static void proc_build(struct proc *P, int compressed, uint64_t *pc, uint64_t *s
 	l = &P->x.f.lay;
 	P->src = proc_src;
 	script = vh_script(h, "file:///srv/app.js", proc_src);
+	P->script = script;
+	P->source = vh_str(h, proc_src);
+	vh_field(h, script, l->script_source, P->source);
 	/* bytecodes: the interpreted functions' offsets map to positions */
 	memset(bytes, 6, sizeof(bytes));
 	e[0][0] = 0; e[0][1] = pos_of("return outer", 0); e[0][2] = -1;
@@ -704,6 +708,39 @@ static void test_walk_both(void)
 {
 	test_walk(0);
 	test_walk(1);
+}
+
+/* A script whose source could not be read when its function was first met (the process
+ * changed it under the reader) is named, without lines; its line ends are read again later,
+ * and its frames get their lines. */
+static void test_script_read_again(void)
+{
+	struct proc P;
+	struct v8_symbols *s = v8_symbols_new(0);
+	struct v8_walk_result res;
+	uint64_t words[64], pc, sp, fp;
+	struct timespec pause = { 0, 150 * 1000000L };
+	char out[1024];
+	size_t n;
+
+	proc_build(&P, 0, &pc, &sp, &fp);
+	vh_field(&P.x.h, P.script, P.x.f.lay.script_source, vh_smi(&P.x.h, 0));
+	n = v8_walk(&P.x.m, &P.p, pc, sp, fp, ~0ULL, proc_in_v8, &P, words, 64, &res);
+	CHECK_EQ_INT(res.frames, 6);
+	v8_symbols_note(s, 77, &P.x.r, words, n);
+	frames_str(s, &P.x.r, &P.x.f, words, n, out, sizeof(out));
+	CHECK_EQ_STR(out, "^inner (/srv/app.js:0);outer (/srv/app.js:0);f (/srv/app.js:0);"
+			  "(anonymous) (/srv/app.js:0);[v8: Stub];(anonymous) (/srv/app.js:0);native");
+	/* the source is readable again: at the next sample, after the retry delay */
+	vh_field(&P.x.h, P.script, P.x.f.lay.script_source, P.source);
+	nanosleep(&pause, NULL);
+	v8_symbols_note(s, 77, &P.x.r, words, n);
+	frames_str(s, NULL, &P.x.f, words, n, out, sizeof(out));
+	CHECK_EQ_STR(out, "^inner (/srv/app.js:1);outer (/srv/app.js:4);"
+			  "f (/srv/app.js:7);(anonymous) (/srv/app.js:8);[v8: Stub];"
+			  "(anonymous) (/srv/app.js:8);native");
+	v8_symbols_free(s);
+	heap_release(&P.x);
 }
 
 /* The leaf in a bytecode handler: the offset comes from the interpreter's register; the
@@ -1041,6 +1078,7 @@ int main(void)
 	RUN(test_baseline_offsets);
 	RUN(test_strings_both);
 	RUN(test_walk_both);
+	RUN(test_script_read_again);
 	RUN(test_leaves);
 	RUN(test_reuse);
 	RUN(test_hostile);

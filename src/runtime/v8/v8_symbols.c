@@ -4,10 +4,17 @@
 #include "lib/alloc.h"
 #include "lib/hash.h"
 #include "profile/profile.h"
+#include "runtime/plugin.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+/* A script whose source could not be read (the process moved or changed it under the reader)
+ * keeps its name, and its line ends are tried again, at most ENDS_TRIES times in all, at least
+ * ENDS_RETRY_NS apart: its frames have lines from then on. */
+#define ENDS_TRIES 4
+#define ENDS_RETRY_NS (100 * 1000000ULL)
 
 struct script {
 	uint32_t pid;
@@ -15,6 +22,8 @@ struct script {
 	char *name;        /* as shown: "file://" dropped */
 	uint32_t *ends;    /* line ends, NULL when unknown */
 	size_t nends;
+	int ends_tries;    /* reads of the line ends that failed */
+	uint64_t ends_next_ns;
 };
 
 struct func {
@@ -25,7 +34,6 @@ struct func {
 	char *name;        /* shown name: the name, the inferred name, or "(anonymous)" */
 	struct script *script;
 	int32_t start_pos;
-	int start_line;
 	uint64_t bytecode, baseline;
 	int bc_loaded;     /* bcpos read (or tried) */
 	struct v8_pos *bcpos;
@@ -202,9 +210,20 @@ static struct script *get_script(struct v8_symbols *s, uint32_t pid, struct v8_r
 
 	if (slot) {
 		sc = (struct script *)(uintptr_t)*slot;
-		if (sc->pid == pid && sc->addr == addr)
-			return sc;
+		if (sc->pid != pid || sc->addr != addr)
+			goto read;
+		if (!sc->ends && r && sc->ends_tries < ENDS_TRIES &&
+		    plugin_now_ns() >= sc->ends_next_ns) {
+			s->st.reads++;
+			r->budget = V8_READ_BUDGET;
+			if (v8_read_script(r, addr, name, sizeof(name), &sc->ends, &sc->nends)) {
+				sc->ends_tries++;
+				sc->ends_next_ns = plugin_now_ns() + ENDS_RETRY_NS;
+			}
+		}
+		return sc;
 	}
+read:
 	if (!r)
 		return NULL;
 	sc = xcalloc(1, sizeof(*sc));
@@ -213,7 +232,9 @@ static struct script *get_script(struct v8_symbols *s, uint32_t pid, struct v8_r
 	s->st.reads++;
 	r->budget = V8_READ_BUDGET;
 	if (v8_read_script(r, addr, name, sizeof(name), &sc->ends, &sc->nends)) {
-		/* the name alone, when the source cannot be read */
+		/* the name alone, when the source cannot be read (now) */
+		sc->ends_tries = 1;
+		sc->ends_next_ns = plugin_now_ns() + ENDS_RETRY_NS;
 		r->budget = V8_READ_BUDGET;
 		if (v8_read_script(r, addr, name, sizeof(name), NULL, NULL)) {
 			s->st.read_errors++;
@@ -261,7 +282,6 @@ static struct func *read_func(struct v8_symbols *s, uint32_t pid, struct v8_read
 	f->baseline = info.baseline;
 	if (info.script)
 		f->script = get_script(s, pid, r, info.script);
-	f->start_line = script_line(f->script, info.start_pos);
 	return f;
 }
 
@@ -329,6 +349,8 @@ static struct func *get_func(struct v8_symbols *s, uint32_t pid, struct v8_reade
 	s->st.lookups++;
 	if (f && func_checksum(f, code) == chk) {
 		s->st.hits++;
+		if (r && f->script && !f->script->ends)
+			get_script(s, pid, r, f->script->addr); /* its line ends, tried again */
 		return f;
 	}
 	if (f)
@@ -512,22 +534,15 @@ static void frame_of(struct runtime_frame *fr, const struct func *f, int32_t scr
 		     int inlined)
 {
 	int line = script_line(f->script, script_offset);
+	int start_line = script_line(f->script, f->start_pos);
 
 	memset(fr, 0, sizeof(*fr));
 	fr->name = f->name;
 	fr->file = f->script ? f->script->name : NULL;
-	fr->start_line = f->start_line;
-	fr->line = line ? line : f->start_line;
+	fr->start_line = start_line;
+	fr->line = line ? line : start_line;
 	fr->kind = FRAME_PYTHON;
 	fr->inlined = (uint8_t)inlined;
-}
-
-static int special(struct runtime_frame *out, const char *name)
-{
-	memset(out, 0, sizeof(*out));
-	out->name = name;
-	out->kind = FRAME_SPECIAL;
-	return 1;
 }
 
 /* The line of an interpreted frame at bytecode offset bc (-1: unknown). */
@@ -614,11 +629,11 @@ static int frames(struct v8_symbols *s, uint32_t pid, struct v8_reader *r,
 	if (max < 1)
 		return 0;
 	if (tag == FW_TAG_V8_TYPED)
-		return special(out, typed_name(s, vf, w[0] & FW_DATA_MASK));
+		return plugin_special(out, typed_name(s, vf, w[0] & FW_DATA_MASK));
 	if (tag == FW_TAG_V8_MARK)
-		return special(out, "[v8: unreadable frame]");
+		return plugin_special(out, "[v8: unreadable frame]");
 	if (k == 1)
-		return special(out, "[v8: unknown frame]");
+		return plugin_special(out, "[v8: unknown frame]");
 	sfi = w[0] & FW_DATA_MASK;
 	last = w[k - 1];
 	chk = (uint32_t)((last >> 32) & 0xffffff);
@@ -628,7 +643,7 @@ static int frames(struct v8_symbols *s, uint32_t pid, struct v8_reader *r,
 
 		f = get_func(s, pid, r, sfi, chk, NULL);
 		if (!f)
-			return special(out, "[v8: unknown function]");
+			return plugin_special(out, "[v8: unknown function]");
 		/* the frame's slot holds the offset from the BytecodeArray's tagged address */
 		if (off != (uint32_t)V8_POS_UNKNOWN && vf)
 			bc = (int64_t)(int32_t)off - (vf->lay.bca_data - vf->lay.heap_object_tag);
@@ -665,7 +680,7 @@ static int frames(struct v8_symbols *s, uint32_t pid, struct v8_reader *r,
 			c = NULL; /* another function's code (a callee's prologue) */
 	}
 	if (!f)
-		return special(out, "[v8: unknown function]");
+		return plugin_special(out, "[v8: unknown function]");
 	if (!c) {
 		frame_of(&out[0], f, -1, 0);
 		return 1;
