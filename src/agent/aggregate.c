@@ -22,6 +22,7 @@ struct stack_entry {
 	uint32_t flags;
 	uint16_t nkernel, nuser;
 	char comm[TASK_COMM_SIZE];
+	char *thread;     /* the thread's name from its runtime (a Java thread's), or NULL */
 	uint64_t *frames; /* nkernel kernel addresses then nuser user words, leaf first */
 };
 
@@ -62,8 +63,10 @@ void agg_reset(struct agg *a)
 {
 	size_t i;
 
-	for (i = 0; i < a->nentries; i++)
+	for (i = 0; i < a->nentries; i++) {
 		xfree(a->entries[i].frames);
+		xfree(a->entries[i].thread);
+	}
 	a->nentries = 0;
 	a->samples = a->offcpu = a->dropped = 0;
 	u64map_release(&a->index);
@@ -96,6 +99,8 @@ int agg_add_record(struct agg *a, const struct event_hdr *hdr, size_t size)
 	uint64_t h, key, *first;
 	uint32_t idx;
 	struct stack_entry *e;
+	char thread[RUNTIME_THREAD_NAME_MAX];
+	int named = 0;
 
 	if (size < sizeof(*hdr) + sizeof(*body))
 		return -EINVAL;
@@ -108,6 +113,12 @@ int agg_add_record(struct agg *a, const struct event_hdr *hdr, size_t size)
 	h = hash_bytes(frames, nframes * sizeof(uint64_t),
 		       ((uint64_t)hdr->pid << 32) ^ ((uint64_t)body->nkernel << 16) ^ body->flags);
 	h = hash_bytes(body->comm, strnlen(body->comm, TASK_COMM_SIZE), h);
+	/* a runtime may know the thread by a longer name than comm (a Java thread's) */
+	if (a->rts && hdr->pid && !(body->flags & SAMPLE_F_IDLE))
+		named = runtimes_thread_name(a->rts, (int)hdr->pid, (int)hdr->tid, thread,
+					     sizeof(thread)) == 1;
+	if (named)
+		h = hash_bytes(thread, strlen(thread), h ^ 0x7468);
 	key = h == ~0ULL ? 2 : h | 1;
 	first = u64map_get(&a->index, key);
 	for (idx = first ? (uint32_t)*first : 0; idx; idx = a->entries[idx - 1].next) {
@@ -115,6 +126,7 @@ int agg_add_record(struct agg *a, const struct event_hdr *hdr, size_t size)
 		if (e->hash == h && e->pid == hdr->pid && e->nkernel == body->nkernel &&
 		    e->nuser == body->nuser && e->flags == body->flags &&
 		    !strncmp(e->comm, body->comm, TASK_COMM_SIZE) &&
+		    (named ? e->thread && !strcmp(e->thread, thread) : !e->thread) &&
 		    !memcmp(e->frames, frames, nframes * sizeof(uint64_t))) {
 			e->count++;
 			e->weight += body->weight_ns;
@@ -139,6 +151,7 @@ int agg_add_record(struct agg *a, const struct event_hdr *hdr, size_t size)
 	e->nuser = body->nuser;
 	memcpy(e->comm, body->comm, TASK_COMM_SIZE);
 	e->comm[TASK_COMM_SIZE - 1] = '\0';
+	e->thread = named ? xstrdup(thread) : NULL;
 	e->frames = xmalloc(nframes ? nframes * sizeof(uint64_t) : 1);
 	memcpy(e->frames, frames, nframes * sizeof(uint64_t));
 	u64map_put(&a->index, key, a->nentries);
@@ -456,7 +469,8 @@ int agg_to_profile_kind(struct agg *a, struct symbolizer *sym, enum agg_kind kin
 				stack[n++] = special_location(p, "[no stack]");
 		}
 		labels[0].key = profile_str(p, "comm");
-		labels[0].str = profile_str(p, (e->flags & SAMPLE_F_IDLE) ? "swapper" : e->comm);
+		labels[0].str = profile_str(p, (e->flags & SAMPLE_F_IDLE) ? "swapper" :
+					       e->thread ? e->thread : e->comm);
 		labels[0].num = 0;
 		labels[1].key = profile_str(p, "pid");
 		labels[1].str = 0;

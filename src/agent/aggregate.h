@@ -21,7 +21,9 @@ struct symbolizer;
 
 struct agg *agg_new(size_t max_stacks);
 /* Symbolize runtime frame words (tags of a runtime's range, bpf/sampler.h) with rts
- * (runtime/runtime.h). rts stays owned by the caller. */
+ * (runtime/runtime.h), and name threads the way their runtime does (a Java thread by its
+ * java.lang.Thread name, asked when its sample is counted): that name is the sample's "comm"
+ * label in place of the kernel's 15-byte one. rts stays owned by the caller. */
 struct runtimes;
 void agg_set_runtimes(struct agg *a, struct runtimes *rts);
 /* A label of the process pid for its samples (e.g. "script" = "app.py"): 1 with key and value
@@ -45,7 +47,8 @@ size_t agg_stacks(const struct agg *a);     /* distinct stacks */
 typedef struct profile *(*agg_pick_fn)(void *ctx, uint32_t pid, const char *comm);
 
 /* Symbolize every stack and add it to the profile chosen by pick (or to `into` when pick is
- * NULL), with labels comm (string) and pid (number), value = number of samples. */
+ * NULL), with labels comm (string: the thread's name, see agg_set_runtimes()) and pid
+ * (number), value = number of samples. pick gets the kernel's comm. */
 int agg_to_profile(struct agg *a, struct symbolizer *sym, struct profile *into, agg_pick_fn pick, void *pick_ctx);
 
 /* Which records a profile is made of, and its values:

@@ -627,6 +627,24 @@ note:
 	}
 }
 
+int runtimes_thread_name(struct runtimes *rts, int pid, int tid, char *out, size_t outlen)
+{
+	struct process *p = rts && rts->reg ? process_get(rts->reg, pid) : NULL;
+	struct runtime_inst *in;
+
+	if (!p || !p->runtimes || outlen == 0)
+		return 0;
+	for (in = p->runtimes; in; in = in->next) {
+		if (in->detached || !in->ops->thread_name)
+			continue;
+		if (in->ops->thread_name(in->state, in->data, tid, out, outlen) == 1) {
+			out[outlen - 1] = '\0';
+			return out[0] ? 1 : 0;
+		}
+	}
+	return 0;
+}
+
 int runtimes_symbolize(struct runtimes *rts, int pid, const uint64_t *words, size_t n,
 		       size_t *used, struct runtime_frame *out, int max)
 {

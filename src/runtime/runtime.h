@@ -134,6 +134,11 @@ struct runtime_ops {
 	 * agent names the service after the value's last path component. */
 	int (*label)(void *state, void *inst, char *key, size_t keylen, char *value,
 		     size_t valuelen);
+	/* The name the runtime gives thread tid of the process (a JVM: its java.lang.Thread's
+	 * name): 1 with out set (UTF-8, NUL-terminated), 0 when it has none (the sample keeps
+	 * the kernel's comm). Called for every sample of the process, while it lives: cache, and
+	 * read again now and then (names change). NULL: the runtime names no threads. */
+	int (*thread_name)(void *state, void *inst, int tid, char *out, size_t outlen);
 	void (*detach)(void *state, void *inst);
 	void (*release)(void *state, void *inst);
 
@@ -195,6 +200,12 @@ int runtimes_jit_step(void *ctx, int pid, uint8_t kind, struct unw_state *st,
 /* For each sample of pid: poll what waits, hand each runtime the words of its tags (user
  * words, leaf first). Cheap when pid has no runtime. */
 void runtimes_note_sample(struct runtimes *rts, int pid, const uint64_t *words, size_t n);
+
+/* The name of thread tid of pid from the first runtime of the process that gives one (see
+ * runtime_ops.thread_name): 1 with out set, 0 (keep the kernel's comm). Cheap when pid has no
+ * runtime. */
+#define RUNTIME_THREAD_NAME_MAX 128
+int runtimes_thread_name(struct runtimes *rts, int pid, int tid, char *out, size_t outlen);
 
 /* Frames of the runtime words at words[0..n) of a sample of pid (words[0] has a runtime tag),
  * see runtime_ops.symbolize. A tag no runtime owns gives one "[unknown frame]" frame. */

@@ -164,6 +164,19 @@ static int cp_symbol(struct procmem *m, const struct hotspot_vm *vm, uint64_t cp
 	return read_symbol(m, vm, sym & ~1ULL, out, outlen);
 }
 
+int hotspot_cp_symbol(struct procmem *m, const struct hotspot_vm *vm, uint64_t cp, uint32_t idx,
+		      char *out, size_t outlen)
+{
+	int32_t len;
+
+	if (!cp || (cp & 7) || outlen < 2 ||
+	    procmem_u32(m, cp + vm->cp_length, (uint32_t *)&len) < 0)
+		return -EFAULT;
+	if (idx == 0 || len <= 0 || len > 65536 || idx >= (uint32_t)len)
+		return -EINVAL;
+	return cp_symbol(m, vm, cp, idx, out, outlen);
+}
+
 #define HDR_MAX 512
 
 static int read_lines(struct procmem *m, const struct hotspot_vm *vm, uint64_t addr,

@@ -89,6 +89,11 @@ int hotspot_stub_name(struct procmem *m, const struct hotspot_vm *vm, uint64_t b
 		      char *out, size_t outlen);
 
 /* ---- cache */
+/* The Symbol in slot idx (checked against the pool's length) of the constant pool cp, into out
+ * (NUL-terminated, cut at outlen - 1, control bytes replaced). 0 or a negative errno. */
+int hotspot_cp_symbol(struct procmem *m, const struct hotspot_vm *vm, uint64_t cp, uint32_t idx,
+		      char *out, size_t outlen);
+
 struct hotspot_cache;
 
 /* One symbolized Java frame (strings owned by the cache). */

@@ -8,6 +8,7 @@
 #include "lib/log.h"
 #include "profile/profile.h"
 #include "runtime/hotspot/hotspot_code.h"
+#include "runtime/hotspot/hotspot_threads.h"
 #include "runtime/hotspot/hotspot_vm.h"
 #include "runtime/hotspot/hotspot_walk.h"
 #include "runtime/procmem.h"
@@ -27,6 +28,9 @@ struct hs_state {
 	uint64_t frames_noted, setups, setup_retries, failures;
 	uint64_t symbolized, inlined; /* Java frames symbolized (per distinct stack), inlined ones */
 	uint64_t table_ns;          /* time spent reading vmStructs */
+	uint64_t thread_ns;         /* time spent reading thread names and lists */
+	struct hotspot_threads_stats threads; /* of the instances released */
+	struct hs_inst *insts;      /* the instances attached */
 	struct hotspot_sym syms[HOTSPOT_MAX_INLINE];
 };
 
@@ -45,6 +49,8 @@ struct hs_inst {
 	uint64_t next_try_ns;
 	int label_tries, stub_tries;
 	char main_class[256];
+	struct hotspot_threads *threads; /* Java thread names by thread id */
+	struct hs_inst *next, *prev;     /* hs_state.insts */
 };
 
 static uint64_t now_ns(void)
@@ -180,16 +186,22 @@ static int hs_attach(void *state, void *data, const struct runtime_attach *at, v
 	in->file = data;
 	in->bias = at->bias;
 	procmem_init_pid(&in->mem, in->pid);
+	in->threads = hotspot_threads_new();
 	rc = setup(s, in, err);
 	if (rc && rc != -EAGAIN) {
 		s->failures++;
 		hotspot_vm_release(&in->vm);
+		hotspot_threads_free(in->threads);
 		xfree(in);
 		return rc;
 	}
 	if (in->have_vm)
 		find_label(in);
 	s->live++;
+	in->next = s->insts;
+	if (s->insts)
+		s->insts->prev = in;
+	s->insts = in;
 	*out = in;
 	return 1; /* polled: the setup if not done, the label and the late stubs */
 }
@@ -259,6 +271,40 @@ static void hs_note(void *state, void *inst, int pid, const uint64_t *words, siz
 		s->frames_noted++;
 		i++;
 	}
+}
+
+static int hs_thread_name(void *state, void *inst, int tid, char *out, size_t outlen)
+{
+	struct hs_state *s = state;
+	struct hs_inst *in = inst;
+	uint64_t t0;
+	const char *name;
+
+	if (!in->have_vm || !in->vm.thr.usable)
+		return 0;
+	t0 = now_ns();
+	name = hotspot_threads_name(in->threads, &in->mem, &in->vm, tid, t0);
+	s->thread_ns += now_ns() - t0;
+	if (!name)
+		return 0;
+	snprintf(out, outlen, "%s", name);
+	return 1;
+}
+
+/* Add t's counters to acc (and its cached threads when it lives on). */
+static void add_thread_stats(struct hotspot_threads_stats *acc, const struct hotspot_threads *t,
+			     int live)
+{
+	struct hotspot_threads_stats st;
+
+	hotspot_threads_stats(t, &st);
+	acc->lookups += st.lookups;
+	acc->named += st.named;
+	acc->reads += st.reads;
+	acc->scans += st.scans;
+	acc->read_errors += st.read_errors;
+	if (live)
+		acc->threads += st.threads;
 }
 
 static int hs_jit_step(void *state, void *inst, struct unw_state *st,
@@ -377,6 +423,14 @@ static void hs_release(void *state, void *inst)
 		release_claim(in);
 	hotspot_cache_forget_pid(s->cache, (uint32_t)in->pid);
 	hotspot_vm_release(&in->vm);
+	add_thread_stats(&s->threads, in->threads, 0);
+	hotspot_threads_free(in->threads);
+	if (in->prev)
+		in->prev->next = in->next;
+	else
+		s->insts = in->next;
+	if (in->next)
+		in->next->prev = in->prev;
 	xfree(in);
 	if (s->live)
 		s->live--;
@@ -407,16 +461,21 @@ static void hs_print_stats(void *state, FILE *f)
 	struct hs_state *s = state;
 	struct hotspot_cache_stats cs;
 	uint64_t b[HSSTAT__COUNT];
+	struct hotspot_threads_stats ts = s->threads;
+	struct hs_inst *in;
 
 	hotspot_cache_stats(s->cache, &cs);
 	bpf_counters(s->stats_fd, b);
+	for (in = s->insts; in; in = in->next)
+		add_thread_stats(&ts, in->threads, 1);
 	fprintf(f, "hotspot: jvms=%zu frames_noted=%llu symbolized=%llu inlined=%llu "
 		"cache_lookups=%llu cache_hits=%llu "
 		"cache_reads=%llu read_errors=%llu stale=%llu cache_clears=%llu methods=%zu "
 		"pcs=%zu stubs=%zu setups=%llu setup_retries=%llu failures=%llu table_ms=%.1f "
 		"bpf_samples=%llu bpf_hooks=%llu bpf_interp=%llu bpf_jit=%llu bpf_stub=%llu "
 		"bpf_errors=%llu bpf_prologue=%llu bpf_deopt=%llu bpf_blob_hits=%llu "
-		"bpf_walk_ns=%llu\n",
+		"bpf_walk_ns=%llu thread_lookups=%llu thread_named=%llu thread_reads=%llu "
+		"thread_scans=%llu thread_read_errors=%llu threads_cached=%zu thread_ms=%.1f\n",
 		s->live, (unsigned long long)s->frames_noted, (unsigned long long)s->symbolized,
 		(unsigned long long)s->inlined, (unsigned long long)cs.lookups,
 		(unsigned long long)cs.hits, (unsigned long long)cs.reads,
@@ -428,7 +487,10 @@ static void hs_print_stats(void *state, FILE *f)
 		(unsigned long long)b[HSSTAT_INTERP], (unsigned long long)b[HSSTAT_JIT],
 		(unsigned long long)b[HSSTAT_STUB], (unsigned long long)b[HSSTAT_ERRORS],
 		(unsigned long long)b[HSSTAT_PROLOGUE], (unsigned long long)b[HSSTAT_DEOPT],
-		(unsigned long long)b[HSSTAT_CACHE_HITS], (unsigned long long)b[HSSTAT_WALK_NS]);
+		(unsigned long long)b[HSSTAT_CACHE_HITS], (unsigned long long)b[HSSTAT_WALK_NS],
+		(unsigned long long)ts.lookups, (unsigned long long)ts.named,
+		(unsigned long long)ts.reads, (unsigned long long)ts.scans,
+		(unsigned long long)ts.read_errors, ts.threads, s->thread_ns / 1e6);
 }
 
 const struct runtime_ops hotspot_runtime_ops = {
@@ -445,6 +507,7 @@ const struct runtime_ops hotspot_runtime_ops = {
 	.jit_step = hs_jit_step,
 	.symbolize = hs_symbolize,
 	.label = hs_label,
+	.thread_name = hs_thread_name,
 	.detach = hs_detach,
 	.release = hs_release,
 	.print_stats = hs_print_stats,

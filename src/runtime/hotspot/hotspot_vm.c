@@ -9,6 +9,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,10 @@ static const char *const wanted_types[] = {
 	"GrowableArray<int>", "AbstractInterpreter", "StubQueue", "Method", "ConstMethod",
 	"ConstantPool", "InstanceKlass", "Klass", "Symbol", "PcDesc", "JDK_Version",
 	"Abstract_VM_Version", "Arguments", "StubRoutines",
+	/* Java thread names */
+	"ThreadsSMRSupport", "ThreadsList", "Thread", "JavaThread", "OopHandle", "OSThread",
+	"vmClasses", "SystemDictionary", "CompressedOops", "CompressedKlassPointers", "Universe",
+	"JVMFlag", "oopDesc", "Array<u2>",
 };
 
 static int wanted(const char *type)
@@ -370,6 +375,14 @@ static const char *const wanted_consts[] = {
 	"ConstMethodFlags::_misc_has_linenumber_table",
 	"frame::interpreter_frame_sender_sp_offset",
 	"frame::interpreter_frame_last_sp_offset",
+	"FieldInfo::access_flags_offset",
+	"FieldInfo::name_index_offset",
+	"FieldInfo::signature_index_offset",
+	"FieldInfo::low_packed_offset",
+	"FieldInfo::high_packed_offset",
+	"FieldInfo::field_slots",
+	"FIELDINFO_TAG_SIZE",
+	"FIELDINFO_TAG_OFFSET",
 };
 
 static int const_entry(struct procmem *m, struct tables *t, struct name_cache *c,
@@ -563,6 +576,103 @@ static int read_version(struct procmem *m, const struct tables *t, struct picker
 	return 0;
 }
 
+/* A static of type (one of two names) whose field name contains part: the well-known class
+ * slots are named after an expression ("_klasses[static_cast<int>(vmClassID::Thread_klass_knum)]"
+ * in JDK 17, "_well_known_klasses[SystemDictionary::Thread_klass_knum]" in JDK 11). */
+static uint64_t find_static_part(const struct tables *t, const char *type1, const char *type2,
+				 const char *part)
+{
+	size_t i;
+
+	for (i = 0; i < t->nfields; i++) {
+		const struct vm_field *f = &t->fields[i];
+
+		if (f->is_static && f->address && strstr(f->field, part) &&
+		    (!strcmp(f->type, type1) || !strcmp(f->type, type2)))
+			return f->address;
+	}
+	return 0;
+}
+
+static uint64_t static_of(struct picker *pk, const char *type1, const char *type2,
+			  const char *field)
+{
+	uint64_t a = pick_static(pk, 0, type1, field);
+
+	return a ? a : pick_static(pk, 0, type2, field);
+}
+
+/* What naming Java threads needs (hotspot_thread_offsets). Nothing here is required: a JVM
+ * without it is walked as well, its threads keep their kernel names. */
+static void pick_threads(const struct tables *t, struct picker *pk, struct hotspot_thread_offsets *o)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} consts[] = {
+		{ "FieldInfo::access_flags_offset", offsetof(struct hotspot_thread_offsets, fi_access) },
+		{ "FieldInfo::name_index_offset", offsetof(struct hotspot_thread_offsets, fi_name) },
+		{ "FieldInfo::signature_index_offset", offsetof(struct hotspot_thread_offsets, fi_sig) },
+		{ "FieldInfo::low_packed_offset", offsetof(struct hotspot_thread_offsets, fi_low) },
+		{ "FieldInfo::high_packed_offset", offsetof(struct hotspot_thread_offsets, fi_high) },
+		{ "FieldInfo::field_slots", offsetof(struct hotspot_thread_offsets, fi_slots) },
+		{ "FIELDINFO_TAG_SIZE", offsetof(struct hotspot_thread_offsets, fi_tag_size) },
+		{ "FIELDINFO_TAG_OFFSET", offsetof(struct hotspot_thread_offsets, fi_tag_offset) },
+	};
+	const struct vm_field *tobj = find_field(t, "JavaThread", "_threadObj");
+	size_t i;
+	int32_t c;
+
+	memset(o, 0, sizeof(*o));
+	o->java_thread_list = pick_static(pk, 0, "ThreadsSMRSupport", "_java_thread_list");
+	o->tl_length = pick_offset(pk, 0, NAMES("ThreadsList::_length"));
+	o->tl_threads = pick_offset(pk, 0, NAMES("ThreadsList::_threads"));
+	o->jt_osthread = pick_offset(pk, 0, NAMES("JavaThread::_osthread", "Thread::_osthread"));
+	o->jt_thread_obj = pick_offset(pk, 0, NAMES("JavaThread::_threadObj"));
+	o->jt_obj_handle = tobj && !strcmp(tobj->typestr, "OopHandle");
+	o->oh_obj = o->jt_obj_handle ? pick_offset(pk, 0, NAMES("OopHandle::_obj")) : 0;
+	o->os_thread_id = pick_offset(pk, 0, NAMES("OSThread::_thread_id"));
+	o->thread_klass = find_static_part(t, "vmClasses", "SystemDictionary", "::Thread_klass_knum");
+	o->string_klass = find_static_part(t, "vmClasses", "SystemDictionary", "::String_klass_knum");
+	o->narrow_oop_base = static_of(pk, "CompressedOops", "Universe", "_narrow_oop._base");
+	o->narrow_oop_shift = static_of(pk, "CompressedOops", "Universe", "_narrow_oop._shift");
+	o->narrow_klass_base = static_of(pk, "CompressedKlassPointers", "Universe",
+					 "_narrow_klass._base");
+	o->narrow_klass_shift = static_of(pk, "CompressedKlassPointers", "Universe",
+					  "_narrow_klass._shift");
+	o->flags = pick_static(pk, 0, "JVMFlag", "flags");
+	o->num_flags = pick_static(pk, 0, "JVMFlag", "numFlags");
+	o->flag_size = pick_size(pk, 0, "JVMFlag");
+	o->flag_name = pick_offset(pk, 0, NAMES("JVMFlag::_name"));
+	o->flag_addr = pick_offset(pk, 0, NAMES("JVMFlag::_addr"));
+	o->oop_klass = pick_offset(pk, 0, NAMES("oopDesc::_metadata._klass"));
+	o->klass_super = pick_offset(pk, 0, NAMES("Klass::_super"));
+	o->klass_layout = pick_offset(pk, 0, NAMES("Klass::_layout_helper"));
+	o->ik_fields = pick_offset(pk, 0, NAMES("InstanceKlass::_fields"));
+	o->ik_java_fields = pick_offset(pk, 0, NAMES("InstanceKlass::_java_fields_count"));
+	o->array_u2_data = pick_offset(pk, 0, NAMES("Array<u2>::_data"));
+	for (i = 0; i < sizeof(consts) / sizeof(consts[0]); i++) {
+		if (find_const(t, consts[i].name, &c) || c < 0 || c > 64)
+			return;
+		memcpy((char *)o + consts[i].off, &(uint32_t){ (uint32_t)c }, sizeof(uint32_t));
+	}
+	if (!o->java_thread_list || !o->thread_klass || !o->string_klass || !o->narrow_oop_base ||
+	    !o->narrow_oop_shift || !o->narrow_klass_base || !o->narrow_klass_shift || !o->flags ||
+	    !o->num_flags || o->flag_size < 16 || o->tl_length == HS_NO_FIELD ||
+	    o->tl_threads == HS_NO_FIELD || o->jt_osthread == HS_NO_FIELD ||
+	    o->jt_thread_obj == HS_NO_FIELD || o->oh_obj == HS_NO_FIELD ||
+	    o->os_thread_id == HS_NO_FIELD || o->flag_name == HS_NO_FIELD ||
+	    o->flag_addr == HS_NO_FIELD || o->oop_klass == HS_NO_FIELD ||
+	    o->klass_super == HS_NO_FIELD || o->klass_layout == HS_NO_FIELD ||
+	    o->ik_fields == HS_NO_FIELD || o->ik_java_fields == HS_NO_FIELD ||
+	    o->array_u2_data == HS_NO_FIELD || o->array_u2_data > 16 || o->fi_slots == 0 ||
+	    o->fi_slots > 16 || o->fi_access >= o->fi_slots || o->fi_name >= o->fi_slots ||
+	    o->fi_sig >= o->fi_slots || o->fi_low >= o->fi_slots || o->fi_high >= o->fi_slots ||
+	    o->fi_tag_size > 8 || o->flag_name + 8 > o->flag_size || o->flag_addr + 8 > o->flag_size)
+		return;
+	o->usable = 1;
+}
+
 /* The StubRoutines::_<name> entry-point variables: their addresses now, their values (the
  * entry points) once the stubs are generated (hotspot_vm_code_cache()). */
 static void collect_stubs(const struct tables *t, struct hotspot_vm *vm)
@@ -706,6 +816,7 @@ int hotspot_vm_read(struct procmem *m, const struct hotspot_file *f, uint64_t bi
 	vm->java_command_addr = pick_static(&pk, 0, "Arguments", "_java_command");
 	vm->call_stub_ret_addr = pick_static(&pk, 0, "StubRoutines", "_call_stub_return_address");
 	collect_stubs(&t, vm);
+	pick_threads(&t, &pk, &vm->thr);
 	if (pk.bad[0]) {
 		rc = errmsg_set(err, -EINVAL, "vmStructs: %s", pk.bad);
 		goto cleanup;

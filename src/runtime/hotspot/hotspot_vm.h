@@ -78,6 +78,36 @@ struct hotspot_stub {
  * the version does not have is HS_NO_FIELD. */
 #define HS_NO_FIELD 0xffffffffu
 
+/* What naming Java threads takes (hotspot_threads.c): the thread list, the way from a
+ * JavaThread to its java.lang.Thread, class metadata to find the Java fields, and the flags
+ * that say how object references are stored. Optional: usable is 0 when the JVM's tables lack
+ * any of it (its threads keep their kernel names). */
+struct hotspot_thread_offsets {
+	int usable;
+	uint64_t java_thread_list;  /* &ThreadsSMRSupport::_java_thread_list (ThreadsList *) */
+	uint32_t tl_length;         /* ThreadsList::_length (uint) */
+	uint32_t tl_threads;        /* ThreadsList::_threads (JavaThread **) */
+	uint32_t jt_osthread;       /* JavaThread::_osthread (OSThread *) */
+	uint32_t jt_thread_obj;     /* JavaThread::_threadObj */
+	uint32_t jt_obj_handle;     /* 1: _threadObj is an OopHandle (JDK 16+), 0: an oop */
+	uint32_t oh_obj;            /* OopHandle::_obj (oop *) */
+	uint32_t os_thread_id;      /* OSThread::_thread_id (pid_t) */
+	uint64_t thread_klass;      /* &vmClasses::_klasses[Thread_klass_knum] (InstanceKlass *) */
+	uint64_t string_klass;      /* ... String_klass_knum */
+	uint64_t narrow_oop_base, narrow_oop_shift;     /* statics: address, int */
+	uint64_t narrow_klass_base, narrow_klass_shift;
+	uint64_t flags, num_flags;  /* &JVMFlag::flags (JVMFlag *), &JVMFlag::numFlags (size_t) */
+	uint32_t flag_size, flag_name, flag_addr; /* sizeof(JVMFlag), _name, _addr */
+	uint32_t oop_klass;         /* oopDesc::_metadata._klass */
+	uint32_t klass_super;       /* Klass::_super */
+	uint32_t klass_layout;      /* Klass::_layout_helper (jint) */
+	uint32_t ik_fields;         /* InstanceKlass::_fields (Array<u2> *) */
+	uint32_t ik_java_fields;    /* InstanceKlass::_java_fields_count (u2) */
+	uint32_t array_u2_data;     /* Array<u2>::_data */
+	uint32_t fi_access, fi_name, fi_sig, fi_low, fi_high, fi_slots; /* FieldInfo u2 slots */
+	uint32_t fi_tag_size, fi_tag_offset; /* FIELDINFO_TAG_SIZE, FIELDINFO_TAG_OFFSET */
+};
+
 struct hotspot_vm {
 	unsigned major, minor, security, build;
 	char release[80];         /* "17.0.21.1+2-1-deb12u1-Debian", or "" */
@@ -126,6 +156,7 @@ struct hotspot_vm {
 	size_t nstubs;
 	size_t stubs_resolved;      /* how many have their entry point */
 	size_t entries_read;        /* vmStructs entries seen (statistics) */
+	struct hotspot_thread_offsets thr; /* Java thread names */
 };
 
 /* Read the tables of the libjvm of f loaded with bias. 0, or:
