@@ -1,6 +1,8 @@
 /* fuzz_hotspot.c: the HotSpot readers on hostile JVM memory: the vmStructs/vmTypes reader, the
  * code cache, the frame step (the BPF walker's, compiled for user space), methods, nmethod
- * scopes, line tables and stub names through the symbolization cache.
+ * scopes, line tables and stub names through the symbolization cache; Java thread names (the
+ * flags, classes and field info, the thread list, the thread and String objects, the cache by
+ * thread id).
  *
  * The input mutates a made-up JVM (tests/unit/hotspot_image.h), so that the fuzzer starts from
  * memory the readers accept and gets deep:
@@ -12,6 +14,7 @@
  * bound. */
 #include "lib/log.h"
 #include "runtime/hotspot/hotspot_code.h"
+#include "runtime/hotspot/hotspot_threads.h"
 #include "runtime/hotspot/hotspot_vm.h"
 #include "runtime/hotspot/hotspot_walk.h"
 #include "runtime/procmem.h"
@@ -26,6 +29,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static int image_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	return procmem_read(ctx, addr, buf, len);
+}
+
+/* The thread readers: each listed thread's name, then the cache over the same threads and
+ * ids nobody has, across a rename interval. */
+static void fuzz_threads(struct procmem *m, const struct hotspot_vm *vm)
+{
+	struct hotspot_jthread list[16];
+	struct hotspot_jenv env;
+	struct hotspot_threads *t;
+	char name[HOTSPOT_THREAD_NAME_MAX];
+	size_t n = 0, i;
+
+	if (hotspot_jenv_read(m, vm, &env, NULL) == 0 &&
+	    hotspot_jthreads_list(m, vm, list, 16, &n) == 0)
+		for (i = 0; i < n; i++)
+			hotspot_jthread_name(m, vm, &env, list[i].jt, list[i].tid, name, sizeof(name));
+	t = hotspot_threads_new();
+	for (i = 0; i < 8; i++)
+		hotspot_threads_name(t, m, vm, (int32_t)(HSIMG_TID + i % 4), 1 + i * 400000000ULL);
+	hotspot_threads_free(t);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -48,6 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 2)
 		return 0;
 	hotspot_line_table(data, size, data[0] & 1, lines, 64, &n);
+	hotspot_string_utf8(data, size, data[0] & 1, cmd, sizeof(cmd));
 	while (pos < size && hotspot_unsigned5(data, size, &pos, data[0] & 1, &v) == 0)
 		;
 
@@ -70,6 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	hc = hotspot_cache_new(64);
 	if (hotspot_vm_read(&m, &im.file, 0, &vm, &err) == 0) {
 		hotspot_vm_java_command(&m, &vm, cmd, sizeof(cmd));
+		fuzz_threads(&m, &vm);
 		if (hotspot_vm_code_cache(&m, &vm, &err) == 0) {
 			pc = im.pc;
 			sp = im.sp;

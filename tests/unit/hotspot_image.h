@@ -10,7 +10,12 @@
  *     stub, an nmethod `Demo.caller` into which `Demo.inlined` is inlined, an nmethod
  *     `Demo.leaf`; methods, constant pool, class, symbols, line tables, PcDescs and scopes;
  *   - a thread's stack: leaf (compiled) <- caller (compiled, inlined frame at the call) <-
- *     main (interpreted, bci 5) <- the call stub <- a native return address.
+ *     main (interpreted, bci 5) <- the call stub <- a native return address;
+ *   - the Java threads (JDK 11 and 17; JDK 21's field info streams are not read): the JVM's
+ *     flags, the thread list with three JavaThreads (tids HSIMG_TID + 0..2): one whose
+ *     java.lang.Thread has a LATIN1 name, one of a Thread subclass with a UTF-16 name, one
+ *     without a java.lang.Thread; the Thread, String and byte[] classes with their field info.
+ *     JDK 17 uses compressed oops and class pointers, JDK 11 neither.
  * Everything is plain data in heap buffers; hsimg.img is a struct procmem_image over them. */
 #ifndef SCORCH_TESTS_HOTSPOT_IMAGE_H
 #define SCORCH_TESTS_HOTSPOT_IMAGE_H
@@ -87,7 +92,16 @@ struct hsimg {
 	uint64_t heaps_var, low_var, high_var;
 	uint64_t stride_var;
 	uint64_t struct_entries;  /* address of the first vmStructs entry */
+	/* the Java threads */
+	uint64_t jt[3], os[3];    /* JavaThread*, OSThread* */
+	uint64_t thread_obj[2];   /* the java.lang.Thread objects of jt[0], jt[1] */
+	uint64_t name_bytes[2];   /* their names' byte[] */
+	uint64_t string_klass, byte_klass;
 };
+
+#define HSIMG_TID 1001
+#define HSIMG_NAME0 "worker-with-a-very-long-name-alpha"
+#define HSIMG_NAME1 "renamed-\xc3\xa9\xe4\xb8\xad-\xf0\x9f\x98\x80-beta" /* UTF-16 in the JVM */
 
 /* ---- little helpers */
 
@@ -275,6 +289,202 @@ static inline uint64_t hsimg_method(struct hsimg *im, uint64_t cp, uint16_t name
 	return m;
 }
 
+/* An object header at a (mark, then the class: narrow when compressed). */
+static inline void hsimg_header(struct hsimg *im, uint64_t a, uint64_t klass, int compressed)
+{
+	hsimg_put64(im->meta, HSIMG_META, a, 1);
+	if (compressed)
+		hsimg_put32(im->meta, HSIMG_META, a + 8, (uint32_t)(klass - HSIMG_META));
+	else
+		hsimg_put64(im->meta, HSIMG_META, a + 8, klass);
+}
+
+/* A reference to obj stored at a. */
+static inline void hsimg_ref(struct hsimg *im, uint64_t a, uint64_t obj, int compressed)
+{
+	if (compressed)
+		hsimg_put32(im->meta, HSIMG_META, a, obj ? (uint32_t)((obj - HSIMG_META) >> 3) : 0);
+	else
+		hsimg_put64(im->meta, HSIMG_META, a, obj);
+}
+
+/* Field info of a class: n fields of (access, name index, signature index, offset). */
+static inline uint64_t hsimg_fields(struct hsimg *im, const uint16_t (*f)[4], size_t n)
+{
+	uint64_t a = hsimg_meta_alloc(im, 8 + n * 12);
+	size_t i;
+
+	hsimg_put32(im->meta, HSIMG_META, a, (uint32_t)(n * 6));
+	for (i = 0; i < n; i++) {
+		uint64_t e = a + 4 + i * 12;
+		uint32_t packed = ((uint32_t)f[i][3] << 2) | 1;
+
+		hsimg_put16(im->meta, HSIMG_META, e, f[i][0]);
+		hsimg_put16(im->meta, HSIMG_META, e + 2, f[i][1]);
+		hsimg_put16(im->meta, HSIMG_META, e + 4, f[i][2]);
+		hsimg_put16(im->meta, HSIMG_META, e + 8, (uint16_t)packed);
+		hsimg_put16(im->meta, HSIMG_META, e + 10, (uint16_t)(packed >> 16));
+	}
+	return a;
+}
+
+/* The Java threads' world (see the top of the file). */
+static inline void hsimg_threads(struct hsimg *im, struct hsimg_tables *t)
+{
+	const struct hsimg_layout *L = im->L;
+	int d = im->d, c = d == HSIMG_JDK17; /* compressed oops and class pointers */
+	uint32_t ref = c ? 4 : 8, hdr = c ? 12 : 16, arr_hdr = c ? 16 : 24;
+	uint64_t v_list = hsimg_tab_alloc(im, 8), v_tk = hsimg_tab_alloc(im, 8);
+	uint64_t v_sk = hsimg_tab_alloc(im, 8), v_ob = hsimg_tab_alloc(im, 8);
+	uint64_t v_os = hsimg_tab_alloc(im, 8), v_kb = hsimg_tab_alloc(im, 8);
+	uint64_t v_ks = hsimg_tab_alloc(im, 8), v_flags = hsimg_tab_alloc(im, 8);
+	uint64_t v_nflags = hsimg_tab_alloc(im, 8), flags = hsimg_tab_alloc(im, 3 * 24);
+	uint64_t vals = hsimg_tab_alloc(im, 8), cp, tk, sub, sk, bk, list, arr, str[2];
+	static const char *const flag_names[3] = { "UseSerialGC", "UseCompressedOops",
+						   "UseCompressedClassPointers" };
+	static const char *const cp_syms[] = { NULL, "name", "Ljava/lang/String;", "value", "[B",
+					       "coder", "B", "tid", "J", "COMPACT_STRINGS", "Z" };
+	const char *klasses = d == HSIMG_JDK11 ? "SystemDictionary" : "vmClasses";
+	const char *tk_name = d == HSIMG_JDK11 ?
+		"_well_known_klasses[SystemDictionary::Thread_klass_knum]" :
+		"_klasses[static_cast<int>(vmClassID::Thread_klass_knum)]";
+	const char *sk_name = d == HSIMG_JDK11 ?
+		"_well_known_klasses[SystemDictionary::String_klass_knum]" :
+		"_klasses[static_cast<int>(vmClassID::String_klass_knum)]";
+	const char *narrow = d == HSIMG_JDK11 ? "Universe" : "CompressedOops";
+	const char *narrowk = d == HSIMG_JDK11 ? "Universe" : "CompressedKlassPointers";
+	/* UTF-16 of HSIMG_NAME1: renamed-, e acute, a CJK character, -, a surrogate pair, -beta */
+	static const uint16_t u16[] = { 'r', 'e', 'n', 'a', 'm', 'e', 'd', '-', 0xe9, 0x4e2d, '-',
+					0xd83d, 0xde00, '-', 'b', 'e', 't', 'a' };
+	uint16_t tf[2][4], sf[3][4];
+	size_t i;
+
+	/* the tables */
+	hsimg_field(t, "ThreadsSMRSupport", "_java_thread_list", "ThreadsList*", 1, v_list);
+	hsimg_field(t, "ThreadsList", "_length", "const uint", 0, 4);
+	hsimg_field(t, "ThreadsList", "_threads", "JavaThread *const *const", 0, 16);
+	hsimg_field(t, d == HSIMG_JDK11 ? "Thread" : "JavaThread", "_osthread", "OSThread*", 0, 560);
+	hsimg_field(t, "OopHandle", "_obj", "oop*", 0, 0);
+	hsimg_field(t, "OSThread", "_thread_id", "OSThread::thread_id_t", 0, 208);
+	hsimg_field(t, klasses, tk_name, "InstanceKlass*", 1, v_tk);
+	hsimg_field(t, klasses, sk_name, "InstanceKlass*", 1, v_sk);
+	hsimg_field(t, narrow, "_narrow_oop._base", "address", 1, v_ob);
+	hsimg_field(t, narrow, "_narrow_oop._shift", "int", 1, v_os);
+	hsimg_field(t, narrowk, "_narrow_klass._base", "address", 1, v_kb);
+	hsimg_field(t, narrowk, "_narrow_klass._shift", "int", 1, v_ks);
+	hsimg_field(t, "JVMFlag", "flags", "JVMFlag*", 1, v_flags);
+	hsimg_field(t, "JVMFlag", "numFlags", "size_t", 1, v_nflags);
+	hsimg_field(t, "JVMFlag", "_addr", NULL, 0, 0);
+	hsimg_field(t, "JVMFlag", "_name", "const char*", 0, 8);
+	hsimg_field(t, "oopDesc", "_metadata._klass", "Klass*", 0, 8);
+	hsimg_field(t, "Klass", "_super", "Klass*", 0, 120);
+	hsimg_field(t, "Klass", "_layout_helper", "jint", 0, 8);
+	hsimg_field(t, "InstanceKlass", "_fields", "Array<u2>*", 0, 424);
+	hsimg_field(t, "InstanceKlass", "_java_fields_count", "u2", 0, 310);
+	hsimg_field(t, "Array<u2>", "_data", NULL, 0, 4);
+	hsimg_type(t, "JavaThread", 1384);
+	hsimg_type(t, "Thread", 648);
+	hsimg_type(t, "ThreadsList", 32);
+	hsimg_type(t, "OSThread", 216);
+	hsimg_type(t, "OopHandle", 8);
+	hsimg_type(t, "JVMFlag", 24);
+	hsimg_type(t, "oopDesc", 16);
+	hsimg_type(t, "Array<u2>", 8);
+	hsimg_const(t, "FieldInfo::access_flags_offset", 0);
+	hsimg_const(t, "FieldInfo::name_index_offset", 1);
+	hsimg_const(t, "FieldInfo::signature_index_offset", 2);
+	hsimg_const(t, "FieldInfo::low_packed_offset", 4);
+	hsimg_const(t, "FieldInfo::high_packed_offset", 5);
+	hsimg_const(t, "FieldInfo::field_slots", 6);
+	hsimg_const(t, "FIELDINFO_TAG_SIZE", 2);
+	hsimg_const(t, "FIELDINFO_TAG_OFFSET", 1);
+
+	/* the flags (names in the tables' region, values after them) */
+	T64(v_flags, flags);
+	T64(v_nflags, 3);
+	for (i = 0; i < 3; i++) {
+		T64(flags + 24 * i, vals + i);
+		T64(flags + 24 * i + 8, hsimg_str(im, flag_names[i]));
+		im->tab[vals + i - HSIMG_TAB] = (uint8_t)(i == 0 ? 1 : c);
+	}
+	T64(v_ob, HSIMG_META);
+	hsimg_put32(im->tab, HSIMG_TAB, v_os, 3);
+	T64(v_kb, HSIMG_META);
+	hsimg_put32(im->tab, HSIMG_TAB, v_ks, 0);
+
+	/* the classes: their pool, Thread { long tid; String name }, a subclass, String
+	 * { static boolean COMPACT_STRINGS; byte[] value; byte coder }, byte[] */
+	cp = hsimg_meta_alloc(im, L->cp_sizeof + 8 * 11);
+	M32(cp + L->cp_length, 11);
+	for (i = 1; i < 11; i++)
+		M64(cp + L->cp_sizeof + 8 * i, hsimg_symbol(im, cp_syms[i]));
+	tk = hsimg_meta_alloc(im, L->k_sizeof);
+	sub = hsimg_meta_alloc(im, L->k_sizeof);
+	sk = hsimg_meta_alloc(im, L->k_sizeof);
+	bk = hsimg_meta_alloc(im, L->klass_sizeof);
+	T64(v_tk, tk);
+	T64(v_sk, sk);
+	tf[0][0] = 0x0002; tf[0][1] = 7; tf[0][2] = 8; tf[0][3] = (uint16_t)(hdr + ref);
+	tf[1][0] = 0x0042; tf[1][1] = 1; tf[1][2] = 2; tf[1][3] = (uint16_t)hdr;
+	M64(tk + L->k_constants, cp);
+	M64(tk + 424, hsimg_fields(im, tf, 2));
+	M16(tk + 310, 2);
+	M32(tk + 8, 40);
+	M64(sub + 120, tk);
+	M32(sub + 8, 48);
+	sf[0][0] = 0x0018; sf[0][1] = 9; sf[0][2] = 10; sf[0][3] = 112;
+	sf[1][0] = 0x0012; sf[1][1] = 3; sf[1][2] = 4; sf[1][3] = (uint16_t)hdr;
+	sf[2][0] = 0x0012; sf[2][1] = 5; sf[2][2] = 6; sf[2][3] = (uint16_t)(hdr + ref);
+	M64(sk + L->k_constants, cp);
+	M64(sk + 424, hsimg_fields(im, sf, 3));
+	M16(sk + 310, 3);
+	M32(sk + 8, 32);
+	M32(bk + 8, (3u << 30) | (arr_hdr << 16) | (8u << 8));
+	im->string_klass = sk;
+	im->byte_klass = bk;
+
+	/* the names: String objects and their byte[] */
+	for (i = 0; i < 2; i++) {
+		size_t len = i == 0 ? strlen(HSIMG_NAME0) : sizeof(u16);
+
+		arr = hsimg_meta_alloc(im, arr_hdr + len);
+		hsimg_header(im, arr, bk, c);
+		M32(arr + hdr, (uint32_t)len);
+		memcpy(im->meta + (arr - HSIMG_META) + arr_hdr, i == 0 ? (const void *)HSIMG_NAME0 :
+		       (const void *)u16, len);
+		im->name_bytes[i] = arr;
+		str[i] = hsimg_meta_alloc(im, 32);
+		hsimg_header(im, str[i], sk, c);
+		hsimg_ref(im, str[i] + hdr, arr, c);
+		im->meta[str[i] + hdr + ref - HSIMG_META] = (uint8_t)i; /* the coder */
+	}
+	/* the threads: two with a java.lang.Thread (the second of a subclass), one without */
+	list = hsimg_meta_alloc(im, 32 + 3 * 8);
+	T64(v_list, list);
+	M32(list + 4, 3);
+	M64(list + 16, list + 32);
+	for (i = 0; i < 3; i++) {
+		im->jt[i] = hsimg_meta_alloc(im, 1384);
+		im->os[i] = hsimg_meta_alloc(im, 216);
+		M64(list + 32 + 8 * i, im->jt[i]);
+		M64(im->jt[i] + 560, im->os[i]);
+		M32(im->os[i] + 208, (uint32_t)(HSIMG_TID + i));
+		if (i == 2)
+			continue;
+		im->thread_obj[i] = hsimg_meta_alloc(im, 48);
+		hsimg_header(im, im->thread_obj[i], i == 0 ? tk : sub, c);
+		hsimg_ref(im, im->thread_obj[i] + hdr, str[i], c);
+		if (d == HSIMG_JDK11) {
+			M64(im->jt[i] + 648, im->thread_obj[i]);
+		} else {
+			uint64_t slot = hsimg_meta_alloc(im, 8);
+
+			M64(slot, im->thread_obj[i]);
+			M64(im->jt[i] + 648, slot);
+		}
+	}
+}
+
 static inline void hsimg_free(struct hsimg *im)
 {
 	xfree(im->tab);
@@ -431,8 +641,9 @@ static inline void hsimg_build(struct hsimg *im, enum hsimg_dialect d)
 		hsimg_field(&t, "Abstract_VM_Version", "_vm_minor_version", "int", 1, a + 4);
 		hsimg_field(&t, "Abstract_VM_Version", "_vm_security_version", "int", 1, a + 8);
 	}
+	hsimg_field(&t, "JavaThread", "_threadObj", d == HSIMG_JDK11 ? "oop" : "OopHandle", 0, 648);
 	/* a type we do not look at, and a field of it, must be skipped */
-	hsimg_field(&t, "JavaThread", "_threadObj", "OopHandle", 0, 648);
+	hsimg_field(&t, "G1CollectedHeap", "_hrm", "HeapRegionManager", 0, 88);
 
 	hsimg_type(&t, "CodeBlob", L->cb_sizeof);
 	hsimg_type(&t, "CompiledMethod", L->cm_sizeof);
@@ -457,6 +668,9 @@ static inline void hsimg_build(struct hsimg *im, enum hsimg_dialect d)
 	hsimg_const(&t, d == HSIMG_JDK21 ? "ConstMethodFlags::_misc_has_linenumber_table" :
 					   "ConstMethod::_has_linenumber_table", 1);
 	hsimg_const(&t, "InvocationEntryBci", -1);
+
+	if (d != HSIMG_JDK21)
+		hsimg_threads(im, &t);
 
 	/* the command */
 	T64(v_jc, hsimg_str(im, "com.example.Demo --port 8080"));

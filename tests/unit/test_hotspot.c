@@ -3,7 +3,9 @@
  * frame step over their stacks (compiled, inlined, interpreted, stub; prologue, epilogue,
  * deoptimized), symbolization and its reuse checks, hostile tables, and the installed JDKs: the
  * tables of a live JDK 17 read from the process, recorded as an image and read again from it;
- * a JDK we do not support refused with a reason. */
+ * a JDK we do not support refused with a reason. Java thread names: the String decoder, the
+ * thread list and names on the made-up JVMs (renames, reused thread ids, objects of the wrong
+ * class), and the names of a live JDK 17's threads, recorded and read again from the image. */
 #include "test.h"
 
 #include "agent/elf.h"
@@ -12,6 +14,7 @@
 #include "lib/log.h"
 #include "runtime/hotspot/hotspot.h"
 #include "runtime/hotspot/hotspot_code.h"
+#include "runtime/hotspot/hotspot_threads.h"
 #include "runtime/hotspot/hotspot_vm.h"
 #include "runtime/hotspot/hotspot_walk.h"
 #include "runtime/procmem.h"
@@ -481,6 +484,142 @@ static void test_hostile_tables(void)
 
 /* ---- live JVMs */
 
+/* ---- Java thread names */
+
+static void test_string_utf8(void)
+{
+	static const uint8_t latin1[] = { 'c', 'a', 'f', 0xe9, 0x01 };
+	static const uint8_t u16[] = { 'a', 0, 0x2d, 0x4e, 0x3d, 0xd8, 0x00, 0xde, 0x00, 0xd8, 'z', 0 };
+	char out[32];
+
+	CHECK_EQ_INT(hotspot_string_utf8(latin1, sizeof(latin1), 0, out, sizeof(out)), 6);
+	CHECK_EQ_STR(out, "caf\xc3\xa9?"); /* a control character replaced */
+	/* a BMP character, a surrogate pair, a lone surrogate */
+	CHECK_EQ_INT(hotspot_string_utf8(u16, sizeof(u16), 1, out, sizeof(out)), 12);
+	CHECK_EQ_STR(out, "a\xe4\xb8\xad\xf0\x9f\x98\x80\xef\xbf\xbdz");
+	/* cut at a character boundary, never inside one */
+	CHECK_EQ_INT(hotspot_string_utf8(u16, sizeof(u16), 1, out, 6), 4);
+	CHECK_EQ_STR(out, "a\xe4\xb8\xad");
+	CHECK_EQ_INT(hotspot_string_utf8(u16, 3, 1, out, sizeof(out)), -EINVAL);
+	CHECK_EQ_INT(hotspot_string_utf8(u16, 2, 7, out, sizeof(out)), -EINVAL);
+	CHECK_EQ_INT(hotspot_string_utf8(latin1, 0, 0, out, sizeof(out)), 0);
+	CHECK_EQ_STR(out, "");
+}
+
+static void test_threads_image(void)
+{
+	static const int dialects[] = { HSIMG_JDK11, HSIMG_JDK17 };
+	const uint64_t s = 1000000000ULL;
+	size_t di;
+
+	for (di = 0; di < 2; di++) {
+		struct hsimg im;
+		struct procmem m;
+		struct hotspot_vm vm;
+		struct hotspot_jenv env;
+		struct hotspot_jthread list[8];
+		struct hotspot_threads *t;
+		struct errmsg err = { "" };
+		char name[HOTSPOT_THREAD_NAME_MAX];
+		const char *nm;
+		size_t n = 0;
+		uint64_t t0 = 5 * s;
+		int c;
+
+		hsimg_build(&im, (enum hsimg_dialect)dialects[di]);
+		c = im.d == HSIMG_JDK17;
+		procmem_init_image(&m, &im.img);
+		CHECK_EQ_INT(hotspot_vm_read(&m, &im.file, 0, &vm, &err), 0);
+		CHECK_EQ_INT(vm.thr.usable, 1);
+		CHECK_EQ_INT(vm.thr.jt_obj_handle, im.d == HSIMG_JDK17);
+		CHECK_EQ_INT(hotspot_jenv_read(&m, &vm, &env, &err), 0);
+		CHECK_EQ_INT((int)env.compressed_oops, c);
+		CHECK_EQ_INT((int)env.compressed_klass, c);
+		CHECK_EQ_INT((int)env.thread_name, c ? 12 : 16);
+		CHECK_EQ_INT((int)env.string_value, c ? 12 : 16);
+		CHECK_EQ_INT((int)env.string_coder, c ? 16 : 24);
+		CHECK_EQ_INT(hotspot_jthreads_list(&m, &vm, list, 8, &n), 0);
+		CHECK_EQ_INT((int)n, 3);
+		CHECK(list[0].tid == HSIMG_TID && list[0].jt == im.jt[0]);
+		CHECK(list[2].tid == HSIMG_TID + 2 && list[2].jt == im.jt[2]);
+		CHECK_EQ_INT(hotspot_jthread_name(&m, &vm, &env, im.jt[0], HSIMG_TID, name,
+						  sizeof(name)), 0);
+		CHECK_EQ_STR(name, HSIMG_NAME0);
+		/* a Thread subclass, a UTF-16 name */
+		CHECK_EQ_INT(hotspot_jthread_name(&m, &vm, &env, im.jt[1], HSIMG_TID + 1, name,
+						  sizeof(name)), 0);
+		CHECK_EQ_STR(name, HSIMG_NAME1);
+		CHECK_EQ_INT((int)env.nsubclasses, 1);
+		/* a JavaThread without a java.lang.Thread, one listed for another id */
+		CHECK_EQ_INT(hotspot_jthread_name(&m, &vm, &env, im.jt[2], HSIMG_TID + 2, name,
+						  sizeof(name)), -ENOENT);
+		CHECK_EQ_INT(hotspot_jthread_name(&m, &vm, &env, im.jt[0], HSIMG_TID + 1, name,
+						  sizeof(name)), -ESRCH);
+		/* a short buffer cuts the name */
+		CHECK_EQ_INT(hotspot_jthread_name(&m, &vm, &env, im.jt[0], HSIMG_TID, name, 7), 0);
+		CHECK_EQ_STR(name, "worker");
+
+		/* the cache: names by thread id, renames seen after the TTL, reused ids */
+		t = hotspot_threads_new();
+		nm = hotspot_threads_name(t, &m, &vm, HSIMG_TID, t0);
+		CHECK(nm && !strcmp(nm, HSIMG_NAME0));
+		nm = hotspot_threads_name(t, &m, &vm, HSIMG_TID + 1, t0);
+		CHECK(nm && !strcmp(nm, HSIMG_NAME1));
+		CHECK(hotspot_threads_name(t, &m, &vm, HSIMG_TID + 2, t0) == NULL);
+		CHECK(hotspot_threads_name(t, &m, &vm, 4242, t0) == NULL); /* a GC thread, say */
+		/* Thread.setName: the bytes change in place here (a new String in the JVM) */
+		memcpy(im.meta + (im.name_bytes[0] - HSIMG_META) + (c ? 16 : 24), "WORKER", 6);
+		nm = hotspot_threads_name(t, &m, &vm, HSIMG_TID, t0 + s / 2);
+		CHECK(nm && !strcmp(nm, HSIMG_NAME0)); /* cached for a while */
+		nm = hotspot_threads_name(t, &m, &vm, HSIMG_TID, t0 + s + 1);
+		CHECK(nm && !strncmp(nm, "WORKER-with", 11));
+		/* the thread exits and its id goes to a new Java thread (listed anew) */
+		hsimg_put32(im.meta, HSIMG_META, im.os[0] + 208, 7777);
+		CHECK(hotspot_threads_name(t, &m, &vm, HSIMG_TID, t0 + 2 * s + 2) == NULL);
+		CHECK(hotspot_threads_name(t, &m, &vm, 4242, t0 + 2 * s + 3) == NULL);
+		nm = hotspot_threads_name(t, &m, &vm, 7777, t0 + 3 * s + 4);
+		CHECK(nm && !strncmp(nm, "WORKER-with", 11));
+		CHECK(hotspot_threads_name(t, &m, &vm, HSIMG_TID, t0 + 3 * s + 5) == NULL);
+		/* hostile: a thread object of the wrong class, a name that is no String */
+		if (c)
+			hsimg_put32(im.meta, HSIMG_META, im.thread_obj[1] + 8,
+				    (uint32_t)(im.string_klass - HSIMG_META));
+		else
+			hsimg_put64(im.meta, HSIMG_META, im.thread_obj[1] + 8, im.string_klass);
+		env.nsubclasses = 0;
+		CHECK_EQ_INT(hotspot_jthread_name(&m, &vm, &env, im.jt[1], HSIMG_TID + 1, name,
+						  sizeof(name)), -EINVAL);
+		hsimg_put32(im.meta, HSIMG_META, im.name_bytes[0] + (c ? 12 : 16), 0x7fffffff);
+		CHECK_EQ_INT(hotspot_jthread_name(&m, &vm, &env, im.jt[0], 7777, name,
+						  sizeof(name)), 0); /* a huge length is cut */
+		hsimg_put32(im.meta, HSIMG_META, im.name_bytes[0] + (c ? 12 : 16), 0x80000000u);
+		CHECK_EQ_INT(hotspot_jthread_name(&m, &vm, &env, im.jt[0], 7777, name,
+						  sizeof(name)), -EINVAL);
+		hotspot_threads_free(t);
+		hotspot_vm_release(&vm);
+		hsimg_free(&im);
+	}
+	/* JDK 21 keeps its field info in streams: no names, and no harm */
+	{
+		struct hsimg im;
+		struct procmem m;
+		struct hotspot_vm vm;
+		struct hotspot_jenv env;
+		struct hotspot_threads *t = hotspot_threads_new();
+		struct errmsg err = { "" };
+
+		hsimg_build(&im, HSIMG_JDK21);
+		procmem_init_image(&m, &im.img);
+		CHECK_EQ_INT(hotspot_vm_read(&m, &im.file, 0, &vm, &err), 0);
+		CHECK_EQ_INT(vm.thr.usable, 0);
+		CHECK_EQ_INT(hotspot_jenv_read(&m, &vm, &env, &err), -ENOTSUP);
+		CHECK(hotspot_threads_name(t, &m, &vm, 1, 1) == NULL);
+		hotspot_threads_free(t);
+		hotspot_vm_release(&vm);
+		hsimg_free(&im);
+	}
+}
+
 /* A reader that records what it reads, to replay it as an image. */
 struct recorder {
 	struct procmem live;
@@ -696,6 +835,109 @@ static void test_live_jdk17(void)
 	xfree(rec.r);
 }
 
+/* The names of the threads of tests/helpers/java/ThreadNames.java, read from a live JDK 17,
+ * then from the recorded reads. */
+static void test_live_thread_names(void)
+{
+	const char *java = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java";
+	static const char *const want[] = { "worker-with-a-very-long-name-alpha",
+					    "renamed-from-outside-beta-long",
+					    "unicode-\xe5\x90\x8d\xe5\x89\x8d-\xce\xb4\xce\xbf"
+					    "\xce\xba\xce\xb9\xce\xbc\xce\xae-delta", "main" };
+	struct hotspot_file f;
+	struct hotspot_vm vm;
+	struct hotspot_jenv env;
+	struct recorder rec;
+	struct procmem m, img_mem;
+	struct procmem_image img;
+	struct hotspot_jthread list[256];
+	struct errmsg err = { "" };
+	char names[256][HOTSPOT_THREAD_NAME_MAX];
+	uint64_t bias = 0;
+	size_t n = 0, k, w;
+	int i, rc = -1, found = 0;
+	pid_t pid;
+
+	if (access(java, X_OK))
+		SKIP("JDK 17 is not installed (%s)", java);
+	pid = spawn_java(java, "tests/helpers/java/ThreadNames.java", "20", NULL);
+	CHECK(pid > 0);
+	memset(&rec, 0, sizeof(rec));
+	procmem_init_pid(&rec.live, pid);
+	m.read = rec_read;
+	m.ctx = &rec;
+	m.reads = 0;
+	for (i = 0; i < 300; i++, sleep_ms(50)) {
+		if (find_libjvm(pid, &f, &bias))
+			continue;
+		rc = hotspot_vm_read(&m, &f, bias, &vm, &err);
+		if (rc == 0)
+			break;
+	}
+	if (rc) {
+		fprintf(stderr, "  live JDK 17: %s\n", err.msg);
+		CHECK_EQ_INT(rc, 0);
+		stop_child(pid);
+		return;
+	}
+	CHECK_EQ_INT(vm.thr.usable, 1);
+	/* the source launcher compiles first: wait until every thread runs under its name */
+	for (i = 0; i < 400 && found < 4; i++, sleep_ms(50)) {
+		/* the image keeps the last round's reads only */
+		for (k = 0; k < rec.n; k++)
+			xfree((void *)rec.r[k].data);
+		rec.n = 0;
+		if (hotspot_jenv_read(&m, &vm, &env, &err) || hotspot_jthreads_list(&m, &vm, list, 256, &n))
+			continue;
+		found = 0;
+		for (k = 0; k < n; k++) {
+			if (hotspot_jthread_name(&m, &vm, &env, list[k].jt, list[k].tid, names[k],
+						 sizeof(names[k])))
+				names[k][0] = '\0';
+			for (w = 0; w < 4; w++)
+				found += !strcmp(names[k], want[w]);
+		}
+	}
+	stop_child(pid);
+	CHECK_EQ_INT(found, 4);
+	/* the compiler threads are Java threads too: their names are longer than comm */
+	for (k = 0, found = 0; k < n; k++)
+		found += strstr(names[k], " CompilerThread") != NULL; /* C1 (TieredStopAtLevel=1) */
+	CHECK(found >= 1);
+
+	/* the same from the recorded reads (newest first) */
+	for (k = 0; k < rec.n / 2; k++) {
+		struct procmem_region r = rec.r[k];
+
+		rec.r[k] = rec.r[rec.n - 1 - k];
+		rec.r[rec.n - 1 - k] = r;
+	}
+	img.regions = rec.r;
+	img.nregions = rec.n;
+	procmem_init_image(&img_mem, &img);
+	{
+		struct hotspot_jthread list2[256];
+		struct hotspot_jenv env2;
+		char name[HOTSPOT_THREAD_NAME_MAX];
+		size_t n2 = 0;
+
+		CHECK_EQ_INT(hotspot_jenv_read(&img_mem, &vm, &env2, &err), 0);
+		CHECK_EQ_INT(hotspot_jthreads_list(&img_mem, &vm, list2, 256, &n2), 0);
+		CHECK_EQ_INT((int)n2, (int)n);
+		for (k = 0; k < n && k < n2; k++) {
+			CHECK(list2[k].tid == list[k].tid && list2[k].jt == list[k].jt);
+			if (hotspot_jthread_name(&img_mem, &vm, &env2, list2[k].jt, list2[k].tid, name,
+						 sizeof(name)))
+				name[0] = '\0';
+			CHECK_EQ_STR(name, names[k]);
+		}
+	}
+	hotspot_vm_release(&vm);
+	for (k = 0; k < rec.n; k++)
+		xfree((void *)rec.r[k].data);
+	xfree(rec.r);
+}
+
 /* Every other JDK installed under /usr/lib/jvm: one of 9 - 22 must be read and its compiled
  * Spin.spin named; any other version refused with its number, never misread. */
 static void test_live_other_jdks(void)
@@ -769,7 +1011,10 @@ int main(void)
 	RUN(test_walk_edges);
 	RUN(test_reuse);
 	RUN(test_hostile_tables);
+	RUN(test_string_utf8);
+	RUN(test_threads_image);
 	RUN(test_live_jdk17);
+	RUN(test_live_thread_names);
 	RUN(test_live_other_jdks);
 	return test_summary();
 }

@@ -132,6 +132,16 @@ static struct process_registry *changed_reg;
 static uint64_t jit_start, jit_end;
 
 /* Claims the "JIT code cache" the test mapped, once the registry has seen it. */
+/* Thread names: tid + 1 is a thread of the runtime ("fake-thread-with-a-long-name"), the
+ * others are not. */
+static int fake_thread_name(void *state, void *inst, int tid, char *out, size_t outlen)
+{
+	if (tid != getpid() + 1)
+		return 0;
+	snprintf(out, outlen, "fake-thread-with-a-long-name");
+	return 1;
+}
+
 static void fake_maps_changed(void *state, void *inst, struct process *p)
 {
 	size_t i;
@@ -165,6 +175,7 @@ static const struct runtime_ops fake_ops = {
 	.maps_changed = fake_maps_changed,
 	.symbolize = fake_symbolize,
 	.label = fake_label,
+	.thread_name = fake_thread_name,
 	.detach = fake_detach,
 	.release = fake_release,
 };
@@ -374,9 +385,17 @@ static void test_into_profile(void)
 	r.frames[1] = (FW_TAG_MARKER << FW_TAG_SHIFT) | FW_MARKER_UNWIND_ERROR;
 	r.hdr.size = sizeof(r.hdr) + sizeof(r.body) + 2 * 8;
 	CHECK_EQ_INT(agg_add_record(a, &r.hdr, r.hdr.size), 0);
+	/* the same stack on a thread the runtime names: a sample of its own, named so */
+	r.hdr.tid = (uint32_t)getpid() + 1;
+	CHECK_EQ_INT(agg_add_record(a, &r.hdr, r.hdr.size), 0);
+	CHECK_EQ_INT(agg_add_record(a, &r.hdr, r.hdr.size), 0);
+	CHECK_EQ_INT((int)agg_stacks(a), 2);
 	agg_set_label_source(a, label_of_pid, reg); /* the registry asks the runtime */
 	CHECK_EQ_INT(agg_to_profile(a, sym, p, NULL, NULL), 0);
-	CHECK_EQ_INT(p->nsamples, 1);
+	CHECK_EQ_INT(p->nsamples, 2);
+	CHECK_EQ_STR(profile_sample_label_str(p, &p->samples[0], "comm"), "java");
+	CHECK_EQ_STR(profile_sample_label_str(p, &p->samples[1], "comm"), "fake-thread-with-a-long-name");
+	CHECK_EQ_INT((int)p->samples[1].value, 2);
 	locs = profile_sample_locs(p, &p->samples[0]);
 	CHECK_EQ_INT(p->samples[0].nlocs, 3);
 	profile_frame_name_flags(p, locs[0], PROFILE_NAME_LINES, name, sizeof(name));

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_FLAGS 8192          /* JVMFlag entries (JDK 17 has about 1,300) */
 #define MAX_FIELDS 1024         /* Java fields of one class */
@@ -22,6 +23,14 @@
 
 #define ACC_STATIC 0x0008
 #define T_BYTE 8 /* BasicType of byte[] elements */
+
+static uint64_t clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 static uint16_t ld16(const uint8_t *p)
 {
@@ -507,8 +516,7 @@ struct hotspot_threads {
 	struct jt_entry *e;
 	size_t n, cap;
 	struct u64map by_tid;      /* tid -> index + 1 */
-	uint64_t scan_ns;
-	int scanned;
+	uint64_t next_scan_ns;     /* the thread list is not read again before */
 	struct hotspot_jthread *list;
 	uint64_t lookups, named, reads, scans, read_errors;
 };
@@ -565,13 +573,20 @@ static void scan(struct hotspot_threads *t, struct procmem *m, const struct hots
 	struct jt_entry *old = t->e;
 	struct u64map old_idx = t->by_tid;
 	size_t n = 0, i;
+	uint64_t t0 = clock_ns(), took, wait;
 
-	t->scan_ns = now;
-	t->scanned = 1;
 	t->scans++;
 	if (!t->list)
 		t->list = xmalloc(HOTSPOT_MAX_THREADS * sizeof(*t->list));
-	if (hotspot_jthreads_list(m, vm, t->list, HOTSPOT_MAX_THREADS, &n))
+	n = 0;
+	i = (size_t)hotspot_jthreads_list(m, vm, t->list, HOTSPOT_MAX_THREADS, &n);
+	/* Why the wait scales with the cost: a JVM starting threads in a burst is read again
+	 * soon (its new threads named within tens of milliseconds), one with thousands of
+	 * threads does not spend more than about 2% of a CPU on its list. */
+	took = clock_ns() - t0;
+	wait = took * 50 > HOTSPOT_THREAD_SCAN_MIN_NS ? took * 50 : HOTSPOT_THREAD_SCAN_MIN_NS;
+	t->next_scan_ns = now + (wait < HOTSPOT_THREAD_RESCAN_NS ? wait : HOTSPOT_THREAD_RESCAN_NS);
+	if (i)
 		return; /* keep what we had */
 	t->e = NULL;
 	t->n = t->cap = 0;
@@ -619,13 +634,18 @@ const char *hotspot_threads_name(struct hotspot_threads *t, struct procmem *m,
 		}
 	}
 	e = find(t, tid);
+	/* a thread not seen yet, or not in the list a while ago: look at the list */
 	if ((!e || (e->state == JT_OTHER && now - e->read_ns >= HOTSPOT_THREAD_RESCAN_NS)) &&
-	    (!t->scanned || now - t->scan_ns >= HOTSPOT_THREAD_RESCAN_NS)) {
+	    now >= t->next_scan_ns) {
 		scan(t, m, vm, now);
 		e = find(t, tid);
+		if (!e) {
+			add(t, tid, 0, JT_OTHER, now); /* not a Java thread, for a while */
+			return NULL;
+		}
 	}
 	if (!e) {
-		add(t, tid, 0, JT_OTHER, now);
+		add(t, tid, 0, JT_OTHER, 0); /* looked up at the next read of the list */
 		return NULL;
 	}
 	if (e->state == JT_OTHER)
@@ -641,7 +661,7 @@ const char *hotspot_threads_name(struct hotspot_threads *t, struct procmem *m,
 			/* the id is another thread's now: a look at the list will tell */
 			t->read_errors++;
 			e->state = JT_OTHER;
-			e->read_ns = 0;
+			e->read_ns = 0; /* looked up at the next read of the list */
 			return NULL;
 		} else if (e->state != JT_NAMED) {
 			/* a name read while the GC moves it may fail once: an older one stays */

@@ -38,8 +38,11 @@ struct procmem;
 #define HOTSPOT_MAX_THREADS 4096    /* Java threads of one JVM listed; the others keep comm */
 #define HOTSPOT_THREAD_TTL_NS (1000 * 1000000ULL)    /* a sampled thread's name is read again
 						      * after this (Thread.setName) */
-#define HOTSPOT_THREAD_RESCAN_NS (1000 * 1000000ULL) /* the thread list is read at most this
-						      * often (new threads, reused ids) */
+#define HOTSPOT_THREAD_RESCAN_NS (1000 * 1000000ULL) /* a thread not in the list is looked
+						      * for again after this (reused ids) */
+#define HOTSPOT_THREAD_SCAN_MIN_NS (50 * 1000000ULL) /* the list is read at most this often,
+						      * or less: 50 times as long as a read
+						      * took, up to HOTSPOT_THREAD_RESCAN_NS */
 #define HOTSPOT_MAX_SUBCLASSES 32   /* Thread subclasses remembered as checked */
 
 /* What the JVM says once it runs: how references are stored, the classes and fields. */
