@@ -574,19 +574,19 @@ static void scan(struct hotspot_threads *t, struct procmem *m, const struct hots
 	struct u64map old_idx = t->by_tid;
 	size_t n = 0, i;
 	uint64_t t0 = clock_ns(), took, wait;
+	int rc;
 
 	t->scans++;
 	if (!t->list)
 		t->list = xmalloc(HOTSPOT_MAX_THREADS * sizeof(*t->list));
-	n = 0;
-	i = (size_t)hotspot_jthreads_list(m, vm, t->list, HOTSPOT_MAX_THREADS, &n);
+	rc = hotspot_jthreads_list(m, vm, t->list, HOTSPOT_MAX_THREADS, &n);
 	/* Why the wait scales with the cost: a JVM starting threads in a burst is read again
 	 * soon (its new threads named within tens of milliseconds), one with thousands of
 	 * threads does not spend more than about 2% of a CPU on its list. */
 	took = clock_ns() - t0;
 	wait = took * 50 > HOTSPOT_THREAD_SCAN_MIN_NS ? took * 50 : HOTSPOT_THREAD_SCAN_MIN_NS;
 	t->next_scan_ns = now + (wait < HOTSPOT_THREAD_RESCAN_NS ? wait : HOTSPOT_THREAD_RESCAN_NS);
-	if (i)
+	if (rc)
 		return; /* keep what we had */
 	t->e = NULL;
 	t->n = t->cap = 0;
