@@ -1,8 +1,12 @@
 /* unwinder.c: processes, files and the table space of the native unwinder (see unwinder.h).
  *
- * Table space: two flat arrays shared with BPF (mmap()ed BPF_F_MMAPABLE array maps, or heap
- * arrays without BPF): unw_entries holds one slice per loaded file, unw_maps one slice per
- * process. Slices come from a first-fit range allocator; a process's slice is replaced (new
+ * Table space: two flat arrays shared with BPF (BPF_F_MMAPABLE array maps, or heap arrays
+ * without BPF): unw_entries holds one slice per loaded file, unw_maps one slice per process.
+ * The maps are not kept mapped into this process: mapping a BPF array puts every page of it
+ * into our RSS at once (16 MiB of entries, whether used or not). A slice is mapped while it is
+ * written; the user-space unwinder reads entries through a few small windows (struct
+ * space_window) and mappings from a heap copy of unw_maps, of which only the used part is ever
+ * touched. Slices come from a first-fit range allocator; a process's slice is replaced (new
  * slice written, then the pid entry switched, then the old slice freed) so BPF never sees a
  * half-written list. Files not referenced by any process stay loaded until space runs out and
  * are evicted least recently used first; they stay known (struct ufile) and their tables come
@@ -135,13 +139,34 @@ struct ralloc {
 	uint32_t total, used;
 };
 
+/* A window of the entry map mapped for reading (user-space unwinding of snapshots). */
+#define SPACE_WINDOW_BYTES (64u << 10)
+#define SPACE_WINDOWS 4
+/* Entries handed out by uenv_entry() are copies in a ring of this many, so that a window
+ * replaced by a later read never leaves the step with a dangling pointer (the step holds at
+ * most a few entries at once). */
+#define SPACE_ENTRY_RING 16
+
+struct space_window {
+	uint8_t *p;        /* NULL: unused */
+	size_t len;        /* bytes mapped (the last window of the map may be short) */
+	uint64_t off;      /* byte offset of the window in the map */
+	uint64_t tick;     /* last use */
+};
+
 struct unwinder {
 	struct unwinder_opts opts;
-	struct unwind_entry *entries; /* the entry space (mmap or heap) */
-	struct unwind_mapping *maps;  /* the mapping space */
+	struct unwind_entry *entries; /* the entry space: heap without BPF, else NULL (the map) */
+	struct unwind_mapping *maps;  /* the mapping space (heap; with BPF a copy of the map) */
 	uint32_t nentries, nmaps;
 	size_t entries_bytes, maps_bytes;
-	int mmapped;
+	int mmapped;                  /* the spaces are BPF maps (entries_fd, maps_fd) */
+	int entries_fd, maps_fd;
+	long page;
+	struct space_window win[SPACE_WINDOWS];
+	uint64_t win_tick;
+	struct unwind_entry ering[SPACE_ENTRY_RING];
+	unsigned eringpos;
 	int pids_fd, stats_fd, hot_fd;
 	struct ralloc ea, ma;
 	struct u64map files;     /* keyhash -> struct ufile * */
@@ -342,6 +367,99 @@ static void files_trim(struct unwinder *u)
 	}
 }
 
+/* ---- the table space seen from user space */
+
+/* A writable view of [first, first + count) elements of size elem of a space: the heap array,
+ * or a mapping of the pages of the BPF map that hold them. *cookie and *len are for space_unmap(). */
+static void *space_map(struct unwinder *u, int fd, void *heap, size_t elem, uint32_t first,
+		       uint32_t count, void **cookie, size_t *len)
+{
+	uint64_t lo, hi, off;
+	void *p;
+
+	*cookie = NULL;
+	*len = 0;
+	if (!u->mmapped)
+		return (uint8_t *)heap + (size_t)first * elem;
+	lo = (uint64_t)first * elem;
+	hi = lo + (uint64_t)(count ? count : 1) * elem;
+	off = lo & ~((uint64_t)u->page - 1);
+	hi = (hi + (uint64_t)u->page - 1) & ~((uint64_t)u->page - 1);
+	p = mmap(NULL, (size_t)(hi - off), PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
+	if (p == MAP_FAILED)
+		return NULL;
+	*cookie = p;
+	*len = (size_t)(hi - off);
+	return (uint8_t *)p + (lo - off);
+}
+
+static void space_unmap(void *cookie, size_t len)
+{
+	if (cookie)
+		munmap(cookie, len);
+}
+
+/* Entry idx of the entry space for reading, or NULL. With BPF, read through a window (the
+ * least recently used one is replaced) and returned as a copy from a small ring. */
+static const struct unwind_entry *space_entry(struct unwinder *u, uint32_t idx)
+{
+	uint64_t byte, off, total;
+	struct space_window *w = NULL;
+	size_t i;
+
+	if (idx >= u->nentries)
+		return NULL;
+	if (!u->mmapped)
+		return &u->entries[idx];
+	byte = (uint64_t)idx * sizeof(struct unwind_entry);
+	off = byte & ~((uint64_t)SPACE_WINDOW_BYTES - 1);
+	for (i = 0; i < SPACE_WINDOWS; i++) {
+		if (u->win[i].p && u->win[i].off == off) {
+			w = &u->win[i];
+			break;
+		}
+	}
+	if (!w) {
+		size_t len;
+		void *p;
+
+		w = &u->win[0];
+		for (i = 1; i < SPACE_WINDOWS; i++) {
+			if (!u->win[i].p || (w->p && u->win[i].tick < w->tick))
+				w = &u->win[i];
+			if (!w->p)
+				break;
+		}
+		if (w->p)
+			munmap(w->p, w->len);
+		w->p = NULL;
+		total = u->entries_bytes;
+		len = total - off < SPACE_WINDOW_BYTES ? (size_t)(total - off) : SPACE_WINDOW_BYTES;
+		p = mmap(NULL, len, PROT_READ, MAP_SHARED, u->entries_fd, (off_t)off);
+		if (p == MAP_FAILED)
+			return NULL;
+		w->p = p;
+		w->len = len;
+		w->off = off;
+		u->st.window_maps++;
+	}
+	w->tick = ++u->win_tick;
+	u->eringpos = (u->eringpos + 1) % SPACE_ENTRY_RING;
+	memcpy(&u->ering[u->eringpos], w->p + (byte - off), sizeof(struct unwind_entry));
+	return &u->ering[u->eringpos];
+}
+
+static void space_windows_drop(struct unwinder *u)
+{
+	size_t i;
+
+	for (i = 0; i < SPACE_WINDOWS; i++) {
+		if (u->win[i].p)
+			munmap(u->win[i].p, u->win[i].len);
+		u->win[i].p = NULL;
+	}
+}
+
 static int file_identity(struct elf_file *e, char *key, size_t size)
 {
 	const char *bid = elf_build_id(e);
@@ -372,15 +490,27 @@ static int file_load_entries(struct unwinder *u, struct ufile *f, const struct u
 {
 	uint32_t first, slots = count + UNW_INDEX_SLOTS(count);
 
+	struct unwind_entry *dst;
+	void *cookie;
+	size_t len;
+
 	if (entries_alloc(u, slots, &first))
 		return -ENOSPC;
+	/* entries may be in a window a snapshot read before: it sees the same pages */
+	dst = space_map(u, u->entries_fd, u->entries, sizeof(*dst), first, slots, &cookie, &len);
+	if (!dst) {
+		ralloc_free(&u->ea, first, slots);
+		return -errno;
+	}
 	if (e) {
-		memcpy(&u->entries[first], e, (size_t)count * sizeof(*e));
-	} else if (table_rec_decode(rec, &u->entries[first], count)) {
+		memcpy(dst, e, (size_t)count * sizeof(*e));
+	} else if (table_rec_decode(rec, dst, count)) {
+		space_unmap(cookie, len);
 		ralloc_free(&u->ea, first, slots);
 		return -EINVAL;
 	}
-	unwind_table_index(&u->entries[first], count, &f->index_shift, &f->index_count);
+	unwind_table_index(dst, count, &f->index_shift, &f->index_count);
+	space_unmap(cookie, len);
 	f->first = first;
 	f->loaded = 1;
 	u->st.files_loaded++;
@@ -691,6 +821,21 @@ static int proc_publish(struct unwinder *u, struct uproc *p)
 		}
 		bm->flags |= m->flags;
 		bm->kind = m->kind;
+	}
+	if (u->mmapped) { /* the heap copy is what user space reads; BPF reads the map */
+		void *cookie;
+		size_t len;
+		struct unwind_mapping *dst = space_map(u, u->maps_fd, NULL, sizeof(*dst), first,
+						       count, &cookie, &len);
+
+		if (!dst) {
+			int e = -errno;
+
+			ralloc_free(&u->ma, first, count);
+			return e;
+		}
+		memcpy(dst, &u->maps[first], (size_t)count * sizeof(*dst));
+		space_unmap(cookie, len);
 	}
 	/* Published at its exec, before any sample of it: the samples carry its lineage until
 	 * user space sees one (exec_sampled()). */
@@ -1100,7 +1245,7 @@ static const struct unwind_entry *uenv_entry(struct unw_state *st, uint32_t idx)
 {
 	const struct uenv *env = (const struct uenv *)(uintptr_t)st->env;
 
-	return idx < env->u->nentries ? &env->u->entries[idx] : NULL;
+	return space_entry(env->u, idx);
 }
 
 static int uenv_emit(struct unw_state *st, uint64_t word)
@@ -1350,18 +1495,11 @@ int unwinder_fix_sample(struct unwinder *u, const struct event_hdr *hdr, size_t 
 }
 
 /* ---- setup */
-static void *map_mmap(struct bpf_map *m, size_t *bytes)
+static size_t map_bytes(struct bpf_map *m, long page)
 {
 	size_t sz = (size_t)bpf_map__max_entries(m) * bpf_map__value_size(m);
-	long page = sysconf(_SC_PAGESIZE);
-	void *p;
 
-	sz = (sz + (size_t)page - 1) & ~((size_t)page - 1);
-	p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	*bytes = sz;
-	return p;
+	return (sz + (size_t)page - 1) & ~((size_t)page - 1);
 }
 
 struct unwinder *unwinder_new(struct bpf_object *obj, const struct unwinder_opts *opts,
@@ -1372,6 +1510,10 @@ struct unwinder *unwinder_new(struct bpf_object *obj, const struct unwinder_opts
 	if (opts)
 		u->opts = *opts;
 	u->pids_fd = u->stats_fd = u->hot_fd = -1;
+	u->entries_fd = u->maps_fd = -1;
+	u->page = sysconf(_SC_PAGESIZE);
+	if (u->page <= 0)
+		u->page = 4096;
 	u64map_init(&u->files);
 	u64map_init(&u->devino);
 	u64map_init(&u->inodes);
@@ -1388,15 +1530,26 @@ struct unwinder *unwinder_new(struct bpf_object *obj, const struct unwinder_opts
 			errmsg_set(err, -ENOENT, "the BPF object has no unwind maps");
 			goto fail;
 		}
-		u->entries = map_mmap(me, &u->entries_bytes);
-		u->maps = map_mmap(mm, &u->maps_bytes);
-		if (!u->entries || !u->maps) {
-			errmsg_set(err, -errno, "cannot map the unwind tables: %s", strerror(errno));
-			goto fail;
-		}
 		u->mmapped = 1;
+		u->entries_fd = bpf_map__fd(me);
+		u->maps_fd = bpf_map__fd(mm);
 		u->nentries = bpf_map__max_entries(me);
 		u->nmaps = bpf_map__max_entries(mm);
+		u->entries_bytes = map_bytes(me, u->page);
+		u->maps_bytes = map_bytes(mm, u->page);
+		/* is the entry map mappable at all (a window of its first page)? */
+		{
+			void *p = mmap(NULL, (size_t)u->page, PROT_READ | PROT_WRITE, MAP_SHARED,
+				       u->entries_fd, 0);
+
+			if (p == MAP_FAILED) {
+				errmsg_set(err, -errno, "cannot map the unwind tables: %s",
+					   strerror(errno));
+				goto fail;
+			}
+			munmap(p, (size_t)u->page);
+		}
+		u->maps = xcalloc(u->nmaps, sizeof(*u->maps));
 		u->pids_fd = bpf_map__fd(mp);
 		u->stats_fd = bpf_map__fd(ms);
 		u->hot_fd = mh ? bpf_map__fd(mh) : -1;
@@ -1490,15 +1643,9 @@ void unwinder_free(struct unwinder *u)
 		lru_unlink(u, f);
 		xfree(f);
 	}
-	if (u->mmapped) {
-		if (u->entries)
-			munmap(u->entries, u->entries_bytes);
-		if (u->maps)
-			munmap(u->maps, u->maps_bytes);
-	} else {
-		xfree(u->entries);
-		xfree(u->maps);
-	}
+	space_windows_drop(u);
+	xfree(u->entries);
+	xfree(u->maps);
 	table_cache_free(u->cache);
 	u64map_release(&u->files);
 	u64map_release(&u->devino);

@@ -710,6 +710,14 @@ int cmd_agent(int argc, char **argv)
 	so.no_debuginfod = no_debuginfod;
 	so.no_line_info = no_lines;
 	so.line_budget = line_mb << 20;
+	/* The agent's peak RSS is the sum of what it holds and of the transient buffers of the
+	 * moment (a big binary's unwind table or symbols read): blocks from 256 KiB up come
+	 * straight from mmap and go back to the system when freed, instead of staying in the
+	 * heap's free lists; the heap gives back what it frees from 1 MiB up; at most two arenas
+	 * (the agent has a few helper threads, and each arena keeps memory of its own). */
+	mallopt(M_MMAP_THRESHOLD, 256 << 10);
+	mallopt(M_TRIM_THRESHOLD, 1 << 20);
+	mallopt(M_ARENA_MAX, 2);
 	if (session_start(&so, &a.session))
 		goto out;
 	log_info("agent: profiling %d CPUs at %d Hz (%s%s%s%s%s), sending to %s%s%s every %.0f s",
