@@ -699,12 +699,26 @@ uint64_t elf_load_bias(const struct elf_file *e, uint64_t map_start, uint64_t ma
 	return map_start - map_offset;
 }
 
-/* --- symbols */
+/* --- symbols
+ *
+ * Loading is bounded by what is kept, not by what the file holds: a symbol table is read in
+ * blocks, each candidate becomes a 32-byte record that refers to its name in the file (no
+ * copy), and once the records are sorted and the aliases dropped, the names of the kept
+ * symbols are copied, one string table at a time, into a pool of the exact size. At most one
+ * string table, the records and the result are held at once (a large C++ binary: 180,000
+ * candidates, 13 MB of strings in two tables, 8 MB of kept names). */
+
+#define SYM_READ_BLOCK 1024 /* symbols read from a table at once (24 KiB) */
+#define SYM_MAX_TABLES 16   /* symbol tables read from one file */
 
 struct sym_tmp {
-	struct elf_symbol s;
-	uint64_t sec_end; /* end of the containing section, bounds an inferred size */
-	uint32_t rank;    /* lower is a better name for an address */
+	uint64_t addr;
+	uint64_t size;
+	uint32_t name;    /* st_name: offset in its table's strings; later, in the packed pool */
+	uint32_t rank;    /* lower is a better name for an address; low 20 bits: name length */
+	uint16_t shndx;   /* its section, which bounds an inferred size */
+	uint8_t type, bind;
+	uint8_t table;    /* which symbol table (index in tabs[] of elf_symbols_load) */
 };
 
 static uint32_t sym_rank(const Elf64_Sym *sym, const char *name, size_t len)
@@ -726,73 +740,46 @@ static uint32_t sym_rank(const Elf64_Sym *sym, const char *name, size_t len)
 	return r;
 }
 
+static size_t sym_len(const struct sym_tmp *t)
+{
+	return t->rank & 0xfffff; /* names are at most ELF_MAX_NAME_LEN < 0xfffff */
+}
+
 static int sym_cmp(const void *a, const void *b)
 {
 	const struct sym_tmp *x = a, *y = b;
 
-	if (x->s.addr != y->s.addr)
-		return x->s.addr < y->s.addr ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
 	if (x->rank != y->rank)
 		return x->rank < y->rank ? -1 : 1;
 	return 0;
 }
 
-struct name_pool {
-	char *data;
-	size_t len, cap;
-};
-
-static int pool_add(struct name_pool *p, const char *s, size_t n, uint32_t *off)
+/* The string table of symbol table section idx: 0 and its section index, or -EINVAL. */
+static int symtab_strings(const struct elf_file *e, size_t idx, size_t *stridx)
 {
-	if (p->len + n + 1 > ELF_MAX_NAME_POOL)
-		return -E2BIG;
-	if (p->len + n + 1 > p->cap) {
-		size_t ncap = p->cap ? p->cap * 2 : 4096;
-		char *q;
+	const Elf64_Shdr *s = &e->shdrs[idx];
 
-		while (ncap < p->len + n + 1)
-			ncap *= 2;
-		q = try_realloc(p->data, ncap);
-		if (!q)
-			return -ENOMEM;
-		p->data = q;
-		p->cap = ncap;
-	}
-	memcpy(p->data + p->len, s, n);
-	p->data[p->len + n] = 0;
-	*off = (uint32_t)p->len;
-	p->len += n + 1;
-	return 0;
-}
-
-/* Read a symbol table section and its string table (temporary copies, freed by the caller). */
-static int read_symtab(struct elf_file *e, size_t idx, Elf64_Sym **syms, size_t *nsyms,
-		       char **strs, size_t *strs_len)
-{
-	const Elf64_Shdr *s = &e->shdrs[idx], *str;
-	int rc;
-
-	*syms = NULL;
-	*strs = NULL;
 	if (s->sh_entsize && s->sh_entsize != sizeof(Elf64_Sym))
 		return -EINVAL;
 	if (s->sh_link == 0 || s->sh_link >= e->nshdrs)
 		return -EINVAL;
-	str = &e->shdrs[s->sh_link];
-	if (str->sh_type != SHT_STRTAB)
+	if (e->shdrs[s->sh_link].sh_type != SHT_STRTAB)
 		return -EINVAL;
-	*syms = read_alloc(e, s->sh_offset, s->sh_size, ELF_MAX_SECTION_BYTES, &rc);
-	if (!*syms)
-		return rc;
-	*nsyms = (size_t)(s->sh_size / sizeof(Elf64_Sym));
-	*strs = read_alloc(e, str->sh_offset, str->sh_size, ELF_MAX_SECTION_BYTES, &rc);
-	if (!*strs) {
-		xfree(*syms);
-		*syms = NULL;
-		return rc;
-	}
-	*strs_len = (size_t)str->sh_size;
+	*stridx = s->sh_link;
 	return 0;
+}
+
+/* A string table section in memory (freed by the caller), NUL-terminated past its end. */
+static char *read_strings(struct elf_file *e, size_t stridx, size_t *len, int *rc)
+{
+	const Elf64_Shdr *str = &e->shdrs[stridx];
+	char *p = read_alloc(e, str->sh_offset, str->sh_size, ELF_MAX_SECTION_BYTES, rc);
+
+	if (p)
+		*len = (size_t)str->sh_size;
+	return p;
 }
 
 static int keep_symbol(const struct elf_file *e, const Elf64_Sym *sym)
@@ -808,138 +795,198 @@ static int keep_symbol(const struct elf_file *e, const Elf64_Sym *sym)
 	return 1;
 }
 
-static int collect_symbols(struct elf_file *e, size_t idx, struct sym_tmp **tmp, size_t *n,
-			   size_t *cap, struct name_pool *pool)
+/* Add the candidates of symbol table section idx (table number tab) to *tmp. */
+static int collect_symbols(struct elf_file *e, size_t idx, uint8_t tab, struct sym_tmp **tmp,
+			   size_t *n, size_t *cap)
 {
-	Elf64_Sym *syms;
+	const Elf64_Shdr *s = &e->shdrs[idx];
+	Elf64_Sym *block = NULL;
 	char *strs;
-	size_t nsyms, strs_len, i;
+	size_t stridx, strs_len, nsyms, at, i;
 	int rc;
 
-	rc = read_symtab(e, idx, &syms, &nsyms, &strs, &strs_len);
-	if (rc == -EINVAL)
+	if (symtab_strings(e, idx, &stridx))
 		return 0; /* a malformed table is ignored, not fatal */
-	if (rc < 0)
-		return rc;
-	for (i = 0; i < nsyms; i++) {
-		const Elf64_Sym *sym = &syms[i];
-		const char *name;
-		struct sym_tmp *t;
-		size_t len;
+	if (s->sh_size > ELF_MAX_SECTION_BYTES)
+		return -E2BIG;
+	if (!range_ok(s->sh_offset, s->sh_size, e->size))
+		return -EIO;
+	strs = read_strings(e, stridx, &strs_len, &rc);
+	if (!strs)
+		return rc == -EINVAL ? 0 : rc;
+	block = try_malloc(SYM_READ_BLOCK * sizeof(*block));
+	if (!block) {
+		rc = -ENOMEM;
+		goto cleanup;
+	}
+	nsyms = (size_t)(s->sh_size / sizeof(Elf64_Sym));
+	rc = 0;
+	for (at = 0; at < nsyms && *n < ELF_MAX_SYMBOLS; at += SYM_READ_BLOCK) {
+		size_t nb = nsyms - at < SYM_READ_BLOCK ? nsyms - at : SYM_READ_BLOCK;
 
-		if (!keep_symbol(e, sym) || sym->st_name >= strs_len)
-			continue;
-		name = strs + sym->st_name;
-		/* "memcpy@@GLIBC_2.14" in a .symtab: the version is not part of the name */
-		len = strcspn(name, "@");
-		if (len == 0 || len > ELF_MAX_NAME_LEN)
-			continue;
-		if (*n >= ELF_MAX_SYMBOLS)
-			break;
-		if (*n >= *cap) {
-			size_t ncap = *cap ? *cap * 2 : 256;
-			struct sym_tmp *q = try_realloc(*tmp, ncap * sizeof(**tmp));
-
-			if (!q) {
-				rc = -ENOMEM;
-				goto cleanup;
-			}
-			*tmp = q;
-			*cap = ncap;
-		}
-		t = &(*tmp)[*n];
-		memset(t, 0, sizeof(*t));
-		rc = pool_add(pool, name, len, &t->s.name);
+		rc = elf_read(e, s->sh_offset + at * sizeof(Elf64_Sym), block, nb * sizeof(*block));
 		if (rc < 0)
 			goto cleanup;
-		t->s.addr = sym->st_value;
-		t->s.size = sym->st_size;
-		t->s.type = ELF64_ST_TYPE(sym->st_info);
-		t->s.bind = ELF64_ST_BIND(sym->st_info);
-		t->rank = sym_rank(sym, name, len);
-		t->sec_end = UINT64_MAX;
-		if (sym->st_shndx < e->nshdrs) {
-			const Elf64_Shdr *sh = &e->shdrs[sym->st_shndx];
+		for (i = 0; i < nb; i++) {
+			const Elf64_Sym *sym = &block[i];
+			const char *name;
+			struct sym_tmp *t;
+			size_t len;
 
-			if (sh->sh_addr <= sym->st_value && sh->sh_size <= UINT64_MAX - sh->sh_addr)
-				t->sec_end = sh->sh_addr + sh->sh_size;
+			if (!keep_symbol(e, sym) || sym->st_name >= strs_len)
+				continue;
+			name = strs + sym->st_name;
+			/* "memcpy@@GLIBC_2.14" in a .symtab: the version is not part of the name */
+			len = strcspn(name, "@");
+			if (len == 0 || len > ELF_MAX_NAME_LEN)
+				continue;
+			if (*n >= ELF_MAX_SYMBOLS)
+				break;
+			if (*n >= *cap) {
+				/* large vectors come from mmap: growing them copies nothing and
+				 * their unused tail costs no memory */
+				size_t ncap = *cap ? *cap * 2 : 256;
+				struct sym_tmp *q = try_realloc(*tmp, ncap * sizeof(**tmp));
+
+				if (!q) {
+					rc = -ENOMEM;
+					goto cleanup;
+				}
+				*tmp = q;
+				*cap = ncap;
+			}
+			t = &(*tmp)[(*n)++];
+			t->addr = sym->st_value;
+			t->size = sym->st_size;
+			t->name = sym->st_name;
+			t->rank = sym_rank(sym, name, len);
+			t->shndx = sym->st_shndx;
+			t->type = ELF64_ST_TYPE(sym->st_info);
+			t->bind = ELF64_ST_BIND(sym->st_info);
+			t->table = tab;
 		}
-		(*n)++;
 	}
 	rc = 0;
 cleanup:
-	xfree(syms);
+	xfree(block);
 	xfree(strs);
 	return rc;
 }
 
-/* Sort, drop aliases (keep the best-ranked name per address), infer missing sizes and pack the
- * names of the kept symbols into a fresh pool. */
-static int finish_symbols(struct elf_file *e, struct sym_tmp *tmp, size_t n, struct name_pool *pool)
+/* Sort, drop aliases (keep the best-ranked name per address), infer missing sizes, and copy
+ * the kept names into one pool of the exact size, reading each table's strings once. */
+static int finish_symbols(struct elf_file *e, struct sym_tmp *tmp, size_t n,
+			  const size_t *tabs, size_t ntabs)
 {
-	struct name_pool packed = { 0 };
-	size_t i, out = 0;
+	size_t i, out = 0, total = 0, t;
+	char *pool = NULL;
 	int rc = 0;
 
 	if (n)
 		qsort(tmp, n, sizeof(*tmp), sym_cmp);
 	for (i = 0; i < n; i++) {
-		if (out && tmp[out - 1].s.addr == tmp[i].s.addr) {
-			if (!tmp[out - 1].s.size)
-				tmp[out - 1].s.size = tmp[i].s.size;
+		if (out && tmp[out - 1].addr == tmp[i].addr) {
+			if (!tmp[out - 1].size)
+				tmp[out - 1].size = tmp[i].size;
 			continue;
 		}
 		tmp[out++] = tmp[i];
 	}
+	for (i = 0; i < out; i++)
+		total += sym_len(&tmp[i]) + 1;
+	if (total > ELF_MAX_NAME_POOL)
+		return -E2BIG;
+	pool = try_malloc(total ? total : 1);
 	e->syms = try_malloc((out ? out : 1) * sizeof(*e->syms));
-	if (!e->syms)
-		return -ENOMEM;
-	for (i = 0; i < out; i++) {
+	if (!pool || !e->syms) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (t = 0; t < ntabs; t++) {
+		size_t stridx, strs_len, at = 0;
+		char *strs;
+
+		if (symtab_strings(e, tabs[t], &stridx)) {
+			rc = -EIO; /* it was valid when collected */
+			goto fail;
+		}
+		strs = read_strings(e, stridx, &strs_len, &rc);
+		if (!strs)
+			goto fail;
+		for (i = 0; i < out; i++) {
+			size_t len = sym_len(&tmp[i]);
+
+			if (tmp[i].table == t) {
+				/* the file may have changed under us: never read past strs */
+				if (tmp[i].name >= strs_len || strs_len - tmp[i].name < len) {
+					xfree(strs);
+					rc = -EIO;
+					goto fail;
+				}
+				memcpy(pool + at, strs + tmp[i].name, len);
+				pool[at + len] = 0;
+			}
+			at += len + 1;
+		}
+		xfree(strs);
+	}
+	for (i = 0, total = 0; i < out; i++) {
 		struct elf_symbol *s = &e->syms[i];
-		const char *name = pool->data + tmp[i].s.name;
 
-		*s = tmp[i].s;
+		memset(s, 0, sizeof(*s));
+		s->addr = tmp[i].addr;
+		s->size = tmp[i].size;
+		s->name = (uint32_t)total;
+		s->type = tmp[i].type;
+		s->bind = tmp[i].bind;
+		total += sym_len(&tmp[i]) + 1;
 		if (!s->size) {
-			uint64_t end = i + 1 < out ? tmp[i + 1].s.addr : UINT64_MAX;
+			uint64_t end = i + 1 < out ? tmp[i + 1].addr : UINT64_MAX;
 
-			if (tmp[i].sec_end < end)
-				end = tmp[i].sec_end;
+			if (tmp[i].shndx < e->nshdrs) {
+				const Elf64_Shdr *sh = &e->shdrs[tmp[i].shndx];
+
+				if (sh->sh_addr <= s->addr && sh->sh_size <= UINT64_MAX - sh->sh_addr &&
+				    sh->sh_addr + sh->sh_size < end)
+					end = sh->sh_addr + sh->sh_size;
+			}
 			if (end == UINT64_MAX || end <= s->addr)
 				end = s->addr + 1;
 			s->size = end - s->addr;
 			s->inferred = 1;
 		}
-		rc = pool_add(&packed, name, strlen(name), &s->name);
-		if (rc < 0) {
-			xfree(packed.data);
-			xfree(e->syms);
-			e->syms = NULL;
-			return rc;
-		}
 	}
 	e->nsyms = out;
-	e->names = packed.data;
-	e->names_len = packed.len;
+	e->names = pool;
+	e->names_len = total;
 	return 0;
+fail:
+	xfree(pool);
+	xfree(e->syms);
+	e->syms = NULL;
+	return rc;
 }
 
 int elf_symbols_load(struct elf_file *e, struct errmsg *err)
 {
 	struct sym_tmp *tmp = NULL;
-	struct name_pool pool = { 0 };
-	size_t n = 0, cap = 0, i;
+	size_t n = 0, cap = 0, i, tabs[SYM_MAX_TABLES], ntabs = 0;
 	int rc = 0;
 
 	if (e->syms_loaded)
 		return e->syms_loaded < 0 ? e->syms_loaded : 0;
-	for (i = 1; i < e->nshdrs && rc == 0; i++) {
-		if (e->shdrs[i].sh_type == SHT_SYMTAB || e->shdrs[i].sh_type == SHT_DYNSYM)
-			rc = collect_symbols(e, i, &tmp, &n, &cap, &pool);
+	for (i = 1; i < e->nshdrs && rc == 0 && ntabs < SYM_MAX_TABLES; i++) {
+		if (e->shdrs[i].sh_type == SHT_SYMTAB || e->shdrs[i].sh_type == SHT_DYNSYM) {
+			size_t before = n;
+
+			rc = collect_symbols(e, i, (uint8_t)ntabs, &tmp, &n, &cap);
+			if (n > before)
+				tabs[ntabs++] = i;
+		}
 	}
 	if (rc == 0)
-		rc = finish_symbols(e, tmp, n, &pool);
+		rc = finish_symbols(e, tmp, n, tabs, ntabs);
 	xfree(tmp);
-	xfree(pool.data);
 	e->syms_loaded = rc < 0 ? rc : 1;
 	if (rc < 0)
 		return errmsg_set(err, rc, "cannot read symbols of '%s': %s", e->name, strerror(-rc));
@@ -1013,38 +1060,52 @@ const struct elf_symbol *elf_symbol_lookup(struct elf_file *e, uint64_t addr)
 
 int elf_find_symbol(struct elf_file *e, const char *name, uint64_t *value, uint64_t *size)
 {
-	int pass;
+	Elf64_Sym *block = try_malloc(SYM_READ_BLOCK * sizeof(*block));
+	int pass, found = 0;
 
-	for (pass = 0; pass < 2; pass++) {
+	if (!block)
+		return -ENOMEM;
+	for (pass = 0; pass < 2 && !found; pass++) {
 		size_t i;
 
-		for (i = 1; i < e->nshdrs; i++) {
-			Elf64_Sym *syms;
+		for (i = 1; i < e->nshdrs && !found; i++) {
+			const Elf64_Shdr *s = &e->shdrs[i];
+			size_t stridx, strs_len, nsyms, at, j;
 			char *strs;
-			size_t nsyms, strs_len, j;
-			int found = 0;
+			int rc;
 
-			if (e->shdrs[i].sh_type != (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM))
+			if (s->sh_type != (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM))
 				continue;
-			if (read_symtab(e, i, &syms, &nsyms, &strs, &strs_len) < 0)
+			if (symtab_strings(e, i, &stridx) || s->sh_size > ELF_MAX_SECTION_BYTES ||
+			    !range_ok(s->sh_offset, s->sh_size, e->size))
 				continue;
-			for (j = 0; j < nsyms; j++) {
-				if (syms[j].st_shndx == SHN_UNDEF || syms[j].st_name >= strs_len ||
-				    strcmp(strs + syms[j].st_name, name))
-					continue;
-				*value = syms[j].st_value;
-				if (size)
-					*size = syms[j].st_size;
-				found = 1;
-				break;
+			strs = read_strings(e, stridx, &strs_len, &rc);
+			if (!strs)
+				continue;
+			nsyms = (size_t)(s->sh_size / sizeof(Elf64_Sym));
+			for (at = 0; at < nsyms && !found; at += SYM_READ_BLOCK) {
+				size_t nb = nsyms - at < SYM_READ_BLOCK ? nsyms - at : SYM_READ_BLOCK;
+
+				if (elf_read(e, s->sh_offset + at * sizeof(Elf64_Sym), block,
+					     nb * sizeof(*block)) < 0)
+					break;
+				for (j = 0; j < nb; j++) {
+					if (block[j].st_shndx == SHN_UNDEF ||
+					    block[j].st_name >= strs_len ||
+					    strcmp(strs + block[j].st_name, name))
+						continue;
+					*value = block[j].st_value;
+					if (size)
+						*size = block[j].st_size;
+					found = 1;
+					break;
+				}
 			}
-			xfree(syms);
 			xfree(strs);
-			if (found)
-				return 0;
 		}
 	}
-	return -ENOENT;
+	xfree(block);
+	return found ? 0 : -ENOENT;
 }
 
 /* --- identity and debug files */
