@@ -228,6 +228,81 @@ static void test_versioned_names(void)
 	elf_close(e);
 }
 
+/* A library with more symbols than one read block holds, in .symtab and .dynsym: every name
+ * is found at nm's address, the names are held in a pool of exactly their size, and loading
+ * holds little more than the result (records and one string table, not copies of every
+ * name). */
+static void test_many_symbols(void)
+{
+	enum { NFN = 3000 };
+	struct elf_file *e = NULL;
+	const struct elf_symbol *s;
+	uint64_t before, extra, names = 0, strtab = 0;
+	char cmd[1024], line[512];
+	size_t n, i, found = 0;
+	FILE *f;
+
+	if (!have_tools)
+		SKIP("gcc not usable");
+	f = fopen(tpath("many.c"), "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	for (i = 0; i < NFN; i++)
+		fprintf(f, "__attribute__((noinline)) int many_%zu_%.*s(int x) { return x * %zu; }\n",
+			i, (int)(i % 37), "abcdefghijklmnopqrstuvwxyzabcdefghijklmnop", i + 3);
+	fclose(f);
+	CHECK_EQ_INT(sh("cd %s && gcc -O1 -shared -fPIC -o many.so many.c", tmpdir), 0);
+	CHECK_EQ_INT(elf_open(tpath("many.so"), &e, NULL), 0);
+	if (!e)
+		return;
+	before = alloc_live_bytes();
+	alloc_peak_reset();
+	CHECK_EQ_INT(elf_symbols_load(e, NULL), 0);
+	extra = alloc_peak_bytes() - before;
+	s = elf_symbols(e, &n);
+	CHECK(n >= NFN);
+	for (i = 0; i < n; i++)
+		names += strlen(elf_symbol_name(e, &s[i])) + 1;
+	CHECK_EQ_INT(elf_symbols_bytes(e), n * sizeof(*s) + names);
+	/* the result, the candidates of both tables (2 x NFN records of 32 bytes, in a vector
+	 * that doubles), the largest string table and a read block of 24 KiB */
+	snprintf(cmd, sizeof(cmd), "readelf -SW %s", tpath("many.so"));
+	f = popen(cmd, "r");
+	CHECK(f != NULL);
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long addr, off, size;
+		char sec[64];
+
+		if (strstr(line, " STRTAB ") &&
+		    sscanf(strchr(line, ']') + 1, "%63s STRTAB %llx %llx %llx", sec, &addr, &off,
+			   &size) == 4 && size > strtab)
+			strtab = size;
+	}
+	if (f)
+		pclose(f);
+	CHECK(strtab > 0);
+	CHECK(extra <= elf_symbols_bytes(e) + 2 * (2 * NFN * 32) + strtab + (24 << 10));
+	snprintf(cmd, sizeof(cmd), "nm --defined-only %s", tpath("many.so"));
+	f = popen(cmd, "r");
+	CHECK(f != NULL);
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long a;
+		char type, name[400];
+		const struct elf_symbol *h;
+
+		if (sscanf(line, "%llx %c %399s", &a, &type, name) != 3 || strncmp(name, "many_", 5))
+			continue;
+		h = elf_symbol_lookup(e, a);
+		CHECK(h && h->addr == a && !strcmp(elf_symbol_name(e, h), name));
+		found++;
+	}
+	if (f)
+		pclose(f);
+	CHECK_EQ_INT(found, NFN);
+	elf_close(e);
+}
+
 static void test_debuglink(void)
 {
 	struct elf_file *e = NULL, *d = NULL;
@@ -393,6 +468,7 @@ int main(void)
 	RUN(test_segments_and_bias);
 	RUN(test_shared_library);
 	RUN(test_versioned_names);
+	RUN(test_many_symbols);
 	RUN(test_debuglink);
 	RUN(test_compressed_section);
 	RUN(test_self);
