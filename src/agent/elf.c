@@ -27,6 +27,7 @@
 #define ELF_MAX_SHSTRTAB (16u << 20)
 #define ELF_MAX_NAME_LEN (64u << 10)
 #define ELF_MAX_NAME_POOL (1u << 30)
+#define SYM_MAX_TABLES 16 /* symbol tables read from one file */
 /* A decompressed section may not exceed this ratio to its compressed bytes (zlib's best ratio
  * is about 1032:1); stops decompression bombs early. */
 #define ELF_MAX_COMPRESS_RATIO 1100u
@@ -58,8 +59,12 @@ struct elf_file {
 	int syms_loaded; /* 0 not yet, 1 done, <0 the error */
 	struct elf_symbol *syms;
 	size_t nsyms;
-	char *names;
+	char *names;     /* the kept names in memory, or NULL while they are read from the file */
 	size_t names_len;
+	uint32_t name_tabs[SYM_MAX_TABLES]; /* string table section of each symbol table */
+	size_t nname_tabs;
+	char *namebuf;   /* elf_symbol_name() of a name read from the file */
+	size_t namebuf_cap;
 };
 
 static int range_ok(uint64_t off, uint64_t len, uint64_t size)
@@ -411,6 +416,7 @@ void elf_close(struct elf_file *e)
 	xfree(e->debuglink);
 	xfree(e->syms);
 	xfree(e->names);
+	xfree(e->namebuf);
 	xfree(e->mem);
 	xfree(e->name);
 	xfree(e);
@@ -418,6 +424,9 @@ void elf_close(struct elf_file *e)
 
 void elf_detach_file(struct elf_file *e)
 {
+	/* names read on demand must not be lost with the descriptor */
+	if ((e->fd >= 0 || e->mem) && e->syms)
+		elf_symbols_hold_names(e);
 	if (e->fd >= 0)
 		close(e->fd);
 	e->fd = -1;
@@ -703,19 +712,20 @@ uint64_t elf_load_bias(const struct elf_file *e, uint64_t map_start, uint64_t ma
  *
  * Loading is bounded by what is kept, not by what the file holds: a symbol table is read in
  * blocks, each candidate becomes a 32-byte record that refers to its name in the file (no
- * copy), and once the records are sorted and the aliases dropped, the names of the kept
- * symbols are copied, one string table at a time, into a pool of the exact size. At most one
- * string table, the records and the result are held at once (a large C++ binary: 180,000
- * candidates, 13 MB of strings in two tables, 8 MB of kept names). */
+ * copy), and the records are sorted and the aliases dropped. The names stay in the file:
+ * elf_symbol_name() reads the one asked for (a symbolizer asks once per function it meets, a
+ * large C++ binary holds 8 MB of names of which a profile needs a few hundred). Before the
+ * descriptor goes (elf_detach_file()), the kept names are copied, one string table at a time,
+ * into a pool of the exact size. Loading holds one string table, the records and the result
+ * at once. */
 
 #define SYM_READ_BLOCK 1024 /* symbols read from a table at once (24 KiB) */
-#define SYM_MAX_TABLES 16   /* symbol tables read from one file */
 
 struct sym_tmp {
 	uint64_t addr;
 	uint64_t size;
 	uint32_t name;    /* st_name: offset in its table's strings; later, in the packed pool */
-	uint32_t rank;    /* lower is a better name for an address; low 20 bits: name length */
+	uint32_t rank;    /* lower is a better name for an address */
 	uint16_t shndx;   /* its section, which bounds an inferred size */
 	uint8_t type, bind;
 	uint8_t table;    /* which symbol table (index in tabs[] of elf_symbols_load) */
@@ -738,11 +748,6 @@ static uint32_t sym_rank(const Elf64_Sym *sym, const char *name, size_t len)
 	r += us << 20;
 	r += len < 0xfffff ? (uint32_t)len : 0xfffff;
 	return r;
-}
-
-static size_t sym_len(const struct sym_tmp *t)
-{
-	return t->rank & 0xfffff; /* names are at most ELF_MAX_NAME_LEN < 0xfffff */
 }
 
 static int sym_cmp(const void *a, const void *b)
@@ -873,14 +878,12 @@ cleanup:
 	return rc;
 }
 
-/* Sort, drop aliases (keep the best-ranked name per address), infer missing sizes, and copy
- * the kept names into one pool of the exact size, reading each table's strings once. */
+/* Sort, drop aliases (keep the best-ranked name per address) and infer missing sizes; the
+ * names stay in the file (tabs[t]: the symbol table section of table number t). */
 static int finish_symbols(struct elf_file *e, struct sym_tmp *tmp, size_t n,
 			  const size_t *tabs, size_t ntabs)
 {
-	size_t i, out = 0, total = 0, t;
-	char *pool = NULL;
-	int rc = 0;
+	size_t i, out = 0;
 
 	if (n)
 		qsort(tmp, n, sizeof(*tmp), sym_cmp);
@@ -892,54 +895,27 @@ static int finish_symbols(struct elf_file *e, struct sym_tmp *tmp, size_t n,
 		}
 		tmp[out++] = tmp[i];
 	}
-	for (i = 0; i < out; i++)
-		total += sym_len(&tmp[i]) + 1;
-	if (total > ELF_MAX_NAME_POOL)
-		return -E2BIG;
-	pool = try_malloc(total ? total : 1);
+	for (i = 0; i < ntabs; i++) {
+		size_t stridx;
+
+		if (symtab_strings(e, tabs[i], &stridx))
+			return -EIO; /* it was valid when collected */
+		e->name_tabs[i] = (uint32_t)stridx;
+	}
+	e->nname_tabs = ntabs;
 	e->syms = try_malloc((out ? out : 1) * sizeof(*e->syms));
-	if (!pool || !e->syms) {
-		rc = -ENOMEM;
-		goto fail;
-	}
-	for (t = 0; t < ntabs; t++) {
-		size_t stridx, strs_len, at = 0;
-		char *strs;
-
-		if (symtab_strings(e, tabs[t], &stridx)) {
-			rc = -EIO; /* it was valid when collected */
-			goto fail;
-		}
-		strs = read_strings(e, stridx, &strs_len, &rc);
-		if (!strs)
-			goto fail;
-		for (i = 0; i < out; i++) {
-			size_t len = sym_len(&tmp[i]);
-
-			if (tmp[i].table == t) {
-				/* the file may have changed under us: never read past strs */
-				if (tmp[i].name >= strs_len || strs_len - tmp[i].name < len) {
-					xfree(strs);
-					rc = -EIO;
-					goto fail;
-				}
-				memcpy(pool + at, strs + tmp[i].name, len);
-				pool[at + len] = 0;
-			}
-			at += len + 1;
-		}
-		xfree(strs);
-	}
-	for (i = 0, total = 0; i < out; i++) {
+	if (!e->syms)
+		return -ENOMEM;
+	for (i = 0; i < out; i++) {
 		struct elf_symbol *s = &e->syms[i];
 
 		memset(s, 0, sizeof(*s));
 		s->addr = tmp[i].addr;
 		s->size = tmp[i].size;
-		s->name = (uint32_t)total;
+		s->name = tmp[i].name;
+		s->table = tmp[i].table;
 		s->type = tmp[i].type;
 		s->bind = tmp[i].bind;
-		total += sym_len(&tmp[i]) + 1;
 		if (!s->size) {
 			uint64_t end = i + 1 < out ? tmp[i + 1].addr : UINT64_MAX;
 
@@ -957,13 +933,99 @@ static int finish_symbols(struct elf_file *e, struct sym_tmp *tmp, size_t n,
 		}
 	}
 	e->nsyms = out;
+	e->names = NULL;
+	e->names_len = 0;
+	return 0;
+}
+
+/* The length of the name at off in a string table of len bytes (up to '@' or its end), or
+ * -1 when it does not end inside the table. */
+static ssize_t name_len(const char *strs, size_t len, uint32_t off)
+{
+	const char *end;
+
+	if (off >= len)
+		return -1;
+	end = memchr(strs + off, 0, len - off);
+	if (!end)
+		return -1;
+	return (ssize_t)strcspn(strs + off, "@");
+}
+
+int elf_symbols_hold_names(struct elf_file *e)
+{
+	size_t i, t, total = 0, at;
+	char *pool = NULL;
+	int rc = 0;
+
+	if (!e->syms || e->names)
+		return 0;
+	/* two passes over the string tables: the sizes, then the copy into a pool of that size */
+	for (t = 0; t < e->nname_tabs; t++) {
+		size_t strs_len;
+		char *strs = read_strings(e, e->name_tabs[t], &strs_len, &rc);
+
+		if (!strs)
+			goto fail;
+		for (i = 0; i < e->nsyms; i++) {
+			ssize_t len;
+
+			if (e->syms[i].table != t)
+				continue;
+			len = name_len(strs, strs_len, e->syms[i].name);
+			total += (len > 0 ? (size_t)len : 0) + 1;
+		}
+		xfree(strs);
+	}
+	if (total > ELF_MAX_NAME_POOL) {
+		rc = -E2BIG;
+		goto fail;
+	}
+	pool = try_malloc(total ? total : 1);
+	if (!pool) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	at = 0;
+	for (t = 0; t < e->nname_tabs; t++) {
+		size_t strs_len;
+		char *strs = read_strings(e, e->name_tabs[t], &strs_len, &rc);
+
+		if (!strs)
+			goto fail;
+		for (i = 0; i < e->nsyms; i++) {
+			ssize_t len;
+
+			if (e->syms[i].table != t)
+				continue;
+			len = name_len(strs, strs_len, e->syms[i].name);
+			if (len < 0)
+				len = 0;
+			if (at + (size_t)len + 1 > total) { /* the file changed between the passes */
+				xfree(strs);
+				rc = -EIO;
+				goto fail;
+			}
+			memcpy(pool + at, strs + e->syms[i].name, (size_t)len);
+			pool[at + (size_t)len] = 0;
+			e->syms[i].name = (uint32_t)at;
+			at += (size_t)len + 1;
+		}
+		xfree(strs);
+	}
 	e->names = pool;
-	e->names_len = total;
+	e->names_len = at;
+	xfree(e->namebuf);
+	e->namebuf = NULL;
+	e->namebuf_cap = 0;
 	return 0;
 fail:
+	/* names half moved cannot be told apart: every name reads as "" from now on */
 	xfree(pool);
-	xfree(e->syms);
-	e->syms = NULL;
+	e->names = xstrdup("");
+	e->names_len = 1;
+	for (i = 0; i < e->nsyms; i++)
+		e->syms[i].name = 0;
 	return rc;
 }
 
@@ -995,17 +1057,21 @@ int elf_symbols_load(struct elf_file *e, struct errmsg *err)
 
 size_t elf_symbols_bytes(const struct elf_file *e)
 {
-	return e->syms ? e->nsyms * sizeof(*e->syms) + e->names_len : 0;
+	return e->syms ? e->nsyms * sizeof(*e->syms) + e->names_len + e->namebuf_cap : 0;
 }
 
 void elf_symbols_release(struct elf_file *e)
 {
 	xfree(e->syms);
 	xfree(e->names);
+	xfree(e->namebuf);
 	e->syms = NULL;
 	e->names = NULL;
+	e->namebuf = NULL;
 	e->nsyms = 0;
 	e->names_len = 0;
+	e->namebuf_cap = 0;
+	e->nname_tabs = 0;
 	e->syms_loaded = 0;
 }
 
@@ -1026,9 +1092,53 @@ const struct elf_symbol *elf_symbols(const struct elf_file *e, size_t *count)
 	return e->syms;
 }
 
-const char *elf_symbol_name(const struct elf_file *e, const struct elf_symbol *s)
+/* Read the name at off of string table section stridx into e->namebuf, in growing reads
+ * until its NUL (at most ELF_MAX_NAME_LEN bytes). */
+static const char *read_name(struct elf_file *e, size_t stridx, uint32_t off)
 {
-	return s->name < e->names_len ? e->names + s->name : "";
+	const Elf64_Shdr *str = &e->shdrs[stridx];
+	size_t have = 0, want = 128;
+
+	if (off >= str->sh_size)
+		return "";
+	for (;;) {
+		size_t avail = (size_t)(str->sh_size - off), n;
+		char *nul;
+
+		if (want > ELF_MAX_NAME_LEN + 1)
+			want = ELF_MAX_NAME_LEN + 1;
+		if (want > avail)
+			want = avail;
+		if (want + 1 > e->namebuf_cap) {
+			char *q = try_realloc(e->namebuf, want + 1);
+
+			if (!q)
+				return "";
+			e->namebuf = q;
+			e->namebuf_cap = want + 1;
+		}
+		n = want - have;
+		if (!n || elf_read(e, str->sh_offset + off + have, e->namebuf + have, n) < 0)
+			return "";
+		nul = memchr(e->namebuf + have, 0, n);
+		have = want;
+		if (nul)
+			break;
+		if (have == avail || have > ELF_MAX_NAME_LEN)
+			return ""; /* runs past its table, or longer than any name kept */
+		want *= 4;
+	}
+	e->namebuf[strcspn(e->namebuf, "@")] = 0;
+	return e->namebuf;
+}
+
+const char *elf_symbol_name(struct elf_file *e, const struct elf_symbol *s)
+{
+	if (e->names)
+		return s->name < e->names_len ? e->names + s->name : "";
+	if (s->table >= e->nname_tabs)
+		return "";
+	return read_name(e, e->name_tabs[s->table], s->name);
 }
 
 const struct elf_symbol *elf_symbol_lookup(struct elf_file *e, uint64_t addr)

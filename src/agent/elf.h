@@ -154,14 +154,16 @@ uint64_t elf_load_bias(const struct elf_file *e, uint64_t map_start, uint64_t ma
 struct elf_symbol {
 	uint64_t addr;     /* link-time value */
 	uint64_t size;     /* st_size, or inferred for zero-sized symbols */
-	uint32_t name;     /* offset into the name pool; use elf_symbol_name() */
+	uint32_t name;     /* where its name is (in the file or in memory); use elf_symbol_name() */
 	uint8_t type;      /* STT_FUNC, STT_OBJECT, STT_GNU_IFUNC, STT_NOTYPE(in text) */
 	uint8_t bind;      /* STB_LOCAL, STB_GLOBAL, STB_WEAK */
 	uint8_t inferred;  /* 1 if the size was inferred */
-	uint8_t pad;
+	uint8_t table;     /* which symbol table its name is in, while names are in the file */
 };
 /* Read .symtab and .dynsym once (later calls return the cached result). Returns 0 (even when
- * the file has no symbols), or a negative errno on a read failure / allocation failure. */
+ * the file has no symbols), or a negative errno on a read failure / allocation failure.
+ * Names stay in the file, read by elf_symbol_name() when asked for, while the file is open;
+ * elf_detach_file() (or elf_symbols_hold_names()) first copies the kept names into memory. */
 int elf_symbols_load(struct elf_file *e, struct errmsg *err);
 /* Bytes held by the loaded symbols (the array and their names); 0 before elf_symbols_load(). */
 size_t elf_symbols_bytes(const struct elf_file *e);
@@ -172,7 +174,12 @@ void elf_symbols_release(struct elf_file *e);
 int elf_has_symtab(const struct elf_file *e);
 /* The sorted symbol array (after elf_symbols_load; else count 0). */
 const struct elf_symbol *elf_symbols(const struct elf_file *e, size_t *count);
-const char *elf_symbol_name(const struct elf_file *e, const struct elf_symbol *s);
+/* The name of a loaded symbol: in memory, or read from the file into a buffer of e that the
+ * next call reuses (copy it to keep it). "" when it cannot be read (file truncated since). */
+const char *elf_symbol_name(struct elf_file *e, const struct elf_symbol *s);
+/* Copy the names of the loaded symbols into memory (one pool of their exact size): 0 or a
+ * negative errno (the names then read as ""). */
+int elf_symbols_hold_names(struct elf_file *e);
 /* The symbol whose [addr, addr+size) holds link-time address addr, or NULL. Loads the symbols
  * if needed. When ranges nest (aliases, local labels in a function), the innermost wins. */
 const struct elf_symbol *elf_symbol_lookup(struct elf_file *e, uint64_t addr);

@@ -431,11 +431,13 @@ static int file_wants_remote(const struct symbolizer *s, const struct sym_file *
 	return !s->opts.no_line_info && !f->dwarf_src;
 }
 
-/* Keep the descriptors of what is read later (Go's table, DWARF), within SYM_MAX_OPEN_FILES;
- * let go of the others: everything else needed is in memory. */
+/* Keep the descriptors of what is read later (Go's table, DWARF, symbol names), within
+ * SYM_MAX_OPEN_FILES; let go of the others (names are then copied into memory first). */
 static void file_settle_fds(struct symbolizer *s, struct sym_file *f)
 {
 	int keep_elf = f->go || f->dwarf_src == f->elf, keep_debug = f->debug && f->dwarf_src == f->debug;
+	int names_elf = f->syms == f->elf || f->syms2 == f->elf;
+	int names_debug = f->debug && (f->syms == f->debug || f->syms2 == f->debug);
 
 	s->open_fds -= (size_t)f->open_fds;
 	f->open_fds = 0;
@@ -446,6 +448,12 @@ static void file_settle_fds(struct symbolizer *s, struct sym_file *f)
 		gopclntab_free(f->go);
 		f->go = NULL;
 		keep_elf = keep_debug = 0;
+	}
+	/* Names are read from the file when a function is first met: holding the descriptor
+	 * costs far less than holding every name (Node: 8.8 MB of names). */
+	if (s->open_fds + 2 <= SYM_MAX_OPEN_FILES) {
+		keep_elf |= names_elf;
+		keep_debug |= names_debug;
 	}
 	if (!keep_elf && elf_fd(f->elf) >= 0)
 		elf_detach_file(f->elf);
