@@ -819,25 +819,83 @@ static int add_gopclntab(struct builder *b, struct elf_file *e)
 
 /* V8's embedded builtins (Builtins_* in node and libnode) have no CFI; like the JIT code they
  * call, they keep frame pointers: the frame-pointer rule where no CFI covers them. Only files
- * whose .dynstr names a builtin load their symbols for it. */
-static int add_v8_builtins(struct builder *b, struct elf_file *e)
+ * whose .dynstr names a builtin load their symbols for it. Their ranges are gathered before
+ * any row (v8_builtins_find()), so that the symbols read for them (Node: 99,000) and the rows
+ * of the file's CFI are never held at once. */
+struct v8_ranges {
+	struct unwind_range *r;
+	size_t n, cap;
+};
+
+/* Whether string table section si holds marker, read in blocks (never the whole table). */
+static int strings_contain(struct elf_file *e, const struct elf_section_info *si,
+			   const char *marker, size_t mlen)
+{
+	enum { BLOCK = 64 << 10 };
+	char *buf;
+	uint64_t at = 0;
+	int found = 0;
+
+	if (si->type != SHT_STRTAB || si->size < mlen)
+		return 0;
+	buf = try_malloc(BLOCK);
+	if (!buf)
+		return 0;
+	while (at < si->size && !found) {
+		size_t n = si->size - at < BLOCK ? (size_t)(si->size - at) : BLOCK;
+
+		if (elf_read(e, si->offset + at, buf, n) < 0)
+			break;
+		found = memmem(buf, n, marker, mlen) != NULL;
+		if (at + n >= si->size)
+			break;
+		at += n - (mlen - 1); /* a marker across two blocks is seen in the next one */
+	}
+	xfree(buf);
+	return found;
+}
+
+static int v8_builtins_find(struct elf_file *e, struct v8_ranges *out)
 {
 	static const char marker[] = "Builtins_InterpreterEntryTrampoline";
 	const struct elf_symbol *syms;
-	const void *dynstr;
+	struct elf_section_info si;
 	size_t n, i;
+	int rc = 0;
 
-	if (elf_section(e, ".dynstr", &dynstr, &n, NULL) < 0 ||
-	    !memmem(dynstr, n, marker, sizeof(marker) - 1) || elf_symbols_load(e, NULL) < 0)
+	if (elf_section_info(e, ".dynstr", &si) < 0 ||
+	    !strings_contain(e, &si, marker, sizeof(marker) - 1) || elf_symbols_load(e, NULL) < 0)
 		return 0;
 	syms = elf_symbols(e, &n);
 	for (i = 0; i < n; i++) {
-		int rc;
-
 		if (strncmp(elf_symbol_name(e, &syms[i]), "Builtins_", 9))
 			continue;
-		rc = add_row(b, syms[i].addr, syms[i].addr + syms[i].size,
-			     simple_rule(UNW_CFA_RBP, 16, -2));
+		if (out->n == out->cap) {
+			size_t ncap = out->cap ? 2 * out->cap : 256;
+			struct unwind_range *q = try_realloc(out->r, ncap * sizeof(*q));
+
+			if (!q) {
+				rc = -ENOMEM;
+				break;
+			}
+			out->r = q;
+			out->cap = ncap;
+		}
+		out->r[out->n].lo = syms[i].addr;
+		out->r[out->n].hi = syms[i].addr + syms[i].size;
+		out->n++;
+	}
+	elf_symbols_release(e);
+	return rc;
+}
+
+static int add_v8_builtins(struct builder *b, const struct v8_ranges *v8)
+{
+	size_t i;
+
+	for (i = 0; i < v8->n; i++) {
+		int rc = add_row(b, v8->r[i].lo, v8->r[i].hi, simple_rule(UNW_CFA_RBP, 16, -2));
+
 		if (rc)
 			return rc;
 		b->stats->fp_rows++;
@@ -894,6 +952,7 @@ int unwind_table_build(struct elf_file *e, struct elf_file *debug, const struct 
 {
 	struct builder b;
 	struct elf_section_info si;
+	struct v8_ranges v8 = { NULL, 0, 0 };
 	int rc, is_go;
 
 	memset(out, 0, sizeof(*out));
@@ -901,6 +960,11 @@ int unwind_table_build(struct elf_file *e, struct elf_file *debug, const struct 
 	b.stats = &out->stats;
 	set_clip(&b, e);
 	is_go = !elf_section_info(e, ".gopclntab", &si) || !elf_section_info(e, ".go.buildinfo", &si);
+	rc = v8_builtins_find(e, &v8);
+	if (rc) {
+		xfree(v8.r);
+		return errmsg_set(err, rc, "out of memory for V8 builtins");
+	}
 
 	set_level(&b, LV_EH_FRAME);
 	rc = add_section_cfi(&b, e, ".eh_frame", CFI_EH_FRAME, UT_SRC_EH_FRAME, err);
@@ -933,11 +997,12 @@ int unwind_table_build(struct elf_file *e, struct elf_file *debug, const struct 
 		if (!rc && had_cfi) {
 			if (b.cur != LV_FP)
 				set_level(&b, LV_FP);
-			rc = add_v8_builtins(&b, e);
+			rc = add_v8_builtins(&b, &v8);
 		}
 		if (rc)
 			rc = add_error(&b, err);
 	}
+	xfree(v8.r);
 	if (!rc)
 		rc = finish(&b, interp, ninterp, out, err);
 	builder_release(&b);
