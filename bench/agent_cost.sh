@@ -216,9 +216,15 @@ start_tool() { # TOOL DIR: starts it, pid in DIR/pid
 		"$SCORCH" agent --server "$URL" -F "$HZ" --interval 10s --cache-dir "$TMP/cache-scorch" \
 			$STATS_OPT 2> "$2/log" & ;;
 	base)
+		# -v -v is a global option, --stats one of the agent's
 		# shellcheck disable=SC2086
-		"$BASE" $BASE_STATS agent --server "$URL" -F "$HZ" --interval 10s \
-			--cache-dir "$TMP/cache-base" 2> "$2/log" & ;;
+		if [ "$BASE_STATS" = --stats ]; then
+			"$BASE" agent --stats --server "$URL" -F "$HZ" --interval 10s \
+				--cache-dir "$TMP/cache-base" 2> "$2/log" &
+		else
+			"$BASE" $BASE_STATS agent --server "$URL" -F "$HZ" --interval 10s \
+				--cache-dir "$TMP/cache-base" 2> "$2/log" &
+		fi ;;
 	bpftrace)
 		BPFTRACE_MAP_KEYS_MAX=1048576 bpftrace -e "profile:hz:$HZ { @n = count(); @s[kstack, ustack, comm] = count(); }" \
 			> "$2/out" 2> "$2/log" & ;;

@@ -9,8 +9,10 @@
 # steady RSS (mean VmRSS after the warm-up, read every second), the largest VmRSS seen after
 # the warm-up, and from its last --stats lines: counted heap (alloc_live_bytes), its peak
 # (alloc_peak_bytes), loaded symbols (sym_symbol_bytes), DWARF held for lines
-# (sym_line_bytes) and the table cache (table_cache bytes). The load average and the rate of
-# new processes on the machine are printed above the table: the machine may be shared.
+# (sym_line_bytes) and the table cache (table_cache bytes); then where its RSS is at the end
+# (/proc/PID/smaps: heap and anonymous memory, BPF maps mapped in, files). The load average
+# and the rate of new processes on the machine are printed above the tables: the machine may
+# be shared.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -138,6 +140,15 @@ while [ "$t" -lt "$SECS" ]; do
 done
 p1=$(awk '/^processes/ { print $2 }' /proc/stat)
 la1=$(cut -d' ' -f1 /proc/loadavg)
+# where the RSS is at the end: heap and anonymous memory, BPF maps mapped in (writable: table
+# space; read-only: the ring buffer), the executable and shared libraries
+for a in $agents; do
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { k = "anon"; if ($6 ~ /^anon_inode:bpf-map/) k = ($2 ~ /w/ ? "bpfrw" : "bpfro");
+		else if ($6 ~ /^\//) k = "file" }
+		/^Rss:/ { r[k] += $2 }
+		END { printf "%.1f %.1f %.1f %.1f\n", r["anon"] / 1024, r["bpfrw"] / 1024, r["bpfro"] / 1024, r["file"] / 1024 }' \
+		"/proc/$(cat "$TMP/agent-$a/pid")/smaps" > "$TMP/agent-$a/smaps" 2>/dev/null || true
+done
 for p in $loads; do kill "$p" 2>/dev/null || true; done
 for a in $agents; do kill -TERM "$(cat "$TMP/agent-$a/pid")" 2>/dev/null || true; done
 for a in $agents; do wait "$(cat "$TMP/agent-$a/pid")" 2>/dev/null || true; done
@@ -164,4 +175,14 @@ for a in $agents; do
 		"$D/rss"
 	tc=$(grep '^table_cache:' "$D/log" | tail -1 | grep -o ' bytes=[0-9]*' | sed 's/.*=//')
 	echo " | $(mb "$(stat_of "$D/log" alloc_live_bytes)") | $(mb "$(stat_of "$D/log" alloc_peak_bytes)") | $(mb "$(stat_of "$D/log" sym_symbol_bytes)") | $(mb "$(stat_of "$D/log" sym_line_bytes)") | $(mb "$tc") |"
+done
+echo
+echo "| agent | RSS at the end: heap and anonymous MB | BPF maps, writable MB | BPF maps, read-only (ring buffer) MB | executable and libraries MB |"
+echo "|---|---|---|---|---|"
+for a in $agents; do
+	name=$a
+	[ "$a" = new ] && name="this build"
+	[ "$a" = base ] && name="base"
+	set -- $(cat "$TMP/agent-$a/smaps" 2>/dev/null || echo "- - - -")
+	echo "| $name | $1 | $2 | $3 | $4 |"
 done
