@@ -3,10 +3,11 @@
  * Table space: two flat arrays shared with BPF (BPF_F_MMAPABLE array maps, or heap arrays
  * without BPF): unw_entries holds one slice per loaded file, unw_maps one slice per process.
  * The maps are not kept mapped into this process: mapping a BPF array puts every page of it
- * into our RSS at once (16 MiB of entries, whether used or not). A slice is mapped while it is
- * written; the user-space unwinder reads entries through a few small windows (struct
- * space_window) and mappings from a heap copy of unw_maps, of which only the used part is ever
- * touched. Slices come from a first-fit range allocator; a process's slice is replaced (new
+ * into our RSS at once (16 MiB of entries, whether used or not). A table's slice is mapped
+ * while it is written; a process's mappings are written with one batched update; the
+ * user-space unwinder reads entries one lookup at a time through a small direct-mapped cache
+ * (struct space_slot, dropped where a slice is written) and mappings from a heap copy of
+ * unw_maps, of which only the used part is ever touched. Slices come from a first-fit range allocator; a process's slice is replaced (new
  * slice written, then the pid entry switched, then the old slice freed) so BPF never sees a
  * half-written list. Files not referenced by any process stay loaded until space runs out and
  * are evicted least recently used first; they stay known (struct ufile) and their tables come
@@ -139,19 +140,18 @@ struct ralloc {
 	uint32_t total, used;
 };
 
-/* A window of the entry map mapped for reading (user-space unwinding of snapshots). */
-#define SPACE_WINDOW_BYTES (64u << 10)
-#define SPACE_WINDOWS 4
-/* Entries handed out by uenv_entry() are copies in a ring of this many, so that a window
+/* Entries of the entry map read for user-space unwinding of snapshots: one lookup each,
+ * kept in a direct-mapped cache (a table search reads the same index and entries again for
+ * every frame in the same code). Cleared where the space is written. 4096 slots: 64 KiB. */
+#define SPACE_CACHE_SLOTS 4096u
+/* Entries handed out by uenv_entry() are copies in a ring of this many, so that a cache slot
  * replaced by a later read never leaves the step with a dangling pointer (the step holds at
  * most a few entries at once). */
 #define SPACE_ENTRY_RING 16
 
-struct space_window {
-	uint8_t *p;        /* NULL: unused */
-	size_t len;        /* bytes mapped (the last window of the map may be short) */
-	uint64_t off;      /* byte offset of the window in the map */
-	uint64_t tick;     /* last use */
+struct space_slot {
+	uint32_t idx1;     /* the entry's index + 1, 0: empty */
+	struct unwind_entry e;
 };
 
 struct unwinder {
@@ -163,8 +163,8 @@ struct unwinder {
 	int mmapped;                  /* the spaces are BPF maps (entries_fd, maps_fd) */
 	int entries_fd, maps_fd;
 	long page;
-	struct space_window win[SPACE_WINDOWS];
-	uint64_t win_tick;
+	struct space_slot *ecache;    /* SPACE_CACHE_SLOTS (with BPF) */
+	int no_batch;                 /* the kernel has no batched updates of array maps */
 	struct unwind_entry ering[SPACE_ENTRY_RING];
 	unsigned eringpos;
 	int pids_fd, stats_fd, hot_fd;
@@ -399,65 +399,80 @@ static void space_unmap(void *cookie, size_t len)
 		munmap(cookie, len);
 }
 
-/* Entry idx of the entry space for reading, or NULL. With BPF, read through a window (the
- * least recently used one is replaced) and returned as a copy from a small ring. */
+/* Entry idx of the entry space for reading, or NULL. With BPF, a copy from a small ring, read
+ * from the map (or its cache). */
 static const struct unwind_entry *space_entry(struct unwinder *u, uint32_t idx)
 {
-	uint64_t byte, off, total;
-	struct space_window *w = NULL;
-	size_t i;
+	struct space_slot *sl;
 
 	if (idx >= u->nentries)
 		return NULL;
 	if (!u->mmapped)
 		return &u->entries[idx];
-	byte = (uint64_t)idx * sizeof(struct unwind_entry);
-	off = byte & ~((uint64_t)SPACE_WINDOW_BYTES - 1);
-	for (i = 0; i < SPACE_WINDOWS; i++) {
-		if (u->win[i].p && u->win[i].off == off) {
-			w = &u->win[i];
-			break;
-		}
-	}
-	if (!w) {
-		size_t len;
-		void *p;
-
-		w = &u->win[0];
-		for (i = 1; i < SPACE_WINDOWS; i++) {
-			if (!u->win[i].p || (w->p && u->win[i].tick < w->tick))
-				w = &u->win[i];
-			if (!w->p)
-				break;
-		}
-		if (w->p)
-			munmap(w->p, w->len);
-		w->p = NULL;
-		total = u->entries_bytes;
-		len = total - off < SPACE_WINDOW_BYTES ? (size_t)(total - off) : SPACE_WINDOW_BYTES;
-		p = mmap(NULL, len, PROT_READ, MAP_SHARED, u->entries_fd, (off_t)off);
-		if (p == MAP_FAILED)
+	sl = &u->ecache[idx % SPACE_CACHE_SLOTS];
+	if (sl->idx1 != idx + 1) {
+		sl->idx1 = 0;
+		if (bpf_map_lookup_elem(u->entries_fd, &idx, &sl->e))
 			return NULL;
-		w->p = p;
-		w->len = len;
-		w->off = off;
-		u->st.window_maps++;
+		sl->idx1 = idx + 1;
+		u->st.entry_reads++;
 	}
-	w->tick = ++u->win_tick;
 	u->eringpos = (u->eringpos + 1) % SPACE_ENTRY_RING;
-	memcpy(&u->ering[u->eringpos], w->p + (byte - off), sizeof(struct unwind_entry));
+	u->ering[u->eringpos] = sl->e;
 	return &u->ering[u->eringpos];
 }
 
-static void space_windows_drop(struct unwinder *u)
+/* The entries [first, first + count) are written: what the cache held of them is stale. */
+static void space_cache_drop(struct unwinder *u, uint32_t first, uint32_t count)
 {
-	size_t i;
+	uint32_t i;
 
-	for (i = 0; i < SPACE_WINDOWS; i++) {
-		if (u->win[i].p)
-			munmap(u->win[i].p, u->win[i].len);
-		u->win[i].p = NULL;
+	if (!u->ecache)
+		return;
+	if (count >= SPACE_CACHE_SLOTS) {
+		memset(u->ecache, 0, SPACE_CACHE_SLOTS * sizeof(*u->ecache));
+		return;
 	}
+	for (i = 0; i < count; i++) {
+		struct space_slot *sl = &u->ecache[(first + i) % SPACE_CACHE_SLOTS];
+
+		if (sl->idx1 == first + i + 1)
+			sl->idx1 = 0;
+	}
+}
+
+/* Copy the heap's mappings [first, first + count) to the mapping map: one batched update (a
+ * process has tens of mappings; mapping the map's pages for them would cost an mmap, page
+ * faults and an munmap with a TLB flush on every CPU), else one update each. 0 or -errno. */
+static int maps_write(struct unwinder *u, uint32_t first, uint32_t count)
+{
+	uint32_t keys[256], n, i, done = 0;
+	int rc = 0;
+
+	while (done < count) {
+		n = count - done < 256 ? count - done : 256;
+		for (i = 0; i < n; i++)
+			keys[i] = first + done + i;
+		if (!u->no_batch) {
+			uint32_t k = n;
+
+			if (bpf_map_update_batch(u->maps_fd, keys, &u->maps[first + done], &k, NULL) == 0 &&
+			    k == n) {
+				done += n;
+				continue;
+			}
+			if (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP)
+				u->no_batch = 1; /* an older kernel: one by one from now on */
+		}
+		for (i = 0; i < n; i++) {
+			if (bpf_map_update_elem(u->maps_fd, &keys[i], &u->maps[keys[i]], BPF_ANY)) {
+				rc = -errno;
+				return rc;
+			}
+		}
+		done += n;
+	}
+	return 0;
 }
 
 static int file_identity(struct elf_file *e, char *key, size_t size)
@@ -496,7 +511,7 @@ static int file_load_entries(struct unwinder *u, struct ufile *f, const struct u
 
 	if (entries_alloc(u, slots, &first))
 		return -ENOSPC;
-	/* entries may be in a window a snapshot read before: it sees the same pages */
+	space_cache_drop(u, first, slots);
 	dst = space_map(u, u->entries_fd, u->entries, sizeof(*dst), first, slots, &cookie, &len);
 	if (!dst) {
 		ralloc_free(&u->ea, first, slots);
@@ -823,19 +838,12 @@ static int proc_publish(struct unwinder *u, struct uproc *p)
 		bm->kind = m->kind;
 	}
 	if (u->mmapped) { /* the heap copy is what user space reads; BPF reads the map */
-		void *cookie;
-		size_t len;
-		struct unwind_mapping *dst = space_map(u, u->maps_fd, NULL, sizeof(*dst), first,
-						       count, &cookie, &len);
+		int e = maps_write(u, first, count);
 
-		if (!dst) {
-			int e = -errno;
-
+		if (e) {
 			ralloc_free(&u->ma, first, count);
 			return e;
 		}
-		memcpy(dst, &u->maps[first], (size_t)count * sizeof(*dst));
-		space_unmap(cookie, len);
 	}
 	/* Published at its exec, before any sample of it: the samples carry its lineage until
 	 * user space sees one (exec_sampled()). */
@@ -1550,6 +1558,7 @@ struct unwinder *unwinder_new(struct bpf_object *obj, const struct unwinder_opts
 			munmap(p, (size_t)u->page);
 		}
 		u->maps = xcalloc(u->nmaps, sizeof(*u->maps));
+		u->ecache = xcalloc(SPACE_CACHE_SLOTS, sizeof(*u->ecache));
 		u->pids_fd = bpf_map__fd(mp);
 		u->stats_fd = bpf_map__fd(ms);
 		u->hot_fd = mh ? bpf_map__fd(mh) : -1;
@@ -1643,7 +1652,7 @@ void unwinder_free(struct unwinder *u)
 		lru_unlink(u, f);
 		xfree(f);
 	}
-	space_windows_drop(u);
+	xfree(u->ecache);
 	xfree(u->entries);
 	xfree(u->maps);
 	table_cache_free(u->cache);

@@ -187,7 +187,7 @@ struct unwinder_stats {
 	uint64_t snapshots_chained; /* ... deeper than a record: joined with their stack chunks */
 	uint64_t deferred_segments; /* runtime segments put into unwound snapshots */
 	uint64_t kernel_bytes;     /* memory of the BPF maps for tables (bytes) */
-	uint64_t window_maps;      /* windows of the entry map mapped to read it (snapshots) */
+	uint64_t entry_reads;      /* entries read from the entry map (snapshots; cache misses) */
 	struct table_cache_stats cache;
 	uint64_t bpf[USTAT__COUNT]; /* unw_stats summed over CPUs (0 without BPF) */
 };
