@@ -388,18 +388,20 @@ int sampler_attach(struct sampler *s, struct errmsg *err)
 
 int sampler_poll(struct sampler *s, int timeout_ms, sampler_record_fn fn, void *ctx)
 {
-	int n;
+	int n, max = s->opts.lineage ? SAMPLER_AGENT_MAX_WAIT_MS : SAMPLER_MAX_WAIT_MS;
 
 	s->fn = fn;
 	s->fn_ctx = ctx;
 	s->fn_ret = 0;
 	/* Samples do not wake the reader (sampler.bpf.c: sample_wakeup()): wait at most
 	 * SAMPLER_MAX_WAIT_MS so they are read while their processes most likely still run.
-	 * Records that must be seen at once (the first sample of a new process, snapshots) wake
-	 * us. Each wakeup costs some 30 us in a VM, so 20 a second (50 ms) keep the idle cost
-	 * of polling near 0.05% of a core; 10 ms cost 0.3%. */
-	if (timeout_ms < 0 || timeout_ms > SAMPLER_MAX_WAIT_MS)
-		timeout_ms = SAMPLER_MAX_WAIT_MS;
+	 * Records that must be seen at once (snapshots, execs of what is read at once) wake us.
+	 * Each wakeup costs some 30 us in a VM: 20 a second (50 ms) cost 0.06% of a core, 10 ms
+	 * 0.3%. With lineage (the agent, whole machine, where that is most of what an idle
+	 * agent spends) every sample of a process user space has not seen wakes us too, so the
+	 * others can wait longer: what they need from their process is mostly cached already. */
+	if (timeout_ms < 0 || timeout_ms > max)
+		timeout_ms = max;
 	n = ring_buffer__poll(s->rb, timeout_ms);
 	/* drain what is there whether or not epoll said so */
 	if (n >= 0 && !s->fn_ret) {

@@ -55,10 +55,11 @@ int sampler_attach(struct sampler *s, struct errmsg *err);
 /* Called for each record: hdr->type says what follows the header (sampler.h).
  * A non-zero return stops the current poll and is returned by sampler_poll(). */
 typedef int (*sampler_record_fn)(void *ctx, const struct event_hdr *hdr, size_t size);
-/* Wait up to timeout_ms (at most SAMPLER_MAX_WAIT_MS: most samples do not wake the reader)
- * for records and hand each to fn. Returns the number of records consumed, or a negative
- * errno (-EINTR when a signal arrived). */
+/* Wait up to timeout_ms (at most SAMPLER_MAX_WAIT_MS, or SAMPLER_AGENT_MAX_WAIT_MS with
+ * lineage: most samples do not wake the reader) for records and hand each to fn. Returns the
+ * number of records consumed, or a negative errno (-EINTR when a signal arrived). */
 #define SAMPLER_MAX_WAIT_MS 50
+#define SAMPLER_AGENT_MAX_WAIT_MS 250
 int sampler_poll(struct sampler *s, int timeout_ms, sampler_record_fn fn, void *ctx);
 
 /* Stop sampling: disable the perf events and detach the off-CPU programs (records already in

@@ -118,8 +118,10 @@ static __always_inline int wanted(__u32 pid)
  * while the process has no entry in unw_pids (its first samples are the snapshots that make
  * user space read it), or an entry published at its exec before any sample (UNW_PID_UNSEEN).
  * Every record of the scratch buffer goes through here (rec->hdr.pid set), CPU samples and
- * off-CPU intervals alike, so that none carries another's lineage. */
-static __always_inline void sample_lineage(struct sample_record *rec, struct task_struct *task)
+ * off-CPU intervals alike, so that none carries another's lineage. Returns 1 when it read the
+ * lineage: user space has not seen the process yet and should read it while it still runs,
+ * so the sample wakes the reader (which otherwise waits up to SAMPLER_AGENT_MAX_WAIT_MS). */
+static __always_inline int sample_lineage(struct sample_record *rec, struct task_struct *task)
 {
 	struct unwind_pid *up;
 	struct task_struct *anc;
@@ -130,15 +132,15 @@ static __always_inline void sample_lineage(struct sample_record *rec, struct tas
 	rec->body.reserved = 0;
 	rec->body.start_ns = 0;
 	if (!task)
-		return;
+		return 0;
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
 		rec->body.flags |= SAMPLE_F_KTHREAD;
 	if (!want_lineage)
-		return;
+		return 0;
 	pid = rec->hdr.pid;
 	up = bpf_map_lookup_elem(&unw_pids, &pid);
 	if (up && !(up->flags & UNW_PID_UNSEEN))
-		return;
+		return 0;
 	rec->body.start_ns = BPF_CORE_READ(task, group_leader, start_time);
 	anc = BPF_CORE_READ(task, real_parent);
 	for (i = 0; i < SAMPLE_ANCESTORS && anc; i++) {
@@ -149,6 +151,7 @@ static __always_inline void sample_lineage(struct sample_record *rec, struct tas
 		rec->body.ancestors[i] = apid;
 		anc = BPF_CORE_READ(anc, real_parent);
 	}
+	return 1;
 }
 
 /* Off-CPU profiling: switch-out and switch-in programs that share the ring buffer, the scratch
@@ -177,7 +180,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	__u32 zero = 0, nk = 0, nu = 0;
-	__u64 rsize, wake = 0, t = time_phases ? bpf_ktime_get_ns() : 0, t_all = t;
+	__u64 rsize, wake = 0, unseen = 0, t = time_phases ? bpf_ktime_get_ns() : 0, t_all = t;
 	struct sample_record *rec;
 	long n;
 
@@ -209,7 +212,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		rec->body.flags |= SAMPLE_F_IDLE;
 		sample_lineage(rec, NULL);
 	} else {
-		sample_lineage(rec, (struct task_struct *)bpf_get_current_task());
+		unseen = sample_lineage(rec, (struct task_struct *)bpf_get_current_task());
 		phase_done(PHASE_ENTRY, &t);
 		n = bpf_get_stack(ctx, rec->frames, MAX_KERNEL_FRAMES * sizeof(__u64), 0);
 		if (n < 0) {
@@ -240,7 +243,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		rsize = sizeof(*rec);
 	rec->hdr.size = rsize > 0xffff ? 0xffff : rsize;
 	if (bpf_ringbuf_output(&events, rec, rsize,
-			       wake ? BPF_RB_FORCE_WAKEUP : sample_wakeup(rsize)))
+			       wake || unseen ? BPF_RB_FORCE_WAKEUP : sample_wakeup(rsize)))
 		stat_inc(STAT_LOST_RINGBUF);
 	phase_done(PHASE_OUTPUT, &t);
 	phase_done(PHASE_ALL, &t_all);
