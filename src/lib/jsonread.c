@@ -2,6 +2,7 @@
  * recursion is bounded; every allocation is sized by the input and checked. */
 #include "lib/jsonread.h"
 #include "lib/alloc.h"
+#include "lib/utf8.h"
 
 #include <errno.h>
 #include <math.h>
@@ -71,21 +72,7 @@ static int fail(struct parser *p, const char *what)
 
 static int put_utf8(char *out, size_t *n, uint32_t cp)
 {
-	if (cp < 0x80) {
-		out[(*n)++] = (char)cp;
-	} else if (cp < 0x800) {
-		out[(*n)++] = (char)(0xc0 | cp >> 6);
-		out[(*n)++] = (char)(0x80 | (cp & 0x3f));
-	} else if (cp < 0x10000) {
-		out[(*n)++] = (char)(0xe0 | cp >> 12);
-		out[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		out[(*n)++] = (char)(0x80 | (cp & 0x3f));
-	} else {
-		out[(*n)++] = (char)(0xf0 | cp >> 18);
-		out[(*n)++] = (char)(0x80 | ((cp >> 12) & 0x3f));
-		out[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		out[(*n)++] = (char)(0x80 | (cp & 0x3f));
-	}
+	*n += utf8_encode(cp, out + *n);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "lib/budget.h"
 #include "lib/hash.h"
 #include "lib/strtab.h"
+#include "lib/utf8.h"
 #include "profile/gzip.h"
 #include "profile/protobuf.h"
 
@@ -389,27 +390,8 @@ static int rd_string(struct cur *r, struct jv *v)
 static void put_utf8(struct buf *b, uint32_t c)
 {
 	char u[4];
-	size_t n;
+	size_t n = utf8_encode(c, u);
 
-	if (c < 0x80) {
-		u[0] = (char)c;
-		n = 1;
-	} else if (c < 0x800) {
-		u[0] = (char)(0xc0 | c >> 6);
-		u[1] = (char)(0x80 | (c & 0x3f));
-		n = 2;
-	} else if (c < 0x10000) {
-		u[0] = (char)(0xe0 | c >> 12);
-		u[1] = (char)(0x80 | ((c >> 6) & 0x3f));
-		u[2] = (char)(0x80 | (c & 0x3f));
-		n = 3;
-	} else {
-		u[0] = (char)(0xf0 | c >> 18);
-		u[1] = (char)(0x80 | ((c >> 12) & 0x3f));
-		u[2] = (char)(0x80 | ((c >> 6) & 0x3f));
-		u[3] = (char)(0x80 | (c & 0x3f));
-		n = 4;
-	}
 	buf_append(b, u, n);
 }
 

@@ -3,6 +3,7 @@
  * in otlp.c) and writes each value as the wire field it stands for; nested messages are written
  * in place with protobuf_begin()/protobuf_end(). */
 #include "profile/otlp_json.h"
+#include "lib/utf8.h"
 #include "profile/protobuf.h"
 
 #include <errno.h>
@@ -219,27 +220,8 @@ static int hex4(const char *p, uint32_t *out)
 static int put_utf8(struct buf *b, uint32_t c)
 {
 	char u[4];
-	size_t n;
+	size_t n = utf8_encode(c, u);
 
-	if (c < 0x80) {
-		u[0] = (char)c;
-		n = 1;
-	} else if (c < 0x800) {
-		u[0] = (char)(0xc0 | c >> 6);
-		u[1] = (char)(0x80 | (c & 0x3f));
-		n = 2;
-	} else if (c < 0x10000) {
-		u[0] = (char)(0xe0 | c >> 12);
-		u[1] = (char)(0x80 | ((c >> 6) & 0x3f));
-		u[2] = (char)(0x80 | (c & 0x3f));
-		n = 3;
-	} else {
-		u[0] = (char)(0xf0 | c >> 18);
-		u[1] = (char)(0x80 | ((c >> 12) & 0x3f));
-		u[2] = (char)(0x80 | ((c >> 6) & 0x3f));
-		u[3] = (char)(0x80 | (c & 0x3f));
-		n = 4;
-	}
 	return buf_append(b, u, n);
 }
 

@@ -7,6 +7,7 @@
 #include "lib/json.h"
 #include "lib/quota.h"
 #include "lib/strtab.h"
+#include "lib/utf8.h"
 #include "test.h"
 
 #include <errno.h>
@@ -315,6 +316,38 @@ static void test_budget(void)
 	quota_release_all(&q);
 }
 
+/* Code points at every length boundary, and past U+10FFFF. */
+static void test_utf8(void)
+{
+	static const struct {
+		uint32_t cp;
+		const char *want;
+	} cases[] = {
+		{ 0x24, "$" },
+		{ 0x7f, "\x7f" },
+		{ 0x80, "\xc2\x80" },
+		{ 0xe9, "\xc3\xa9" },
+		{ 0x7ff, "\xdf\xbf" },
+		{ 0x800, "\xe0\xa0\x80" },
+		{ 0x540d, "\xe5\x90\x8d" },
+		{ 0xffff, "\xef\xbf\xbf" },
+		{ 0x10000, "\xf0\x90\x80\x80" },
+		{ 0x1f525, "\xf0\x9f\x94\xa5" },
+		{ 0x10ffff, "\xf4\x8f\xbf\xbf" },
+		{ 0x110000, "?" },
+		{ 0xffffffff, "?" },
+	};
+	char out[5];
+	size_t i, n;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(out, 0, sizeof(out));
+		n = utf8_encode(cases[i].cp, out);
+		CHECK_EQ_INT(n, strlen(cases[i].want));
+		CHECK_EQ_STR(out, cases[i].want);
+	}
+}
+
 int main(void)
 {
 	RUN(test_buf_max);
@@ -327,5 +360,6 @@ int main(void)
 	RUN(test_alloc);
 	RUN(test_quota);
 	RUN(test_budget);
+	RUN(test_utf8);
 	return test_summary();
 }

@@ -4,6 +4,7 @@
 #include "lib/alloc.h"
 #include "lib/hash.h"
 #include "lib/log.h"
+#include "lib/utf8.h"
 #include "runtime/hotspot/hotspot_code.h"
 #include "runtime/hotspot/hotspot_vm.h"
 #include "runtime/procmem.h"
@@ -309,30 +310,12 @@ static int byte_array(struct procmem *m, const struct hotspot_vm *vm, struct hot
 /* Append code point c as UTF-8 if it fits (room for the NUL kept). */
 static int put_utf8(char *out, size_t outlen, size_t *pos, uint32_t c)
 {
-	uint8_t b[4];
+	char b[4];
 	size_t n;
 
 	if (c < 0x20 || c == 0x7f)
 		c = '?';
-	if (c < 0x80) {
-		b[0] = (uint8_t)c;
-		n = 1;
-	} else if (c < 0x800) {
-		b[0] = (uint8_t)(0xc0 | (c >> 6));
-		b[1] = (uint8_t)(0x80 | (c & 0x3f));
-		n = 2;
-	} else if (c < 0x10000) {
-		b[0] = (uint8_t)(0xe0 | (c >> 12));
-		b[1] = (uint8_t)(0x80 | ((c >> 6) & 0x3f));
-		b[2] = (uint8_t)(0x80 | (c & 0x3f));
-		n = 3;
-	} else {
-		b[0] = (uint8_t)(0xf0 | (c >> 18));
-		b[1] = (uint8_t)(0x80 | ((c >> 12) & 0x3f));
-		b[2] = (uint8_t)(0x80 | ((c >> 6) & 0x3f));
-		b[3] = (uint8_t)(0x80 | (c & 0x3f));
-		n = 4;
-	}
+	n = utf8_encode(c, b);
 	if (*pos + n >= outlen)
 		return -1;
 	memcpy(out + *pos, b, n);

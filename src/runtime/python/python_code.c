@@ -5,6 +5,7 @@
 #include "lib/alloc.h"
 #include "lib/hash.h"
 #include "lib/log.h"
+#include "lib/utf8.h"
 
 #include <errno.h>
 #include <string.h>
@@ -154,28 +155,7 @@ static size_t put_utf8(char *out, size_t outlen, size_t n, uint32_t cp)
 
 	if (cp >= 0xd800 && cp < 0xe000)
 		cp = '?';
-	if (cp < 0x80) {
-		tmp[0] = (char)cp;
-		k = 1;
-	} else if (cp < 0x800) {
-		tmp[0] = (char)(0xc0 | (cp >> 6));
-		tmp[1] = (char)(0x80 | (cp & 63));
-		k = 2;
-	} else if (cp < 0x10000) {
-		tmp[0] = (char)(0xe0 | (cp >> 12));
-		tmp[1] = (char)(0x80 | ((cp >> 6) & 63));
-		tmp[2] = (char)(0x80 | (cp & 63));
-		k = 3;
-	} else if (cp < 0x110000) {
-		tmp[0] = (char)(0xf0 | (cp >> 18));
-		tmp[1] = (char)(0x80 | ((cp >> 12) & 63));
-		tmp[2] = (char)(0x80 | ((cp >> 6) & 63));
-		tmp[3] = (char)(0x80 | (cp & 63));
-		k = 4;
-	} else {
-		tmp[0] = '?';
-		k = 1;
-	}
+	k = utf8_encode(cp, tmp);
 	if (n + k >= outlen)
 		return 0;
 	memcpy(out + n, tmp, k);

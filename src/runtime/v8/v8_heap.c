@@ -3,6 +3,7 @@
 #include "runtime/v8/v8_heap.h"
 #include "runtime/procmem.h"
 #include "lib/alloc.h"
+#include "lib/utf8.h"
 
 #include <errno.h>
 #include <string.h>
@@ -395,28 +396,9 @@ struct utf8_out {
 
 static void utf8_put(struct utf8_out *u, uint32_t c, int *full)
 {
-	uint8_t b[4];
-	size_t n;
+	char b[4];
+	size_t n = utf8_encode(c, b);
 
-	if (c < 0x80) {
-		b[0] = (uint8_t)c;
-		n = 1;
-	} else if (c < 0x800) {
-		b[0] = (uint8_t)(0xc0 | (c >> 6));
-		b[1] = (uint8_t)(0x80 | (c & 0x3f));
-		n = 2;
-	} else if (c < 0x10000) {
-		b[0] = (uint8_t)(0xe0 | (c >> 12));
-		b[1] = (uint8_t)(0x80 | ((c >> 6) & 0x3f));
-		b[2] = (uint8_t)(0x80 | (c & 0x3f));
-		n = 3;
-	} else {
-		b[0] = (uint8_t)(0xf0 | (c >> 18));
-		b[1] = (uint8_t)(0x80 | ((c >> 12) & 0x3f));
-		b[2] = (uint8_t)(0x80 | ((c >> 6) & 0x3f));
-		b[3] = (uint8_t)(0x80 | (c & 0x3f));
-		n = 4;
-	}
 	if (u->len + n > u->cap) {
 		*full = 1;
 		return;
