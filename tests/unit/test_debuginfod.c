@@ -28,30 +28,9 @@
 #include <unistd.h>
 
 static char tmpdir[] = "/tmp/scorch-test-debuginfod-XXXXXX";
+#include "scratch.h"
 static int have_prog;
 static char build_id[129];
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
-static const char *tpath(const char *name)
-{
-	static char paths[8][512];
-	static int next;
-	char *p = paths[next++ % 8];
-
-	snprintf(p, 512, "%s/%s", tmpdir, name);
-	return p;
-}
 
 static double now(void)
 {
@@ -137,37 +116,6 @@ static void setup(void)
 	if (f)
 		pclose(f);
 	build_id[strcspn(build_id, "\n")] = 0;
-}
-
-static pid_t start_prog(uint64_t *addr)
-{
-	int fds[2];
-	pid_t pid;
-	FILE *f;
-	unsigned long long a;
-
-	if (pipe(fds) < 0)
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		execl(tpath("prog"), "prog", (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	f = fdopen(fds[0], "r");
-	if (!f || fscanf(f, "%llx", &a) != 1) {
-		if (f)
-			fclose(f);
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	fclose(f);
-	*addr = a;
-	return pid;
 }
 
 static void stop(pid_t pid)
@@ -284,7 +232,7 @@ static void test_fetch(void)
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
 	s = sym_for(url);
 	CHECK(symbolizer_debuginfod_urls(s) != NULL);
-	prog = start_prog(&addr);
+	prog = start_prog(tpath("prog"), &addr, 1);
 	CHECK(prog > 0);
 	if (prog > 0) {
 		/* at once: the stripped file knows nothing of the static function */
@@ -375,7 +323,7 @@ static void test_silent_server(void)
 	unsetenv("DEBUGINFOD_URLS");
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", ntohs(a.sin_port));
 	s = sym_for(url);
-	prog = start_prog(&addr);
+	prog = start_prog(tpath("prog"), &addr, 1);
 	CHECK(prog > 0);
 	if (prog > 0) {
 		t0 = now();
@@ -407,7 +355,7 @@ static void test_no_server(void)
 	unsetenv("DEBUGINFOD_URLS");
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", free_port());
 	s = sym_for(url);
-	prog = start_prog(&addr);
+	prog = start_prog(tpath("prog"), &addr, 1);
 	CHECK(prog > 0);
 	if (prog > 0) {
 		CHECK_EQ_INT(symbolizer_user(s, prog, addr, &r), 0);

@@ -13,29 +13,8 @@
 #include <unistd.h>
 
 static char tmpdir[] = "/tmp/scorch-test-elf-XXXXXX";
+#include "scratch.h"
 static int have_tools;
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
-static const char *tpath(const char *name)
-{
-	static char paths[8][512];
-	static int next;
-	char *p = paths[next++ % 8];
-
-	snprintf(p, 512, "%s/%s", tmpdir, name);
-	return p;
-}
 
 /* The address of symbol name in file per `nm`, or 0. */
 static uint64_t nm_addr(const char *file, const char *name)

@@ -17,29 +17,8 @@
 #include <unistd.h>
 
 static char tmpdir[] = "/tmp/scorch-test-go-XXXXXX";
+#include "scratch.h"
 static int have_go;
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
-static const char *tpath(const char *name)
-{
-	static char paths[8][512];
-	static int next;
-	char *p = paths[next++ % 8];
-
-	snprintf(p, 512, "%s/%s", tmpdir, name);
-	return p;
-}
 
 /* The address of a Go function per `go tool nm`, or 0. */
 static uint64_t nm_addr(const char *file, const char *name)

@@ -21,18 +21,7 @@
 #include <unistd.h>
 
 static char tmpdir[] = "/tmp/scorch-test-layouts-XXXXXX";
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
+#include "scratch.h"
 
 /* The program: functions in .text (and, with FAR, one in a section of its own), a call into a
  * shared library, and an alias: its own code mapped a second time, from the page of leaf_fn. */
@@ -114,60 +103,6 @@ static const struct variant variants[] = {
 	{ "lld-two-exec-segments", "clang -fuse-ld=lld -pie -fPIE -DFAR -Wl,-T,far.lds",
 	  "clang -fuse-ld=lld", 1 },
 };
-
-static int write_file(const char *name, const char *text)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	fputs(text, f);
-	return fclose(f);
-}
-
-/* Start prog and read the n addresses it prints. */
-static pid_t start_prog(const char *prog, uint64_t *addrs, int n)
-{
-	int fds[2], i, ok = 1;
-	pid_t pid;
-	FILE *f;
-
-	if (pipe(fds) < 0)
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		execl(prog, prog, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	f = fdopen(fds[0], "r");
-	for (i = 0; i < n && ok; i++) {
-		unsigned long long a;
-
-		ok = f && fscanf(f, "%llx", &a) == 1;
-		addrs[i] = a;
-	}
-	if (f)
-		fclose(f);
-	if (!ok) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	return pid;
-}
-
-static void stop_prog(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-}
 
 static void check_name(struct symbolizer *s, pid_t pid, uint64_t addr, const char *want,
 		       const char *variant)

@@ -28,39 +28,8 @@
 #include <unistd.h>
 
 static char tmpdir[] = "/tmp/scorch-test-sources-XXXXXX";
+#include "scratch.h"
 static int have_cxx, have_inline;
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
-static const char *tpath(const char *name)
-{
-	static char paths[8][512];
-	static int next;
-	char *p = paths[next++ % 8];
-
-	snprintf(p, 512, "%s/%s", tmpdir, name);
-	return p;
-}
-
-static int write_file(const char *name, const char *text)
-{
-	FILE *f = fopen(tpath(name), "w");
-
-	if (!f)
-		return -1;
-	fputs(text, f);
-	return fclose(f);
-}
 
 static const char mini_src[] =
 	"#include <cstdio>\n"
@@ -125,46 +94,6 @@ static void setup(void)
 		      tmpdir) == 0;
 	have_inline = sh("cd %s && gcc -O2 -g -o inl inl.c && command -v addr2line > /dev/null",
 			 tmpdir) == 0;
-}
-
-static pid_t start_prog(const char *prog, uint64_t *addrs, int n)
-{
-	int fds[2], i, ok = 1;
-	pid_t pid;
-	FILE *f;
-
-	if (pipe(fds) < 0)
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		execl(prog, prog, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	f = fdopen(fds[0], "r");
-	for (i = 0; i < n && ok; i++) {
-		unsigned long long a;
-
-		ok = f && fscanf(f, "%llx", &a) == 1;
-		addrs[i] = a;
-	}
-	if (f)
-		fclose(f);
-	if (!ok) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	return pid;
-}
-
-static void stop_prog(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
 }
 
 static struct symbolizer *new_sym(void)

@@ -18,19 +18,8 @@
 #include <unistd.h>
 
 static char tmpdir[] = "/tmp/scorch-test-sym-XXXXXX";
+#include "scratch.h"
 static int have_tools;
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 static const char prog_src[] =
 	"#include <stdio.h>\n"
