@@ -119,8 +119,9 @@ static __always_inline int wanted(__u32 pid)
  * user space read it), or an entry published at its exec before any sample (UNW_PID_UNSEEN).
  * Every record of the scratch buffer goes through here (rec->hdr.pid set), CPU samples and
  * off-CPU intervals alike, so that none carries another's lineage. Returns 1 when it read the
- * lineage: user space has not seen the process yet and should read it while it still runs,
- * so the sample wakes the reader (which otherwise waits up to SAMPLER_AGENT_MAX_WAIT_MS). */
+ * lineage of a user process: user space has not seen it yet and should read it while it
+ * still runs, so the sample wakes the reader (which otherwise waits up to
+ * SAMPLER_AGENT_MAX_WAIT_MS). */
 static __always_inline int sample_lineage(struct sample_record *rec, struct task_struct *task)
 {
 	struct unwind_pid *up;
@@ -151,7 +152,9 @@ static __always_inline int sample_lineage(struct sample_record *rec, struct task
 		rec->body.ancestors[i] = apid;
 		anc = BPF_CORE_READ(anc, real_parent);
 	}
-	return 1;
+	/* kernel threads are never published (no user mappings): their samples always carry
+	 * the lineage, and must not wake the reader every time */
+	return !(rec->body.flags & SAMPLE_F_KTHREAD);
 }
 
 /* Off-CPU profiling: switch-out and switch-in programs that share the ring buffer, the scratch
