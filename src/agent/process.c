@@ -161,15 +161,12 @@ static void read_exe(struct process *p)
 /* Read the executable mappings of p into new maps; 0 or negative errno (p unchanged then). */
 static int read_maps(struct process_registry *r, struct process *p, struct procmaps *out)
 {
-	int rc = procmaps_read(p->pid, out, NULL);
+	int rc = procmaps_read_exec(p->pid, out, NULL);
 
 	r->st.maps_reads++;
-	if (rc) {
+	if (rc)
 		procmaps_release(out);
-		return rc;
-	}
-	procmaps_keep(out, PROCMAPS_X);
-	return 0;
+	return rc;
 }
 
 static void set_comm(struct process *p, const char *comm)

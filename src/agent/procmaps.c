@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -212,6 +213,156 @@ int procmaps_read(int pid, struct procmaps *out, struct errmsg *err)
 	else
 		rc = procmaps_parse(text.data ? text.data : "", text.len, out, err);
 	buf_release(&text);
+	return rc;
+}
+
+/* The kernel's struct procmap_query (include/uapi/linux/fs.h, Linux 6.11), spelled out here so
+ * that the build does not need new kernel headers. */
+struct maps_query {
+	uint64_t size;
+	uint64_t query_flags;
+	uint64_t query_addr;
+	uint64_t vma_start, vma_end, vma_flags, vma_page_size, vma_offset, inode;
+	uint32_t dev_major, dev_minor;
+	uint32_t vma_name_size, build_id_size;
+	uint64_t vma_name_addr, build_id_addr;
+};
+_Static_assert(sizeof(struct maps_query) == 104, "struct procmap_query is 104 bytes");
+#define MAPS_QUERY _IOWR('f', 17, struct maps_query)
+#define MAPS_Q_READABLE 0x01
+#define MAPS_Q_WRITABLE 0x02
+#define MAPS_Q_EXECUTABLE 0x04
+#define MAPS_Q_SHARED 0x08
+#define MAPS_Q_COVERING_OR_NEXT 0x10
+
+static int query_unsupported; /* set once the kernel says it has no PROCMAP_QUERY */
+
+int procmaps_query_supported(void)
+{
+	return !__atomic_load_n(&query_unsupported, __ATOMIC_RELAXED);
+}
+
+void procmaps_query_use(int on)
+{
+	__atomic_store_n(&query_unsupported, !on, __ATOMIC_RELAXED);
+}
+
+/* One executable mapping after another. 0, -ENOTTY/-EINVAL when the kernel has no such
+ * query (nothing read then), or another negative errno. */
+static int query_exec(int fd, struct procmaps *out, struct errmsg *err)
+{
+	static const char deleted[] = " (deleted)";
+	const size_t dlen = sizeof(deleted) - 1;
+	struct buf pool = BUF_INIT(PROCMAPS_MAX_BYTES + PROCMAPS_MAX_ENTRIES);
+	size_t *offs = NULL, cap = 0, offs_cap = 0, i;
+	uint64_t addr = 0;
+	char name[4096 + 1];
+	int rc = 0;
+
+	for (;;) {
+		struct maps_query q;
+		struct procmaps_entry e;
+		size_t plen;
+
+		memset(&q, 0, sizeof(q));
+		q.size = sizeof(q);
+		q.query_flags = MAPS_Q_EXECUTABLE | MAPS_Q_COVERING_OR_NEXT;
+		q.query_addr = addr;
+		q.vma_name_size = sizeof(name) - 1;
+		q.vma_name_addr = (uint64_t)(uintptr_t)name;
+		if (ioctl(fd, MAPS_QUERY, &q) < 0) {
+			if (errno == ENOENT) /* no executable mapping at or above addr */
+				break;
+			rc = -errno;
+			if (rc == -ENOTTY || rc == -EINVAL)
+				goto cleanup; /* the caller reads the text */
+			errmsg_set(err, rc, "cannot query the mappings: %s", strerror(-rc));
+			goto cleanup;
+		}
+		if (q.vma_end <= q.vma_start || q.vma_start < addr) {
+			rc = errmsg_set(err, -EIO, "the kernel answered a mapping out of order");
+			goto cleanup;
+		}
+		addr = q.vma_end;
+		memset(&e, 0, sizeof(e));
+		e.start = q.vma_start;
+		e.end = q.vma_end;
+		e.offset = q.vma_offset;
+		e.inode = q.inode;
+		e.dev_major = q.dev_major;
+		e.dev_minor = q.dev_minor;
+		e.perms = (q.vma_flags & MAPS_Q_READABLE ? PROCMAPS_R : 0) |
+			  (q.vma_flags & MAPS_Q_WRITABLE ? PROCMAPS_W : 0) |
+			  (q.vma_flags & MAPS_Q_EXECUTABLE ? PROCMAPS_X : 0) |
+			  (q.vma_flags & MAPS_Q_SHARED ? PROCMAPS_SHARED : 0);
+		name[sizeof(name) - 1] = '\0';
+		plen = q.vma_name_size ? strnlen(name, sizeof(name) - 1) : 0;
+		if (plen > dlen && !memcmp(name + plen - dlen, deleted, dlen)) {
+			plen -= dlen;
+			e.deleted = 1;
+		}
+		e.kind = (uint8_t)classify(name, plen);
+		if (out->n >= PROCMAPS_MAX_ENTRIES) {
+			rc = errmsg_set(err, -E2BIG, "more than %u mappings", PROCMAPS_MAX_ENTRIES);
+			goto cleanup;
+		}
+		ALLOC_GROW(out->v, out->n + 1, cap);
+		ALLOC_GROW(offs, out->n + 1, offs_cap);
+		offs[out->n] = pool.len;
+		if (buf_append(&pool, name, plen) < 0 || buf_putc(&pool, 0) < 0) {
+			rc = errmsg_set(err, -ENOMEM, "out of memory reading the mappings");
+			goto cleanup;
+		}
+		out->v[out->n++] = e;
+		if (!addr) /* the last page of the address space */
+			break;
+	}
+	out->pool = buf_detach(&pool, NULL);
+	for (i = 0; i < out->n; i++)
+		out->v[i].path = out->pool ? out->pool + offs[i] : "";
+cleanup:
+	buf_release(&pool);
+	xfree(offs);
+	if (rc < 0)
+		procmaps_release(out);
+	return rc;
+}
+
+int procmaps_read_exec(int pid, struct procmaps *out, struct errmsg *err)
+{
+	char path[64];
+	int fd, rc;
+
+	memset(out, 0, sizeof(*out));
+	if (procmaps_query_supported()) {
+		if (pid)
+			snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+		else
+			snprintf(path, sizeof(path), "/proc/self/maps");
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			rc = errno == ENOENT ? -ESRCH : -errno;
+			return errmsg_set(err, rc, "cannot read '%s': %s", path, strerror(-rc));
+		}
+		rc = query_exec(fd, out, err);
+		close(fd);
+		if (rc == -ESRCH || rc == 0)
+			return rc;
+		if (rc != -ENOTTY && rc != -EINVAL)
+			return rc;
+		__atomic_store_n(&query_unsupported, 1, __ATOMIC_RELAXED);
+		log_debug("no PROCMAP_QUERY on this kernel: mappings are read from the text");
+	}
+	rc = procmaps_read(pid, out, err);
+	if (rc == 0) {
+		size_t i, n = 0;
+
+		procmaps_keep(out, PROCMAPS_X);
+		for (i = 0; i < out->n; i++)
+			if (strcmp(out->v[i].path, "[vsyscall]"))
+				out->v[n++] = out->v[i];
+		out->n = n;
+	}
 	return rc;
 }
 

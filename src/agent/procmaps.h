@@ -60,6 +60,17 @@ struct procmaps {
 int procmaps_parse(const char *text, size_t len, struct procmaps *out, struct errmsg *err);
 /* Read and parse /proc/PID/maps (pid 0: this process). -ESRCH when the process is gone. */
 int procmaps_read(int pid, struct procmaps *out, struct errmsg *err);
+/* The executable mappings of /proc/PID/maps only, as procmaps_read() then
+ * procmaps_keep(PROCMAPS_X) would give them, asked of the kernel mapping by mapping
+ * (PROCMAP_QUERY, Linux 6.11+): no text for the others (a JVM has hundreds of data mappings)
+ * and no parsing. Falls back to the text on older kernels. [vsyscall] is left out (the kernel's
+ * page, not a mapping of the process: the query does not see it, the fallback drops it).
+ * -ESRCH when the process is gone. */
+int procmaps_read_exec(int pid, struct procmaps *out, struct errmsg *err);
+/* 1 while procmaps_read_exec() asks the kernel, 0 once it found the query unsupported. */
+int procmaps_query_supported(void);
+/* Tests: 0 makes procmaps_read_exec() read the text as on an older kernel, 1 asks again. */
+void procmaps_query_use(int on);
 void procmaps_release(struct procmaps *m); /* fine on a zeroed or released struct */
 /* Keep only the entries that have every permission bit of perms (e.g. PROCMAPS_X), in place
  * and in order; the paths stay valid. */

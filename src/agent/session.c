@@ -932,7 +932,8 @@ void session_print_stats(struct session *s)
 			"sym_files_loaded=%llu sym_symbols=%zu sym_symbol_bytes=%zu sym_drops=%llu "
 			"sym_reopens=%llu sym_reopen_failures=%llu sym_cached_addrs=%zu "
 			"sym_parked=%llu sym_strings=%zu sym_string_bytes=%zu sym_line_files=%zu "
-			"sym_line_bytes=%llu bad_records=%llu\n",
+			"sym_line_bytes=%llu sym_line_opens=%llu sym_line_deferred=%llu "
+			"bad_records=%llu\n",
 			ps.procs, ps.labeled, ps.exited_pending, (unsigned long long)ps.maps_reads,
 			(unsigned long long)ps.maps_changes, agg_stacks(s->agg), ss.pids, ss.files,
 			ss.files_pending, (unsigned long long)ss.files_loaded, ss.symbols,
@@ -940,6 +941,7 @@ void session_print_stats(struct session *s)
 			(unsigned long long)ss.reopen_failures, ss.cached_addrs,
 			(unsigned long long)ss.parked, ss.strings,
 			ss.string_bytes, ss.line_files, (unsigned long long)ss.line_bytes,
+			(unsigned long long)ss.line_opens, (unsigned long long)ss.line_deferred,
 			(unsigned long long)sampler_bad_records(s->sampler));
 	}
 	if (s->opts.kinds & (SESSION_OFFCPU | SESSION_WALL)) {

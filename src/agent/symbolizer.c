@@ -103,6 +103,7 @@ struct sym_file {
 	struct srcline *src;
 	int src_failed;
 	uint64_t src_tick;      /* last use, for the budget's LRU */
+	int64_t src_closed_ns;  /* when the budget last closed its DWARF (0: never) */
 };
 
 /* One address's answer: the function and its inlined frames (inl[first .. first + n)). */
@@ -171,6 +172,7 @@ struct symbolizer {
 	struct sym_frame out_inl[SYM_MAX_FRAMES]; /* sym_result.inlined of the last lookup */
 
 	uint64_t line_bytes;          /* estimated memory of the open srclines (line_cost()) */
+	uint64_t line_opens, line_deferred;
 	uint64_t line_budget;
 	uint64_t tick;
 
@@ -1085,6 +1087,16 @@ static struct srcline *file_src(struct symbolizer *s, struct sym_file *f)
 		return f->src;
 	/* Decided from the headers, before libdw reads (and inflates) every DWARF section. */
 	cost = SYM_DWARF_FACTOR * srcline_estimate(f->dwarf_src);
+	if (f->src_closed_ns &&
+	    (uint64_t)(now_ns() - f->src_closed_ns) <
+		    (s->opts.line_reopen_ns ? s->opts.line_reopen_ns : SYM_LINE_REOPEN_NS) &&
+	    s->line_bytes + cost > s->line_budget) {
+		/* Closed for another file a moment ago, and opening it again would close one:
+		 * files that together outgrow the budget would take turns, each open costing
+		 * milliseconds. It waits (its frames get no lines meanwhile). */
+		s->line_deferred++;
+		return NULL;
+	}
 	if (cost > s->line_budget) {
 		log_debug("no source lines for a file with %llu MB of DWARF (budget %llu MB of memory)",
 			  (unsigned long long)(cost / SYM_DWARF_FACTOR >> 20),
@@ -1113,7 +1125,9 @@ static struct srcline *file_src(struct symbolizer *s, struct sym_file *f)
 		s->line_bytes -= line_cost(lru->src);
 		srcline_free(lru->src);
 		lru->src = NULL;
+		lru->src_closed_ns = now_ns();
 	}
+	s->line_opens++;
 	s->line_bytes += cost;
 	return f->src;
 }
@@ -1198,6 +1212,7 @@ static uint32_t file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t v
 	if (!r.name && f->syms) {
 		struct elf_file *from = NULL;
 		const struct elf_symbol *sym = symbol_at(f, vaddr, &from);
+		uint64_t deferred = s->line_deferred;
 		struct srcline *src = s->opts.no_line_info ? NULL : file_src(s, f);
 		struct srcline_frame fr[SYM_MAX_FRAMES];
 		size_t n = src ? srcline_lookup(src, vaddr, fr, SYM_MAX_FRAMES) : 0, i;
@@ -1221,6 +1236,8 @@ static uint32_t file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t v
 			r.file = intern(s, fr[n - 1].file);
 			r.line = fr[n - 1].line;
 		}
+		if (s->line_deferred != deferred)
+			cacheable = 0; /* its lines come once the file's DWARF is open again */
 	}
 	if (!r.name) {
 		s->ninl = first_inl;
@@ -1570,6 +1587,8 @@ void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *s
 		st->line_files += f->src != NULL;
 	}
 	st->line_bytes = s->line_bytes;
+	st->line_opens = s->line_opens;
+	st->line_deferred = s->line_deferred;
 	st->files_pending = s->pending;
 	st->files_loaded = s->files_loaded;
 	st->symbol_bytes = s->symbol_bytes;

@@ -77,6 +77,7 @@ struct symbolizer_options {
 	size_t line_budget;       /* memory for DWARF held open, estimated as SYM_DWARF_FACTOR
 				     times its size (least recently used files are closed beyond
 				     it; a file alone above it gets no lines); 0: SYM_LINE_BUDGET */
+	uint64_t line_reopen_ns;  /* SYM_LINE_REOPEN_NS when 0 (tests shorten it) */
 	size_t max_files;         /* files cached before unused ones are dropped; 0: 4096 */
 	size_t max_pending_files; /* files opened, names not loaded, holding a descriptor; past
 				   * it the oldest lets it go (opened again by path); 0: 256 */
@@ -92,6 +93,9 @@ struct symbolizer_options {
 /* Memory libdw holds per byte of DWARF once every unit of a file was looked up (measured:
  * bench/sym_cost.c, docs/benchmarks.md). */
 #define SYM_DWARF_FACTOR 4
+/* A file whose DWARF the line budget closed is not opened again within this time if that would
+ * close another: files that together outgrow the budget do not take turns every interval. */
+#define SYM_LINE_REOPEN_NS (60ull * 1000000000ull)
 
 /* A symbolizer with default options (line info on, debuginfod when DEBUGINFOD_URLS is set). */
 struct symbolizer *symbolizer_new(void);
@@ -157,6 +161,9 @@ struct symbolizer_stats {
 	size_t remote_files; /* ... of which from debuginfod */
 	size_t line_files;  /* files whose DWARF is open for lines */
 	uint64_t line_bytes; /* their estimated memory (SYM_DWARF_FACTOR x srcline_cost()) */
+	uint64_t line_opens;    /* DWARF opened for lines (again after the budget closed it) */
+	uint64_t line_deferred; /* lookups without lines: reopening would close another file
+				 * within SYM_LINE_REOPEN_NS of its own close */
 	size_t jit_entries; /* perf map / jitdump entries held */
 };
 void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *st);

@@ -15,11 +15,16 @@
 
 #define PROCMEM_MAX_READ (1u << 20) /* larger reads are refused: no reader needs more */
 
+struct procmem_blocks;
+
 struct procmem {
 	/* Read len bytes at addr into buf: 0, or a negative errno. */
 	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
 	void *ctx;
-	uint64_t reads; /* counter, for statistics */
+	uint64_t reads;   /* counter, for statistics: reads asked for */
+	uint64_t fetches; /* reads that went to the reader (all of them when not cached) */
+	struct procmem_blocks *blocks; /* procmem_cache_begin() .. _end(), else NULL */
+	unsigned cache_depth;
 };
 
 /* A reader of process pid through process_vm_readv. ctx holds the pid; nothing to free. */
@@ -37,6 +42,19 @@ struct procmem_image {
 	size_t nregions;
 };
 void procmem_init_image(struct procmem *m, struct procmem_image *img);
+
+/* A walk that reads many small fields close to each other (a thread's frames, a code object's
+ * fields) can have them served from whole aligned blocks read once (PROCMEM_BLOCK bytes, a few
+ * of them, least recently read replaced first), one system call per block instead of one per
+ * field, until procmem_cache_end(). Calls nest; the outermost end drops the blocks. What the
+ * walk reads is then what the blocks held when they were read: use it only for a walk that
+ * checks what it reads anyway (every reader here does), never across walks. A read that spans
+ * two blocks, or whose block cannot be read whole (at the end of a mapping, a small memory
+ * image), goes to the reader as it would without the cache. */
+#define PROCMEM_BLOCK 4096u
+#define PROCMEM_BLOCKS 8u
+void procmem_cache_begin(struct procmem *m);
+void procmem_cache_end(struct procmem *m);
 
 int procmem_read(struct procmem *m, uint64_t addr, void *buf, size_t len);
 int procmem_u64(struct procmem *m, uint64_t addr, uint64_t *out);

@@ -185,11 +185,84 @@ static void test_open_deleted(void)
 	}
 }
 
+/* The executable mappings asked of the kernel one by one are those of the text, field by
+ * field: a deleted file mapped executable, anonymous executable memory, the vdso. */
+static void read_exec_as_text(int as_text)
+{
+	char path[] = "/tmp/scorch-test-procmaps-XXXXXX";
+	struct procmaps q, t;
+	char data[8192];
+	void *file, *anon;
+	size_t i, deleted = 0, anons = 0;
+	int fd;
+
+	memset(data, 0xc3, sizeof(data));
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK(write(fd, data, sizeof(data)) == (ssize_t)sizeof(data));
+	file = mmap(NULL, sizeof(data), PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 4096);
+	close(fd);
+	unlink(path);
+	anon = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+		    -1, 0);
+	CHECK(file != MAP_FAILED && anon != MAP_FAILED);
+	if (as_text)
+		procmaps_query_use(0);
+	CHECK_EQ_INT(procmaps_read_exec(0, &q, NULL), 0);
+	CHECK_EQ_INT(procmaps_read(0, &t, NULL), 0);
+	procmaps_keep(&t, PROCMAPS_X);
+	for (i = deleted = 0; i < t.n; i++) /* the kernel's page: left out */
+		if (strcmp(t.v[i].path, "[vsyscall]"))
+			t.v[deleted++] = t.v[i];
+	t.n = deleted;
+	deleted = 0;
+	if (!as_text && !procmaps_query_supported())
+		printf("  note: no PROCMAP_QUERY on this kernel, the text was read\n");
+	CHECK(q.n >= 4);
+	CHECK_EQ_INT((int)q.n, (int)t.n);
+	for (i = 0; i < q.n && i < t.n; i++) {
+		const struct procmaps_entry *a = &q.v[i], *b = &t.v[i];
+
+		CHECK(a->start == b->start && a->end == b->end && a->offset == b->offset);
+		CHECK(a->inode == b->inode && a->dev_major == b->dev_major &&
+		      a->dev_minor == b->dev_minor);
+		CHECK_EQ_INT(a->perms, b->perms);
+		CHECK_EQ_INT(a->kind, b->kind);
+		CHECK_EQ_INT(a->deleted, b->deleted);
+		CHECK_EQ_STR(a->path, b->path);
+		deleted += a->deleted && a->start == (uint64_t)(uintptr_t)file &&
+			   a->offset == 4096 && !strcmp(a->path, path);
+		anons += a->kind == PROCMAPS_ANON && a->start == (uint64_t)(uintptr_t)anon &&
+			 a->perms == (PROCMAPS_R | PROCMAPS_W | PROCMAPS_X);
+	}
+	CHECK_EQ_INT((int)deleted, 1);
+	CHECK_EQ_INT((int)anons, 1);
+	procmaps_release(&q);
+	procmaps_release(&t);
+	CHECK_EQ_INT(procmaps_read_exec(getpid(), &q, NULL), 0);
+	CHECK(q.n >= 4);
+	procmaps_release(&q);
+	CHECK_EQ_INT(procmaps_read_exec(INT_MAX, &q, NULL), -ESRCH);
+	procmaps_release(&q);
+	munmap(file, sizeof(data));
+	munmap(anon, 3 * 4096);
+	procmaps_query_use(1);
+}
+
+static void test_read_exec(void)
+{
+	read_exec_as_text(0);
+	read_exec_as_text(1);
+}
+
 int main(void)
 {
 	RUN(test_parse_sample);
 	RUN(test_malformed);
 	RUN(test_self_maps);
 	RUN(test_open_deleted);
+	RUN(test_read_exec);
 	return test_summary();
 }

@@ -140,6 +140,64 @@ static void test_tsd(void)
 	pthread_key_delete(key);
 }
 
+/* procmem's block cache: reads inside a cached block come from it (one fetch for many fields),
+ * a block that changes after it was read is not seen until the cache ends, reads that span
+ * blocks or whose block cannot be read whole go to the reader, and the answers are the same
+ * as without the cache. */
+static void test_procmem_cache(void)
+{
+	static unsigned char page[3 * PROCMEM_BLOCK] __attribute__((aligned(4096)));
+	static unsigned char small[64];
+	struct procmem_region r[2] = { { 0x10000, page, sizeof(page) }, { 0x90000 + 8, small, 40 } };
+	struct procmem_image img = { r, 2 };
+	struct procmem m, self;
+	uint64_t v, w;
+	unsigned char span[16];
+	size_t i;
+
+	for (i = 0; i < sizeof(page); i++)
+		page[i] = (unsigned char)(i * 7 + 1);
+	procmem_init_image(&m, &img);
+	procmem_cache_begin(&m);
+	CHECK(procmem_u64(&m, 0x10000 + 8, &v) == 0);
+	CHECK(memcmp(&v, page + 8, 8) == 0);
+	CHECK(procmem_u64(&m, 0x10000 + 800, &w) == 0);
+	CHECK(memcmp(&w, page + 800, 8) == 0);
+	CHECK(m.reads == 2 && m.fetches == 1);
+	/* the cache holds what was read: a change shows only after the cache ends */
+	page[8] ^= 0xff;
+	CHECK(procmem_u64(&m, 0x10000 + 8, &w) == 0 && w == v);
+	/* across two blocks: straight to the reader, and right */
+	CHECK(procmem_read(&m, 0x10000 + PROCMEM_BLOCK - 8, span, sizeof(span)) == 0);
+	CHECK(memcmp(span, page + PROCMEM_BLOCK - 8, sizeof(span)) == 0);
+	/* a region smaller than a block: the block read fails, the field read does not */
+	CHECK(procmem_u64(&m, 0x90000 + 16, &w) == 0 && memcmp(&w, small + 8, 8) == 0);
+	CHECK(procmem_u64(&m, 0x90000 + 64, &w) < 0);
+	/* more blocks than slots: the oldest go, every answer stays right */
+	for (i = 0; i < 3 * PROCMEM_BLOCKS; i++) {
+		uint64_t a = 0x10000 + (i % 3) * PROCMEM_BLOCK + (i * 40) % (PROCMEM_BLOCK - 8);
+
+		CHECK(procmem_u64(&m, a, &w) == 0 && memcmp(&w, page + (a - 0x10000), 8) == 0);
+	}
+	procmem_cache_begin(&m); /* nested: the inner end keeps the blocks */
+	procmem_cache_end(&m);
+	CHECK(m.blocks != NULL);
+	procmem_cache_end(&m);
+	CHECK(m.blocks == NULL);
+	CHECK(procmem_u64(&m, 0x10000 + 8, &w) == 0 && w != v);
+	procmem_cache_end(&m); /* unbalanced: a no-op */
+
+	/* this process, through process_vm_readv */
+	procmem_init_pid(&self, getpid());
+	procmem_cache_begin(&self);
+	for (i = 0; i + 8 <= sizeof(page); i += 64) {
+		CHECK(procmem_u64(&self, (uint64_t)(uintptr_t)(page + i), &w) == 0);
+		CHECK(memcmp(&w, page + i, 8) == 0);
+	}
+	CHECK(self.fetches <= 4);
+	procmem_cache_end(&self);
+}
+
 int main(void)
 {
 	log_set_level(LOG_ERROR);
@@ -148,5 +206,6 @@ int main(void)
 	RUN(test_function_range);
 	RUN(test_tls_image);
 	RUN(test_tsd);
+	RUN(test_procmem_cache);
 	return test_summary();
 }

@@ -207,6 +207,77 @@ out:
 		stop_prog(inl);
 }
 
+/* Two programs whose DWARF does not fit the line budget together: the second closes the
+ * first; the first is then not opened again (closing the second) until a while after it was
+ * closed, its frames keep their names without lines meanwhile and are not cached that way,
+ * and it gets its lines back after the wait. */
+static void test_line_turns(void)
+{
+	struct symbolizer_options o;
+	struct symbolizer_stats st;
+	struct symbolizer *s;
+	struct sym_result r;
+	uint64_t live[1], live2[1], cost;
+	pid_t a, b;
+
+	if (!have_inline)
+		SKIP("gcc/addr2line cannot make the programs here");
+	/* built otherwise: another build id, so another file for the symbolizer */
+	CHECK(sh("cd %s && gcc -O1 -g -o inl2 inl.c", tmpdir) == 0);
+	a = start_prog(tpath("inl"), live, 1);
+	b = start_prog(tpath("inl2"), live2, 1);
+	CHECK(a > 0 && b > 0);
+	if (a <= 0 || b <= 0)
+		goto out;
+	memset(&o, 0, sizeof(o));
+	o.no_debuginfod = 1;
+	o.debug_dir = "/nonexistent";
+	s = symbolizer_new_opts(&o);
+	CHECK_EQ_INT(symbolizer_track_pid(s, a), 0);
+	CHECK_EQ_INT(symbolizer_user(s, a, live[0], &r), 0);
+	symbolizer_get_stats(s, &st);
+	cost = st.line_bytes;
+	symbolizer_free(s);
+	CHECK(cost > 0);
+
+	o.line_budget = cost + cost / 2; /* room for one */
+	o.line_reopen_ns = 300000000ull;
+	s = symbolizer_new_opts(&o);
+	CHECK_EQ_INT(symbolizer_track_pid(s, a), 0);
+	CHECK_EQ_INT(symbolizer_track_pid(s, b), 0);
+	CHECK_EQ_INT(symbolizer_user(s, a, live[0], &r), 0);
+	CHECK(r.source_file && strstr(r.source_file, "inl.c") && r.line > 0);
+	CHECK_EQ_INT(symbolizer_user(s, b, live2[0], &r), 0);
+	CHECK(r.source_file && strstr(r.source_file, "inl.c") && r.line > 0);
+	symbolizer_get_stats(s, &st);
+	CHECK_EQ_INT((int)st.line_opens, 2);
+	CHECK_EQ_INT((int)st.line_files, 1);
+	/* the first one's turn is not yet: a name, no line, and the second keeps its DWARF */
+	CHECK_EQ_INT(symbolizer_user(s, a, live[0] + 1, &r), 0);
+	CHECK_EQ_STR(r.name, "hot_loop");
+	CHECK(!r.source_file || !*r.source_file);
+	CHECK_EQ_INT(r.line, 0);
+	symbolizer_get_stats(s, &st);
+	CHECK_EQ_INT((int)st.line_opens, 2);
+	CHECK(st.line_deferred >= 1);
+	CHECK_EQ_INT(symbolizer_user(s, b, live2[0] + 1, &r), 0);
+	CHECK(r.line > 0);
+	usleep(400000);
+	/* the same address again: not cached without its line */
+	CHECK_EQ_INT(symbolizer_user(s, a, live[0] + 1, &r), 0);
+	CHECK_EQ_STR(r.name, "hot_loop");
+	CHECK(r.source_file && strstr(r.source_file, "inl.c") && r.line > 0);
+	symbolizer_get_stats(s, &st);
+	CHECK_EQ_INT((int)st.line_opens, 3);
+	CHECK_EQ_INT((int)st.line_files, 1);
+	symbolizer_free(s);
+out:
+	if (a > 0)
+		stop_prog(a);
+	if (b > 0)
+		stop_prog(b);
+}
+
 static void test_minidebug_corrupt(void)
 {
 	static const uint8_t not_xz[] = "definitely not xz data";
@@ -582,6 +653,7 @@ int main(void)
 	setup();
 	RUN(test_minidebuginfo);
 	RUN(test_lazy_sources);
+	RUN(test_line_turns);
 	RUN(test_minidebug_corrupt);
 	RUN(test_dwarf_inlines);
 	RUN(test_perf_map);

@@ -695,8 +695,24 @@ static void collect_stubs(const struct tables *t, struct hotspot_vm *vm)
 	vm->stubs_resolved = 0;
 }
 
+static int vm_read(struct procmem *m, const struct hotspot_file *f, uint64_t bias,
+		   struct hotspot_vm *vm, struct errmsg *err);
+
+/* The tables are arrays of entries whose names sit together in libjvm's read-only data: read
+ * through blocks, a system call for each rather than for each field and name. */
 int hotspot_vm_read(struct procmem *m, const struct hotspot_file *f, uint64_t bias,
 		    struct hotspot_vm *vm, struct errmsg *err)
+{
+	int rc;
+
+	procmem_cache_begin(m);
+	rc = vm_read(m, f, bias, vm, err);
+	procmem_cache_end(m);
+	return rc;
+}
+
+static int vm_read(struct procmem *m, const struct hotspot_file *f, uint64_t bias,
+		   struct hotspot_vm *vm, struct errmsg *err)
 {
 	struct tables t;
 	struct picker pk;

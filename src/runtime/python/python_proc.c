@@ -235,8 +235,8 @@ void python_threads_release(struct python_threads *t)
 
 /* Walk every thread; with check set, verify each link and code object against the offsets
  * and explain a mismatch in err. */
-static int walk_all(struct python_proc *p, struct python_threads *out, int check,
-		    struct errmsg *err)
+static int walk_all_read(struct python_proc *p, struct python_threads *out, int check,
+			 struct errmsg *err)
 {
 	const struct py_offsets *o = &p->off;
 	uint64_t interp, tstate, back;
@@ -311,6 +311,20 @@ static int walk_all(struct python_proc *p, struct python_threads *out, int check
 	return 0;
 fail:
 	python_threads_release(out);
+	return rc;
+}
+
+/* The thread states and frames of a walk sit close together (3.11+ frames on the data stack,
+ * a code object's fields in one object): read through blocks, a system call for each rather
+ * than for each field. */
+static int walk_all(struct python_proc *p, struct python_threads *out, int check,
+		    struct errmsg *err)
+{
+	int rc;
+
+	procmem_cache_begin(&p->mem);
+	rc = walk_all_read(p, out, check, err);
+	procmem_cache_end(&p->mem);
 	return rc;
 }
 
@@ -648,8 +662,11 @@ int python_proc_script(struct python_proc *p, const char **script)
 		*script = p->script;
 		return 0;
 	}
-	if (walk_all(p, &threads, 0, NULL) < 0)
+	procmem_cache_begin(&p->mem);
+	if (walk_all(p, &threads, 0, NULL) < 0) {
+		procmem_cache_end(&p->mem);
 		return -ENOENT;
+	}
 	/* The main thread: its tid is the pid (3.11+); else the oldest thread state, which is
 	 * the last of the (newest first) list of the first interpreter that has threads. */
 	for (i = 0; i < threads.n; i++)
@@ -700,6 +717,7 @@ int python_proc_script(struct python_proc *p, const char **script)
 		break;
 	}
 	python_threads_release(&threads);
+	procmem_cache_end(&p->mem);
 	if (rc == 0)
 		*script = p->script;
 	return rc;
