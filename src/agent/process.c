@@ -184,12 +184,12 @@ static void read_info(struct process *p)
 	struct procinfo old;
 
 	if (!p->have_info) {
-		procinfo_read(p->pid, p->comm, &p->info);
+		procinfo_read_exe(p->pid, p->comm, p->exe, &p->info);
 		p->have_info = 1;
 		return;
 	}
 	old = p->info;
-	procinfo_read(p->pid, p->comm, &p->info);
+	procinfo_read_exe(p->pid, p->comm, p->exe, &p->info);
 	p->info.ppid = old.ppid;
 	memcpy(p->info.ancestors, old.ancestors, sizeof(old.ancestors));
 	p->info.start_ns = old.start_ns;

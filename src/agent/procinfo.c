@@ -53,6 +53,11 @@ static void procinfo_read_cmdline(int pid, struct procinfo *out);
 
 int procinfo_read(int pid, const char *comm, struct procinfo *out)
 {
+	return procinfo_read_exe(pid, comm, NULL, out);
+}
+
+int procinfo_read_exe(int pid, const char *comm, const char *exe, struct procinfo *out)
+{
 	char path[64], target[PATH_MAX];
 	struct buf b = BUF_INIT(64 * 1024);
 	ssize_t n;
@@ -60,8 +65,12 @@ int procinfo_read(int pid, const char *comm, struct procinfo *out)
 
 	memset(out, 0, sizeof(*out));
 	out->pid = pid;
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	n = readlink(path, target, sizeof(target) - 1);
+	if (exe && *exe) {
+		n = (ssize_t)snprintf(target, sizeof(target), "%s", exe);
+	} else {
+		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+		n = readlink(path, target, sizeof(target) - 1);
+	}
 	if (n > 0) {
 		const char *base;
 		char *del;

@@ -37,6 +37,8 @@ struct procinfo {
  * (process gone, kernel thread). Returns 0, or -ESRCH when the process is gone (out is still
  * filled with what could be known). */
 int procinfo_read(int pid, const char *comm, struct procinfo *out);
+/* The same, with /proc/PID/exe's target read already (exe; NULL or "" to read it here). */
+int procinfo_read_exe(int pid, const char *comm, const char *exe, struct procinfo *out);
 
 /* Lineage from /proc/PID/stat for a process known only by pid: ppid, start (converted to
  * CLOCK_MONOTONIC) and the kernel-thread flag. Returns 0 or a negative errno. */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* Parse hex digits at *p (up to end); at least one digit, no overflow. */
@@ -453,6 +454,16 @@ int procmaps_open(int pid, const struct procmaps_entry *e, struct errmsg *err)
 		fd = rc;
 	}
 	return errmsg_set(err, fd, "cannot open mapped file '%s': %s", e->path, strerror(-fd));
+}
+
+int procmaps_stat(const struct procmaps_entry *e, struct stat *st)
+{
+	if (e->kind != PROCMAPS_FILE || e->deleted || e->path[0] != '/' || !e->inode)
+		return -1;
+	if (stat(e->path, st) < 0 || !S_ISREG(st->st_mode) || (uint64_t)st->st_ino != e->inode ||
+	    major(st->st_dev) != e->dev_major || minor(st->st_dev) != e->dev_minor)
+		return -1;
+	return 0;
 }
 
 int procmaps_same_file(const struct procmaps_entry *a, const struct procmaps_entry *b)

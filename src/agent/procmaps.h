@@ -92,4 +92,12 @@ void procmaps_elf_mapping(const struct procmaps_entry *e, struct elf_mapping *ou
  * path must have the mapping's inode (-ESTALE if it was replaced). pid 0 means this process. */
 int procmaps_open(int pid, const struct procmaps_entry *e, struct errmsg *err);
 
+/* stat(2) of the file behind a file-backed mapping without opening it, when its path (as this
+ * process sees it) leads to the mapped inode: the same regular file, device and inode as the
+ * mapping says. 0, or -1 (another mount namespace, a replaced or deleted file, a filesystem
+ * whose st_dev is not the mapping's device): then open it with procmaps_open(). A mapped
+ * inode cannot be reused while it is mapped, so a match is the mapped file. */
+struct stat;
+int procmaps_stat(const struct procmaps_entry *e, struct stat *st);
+
 #endif

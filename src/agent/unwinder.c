@@ -696,6 +696,20 @@ static struct ufile *file_of_mapping(struct unwinder *u, int pid, const struct p
 	uint64_t dk, *v;
 	int fd, rc;
 
+	/* A file known already, reached by its path (a stat, no open): most mappings of a new
+	 * process are such (libc, the dynamic loader, the executable run again). */
+	if (procmaps_stat(m, &sb) == 0 && (v = u64map_get(&u->devino, devino_key(&sb)))) {
+		uint64_t *fv = u64map_get(&u->files, *v);
+
+		f = fv ? (struct ufile *)(uintptr_t)*fv : NULL;
+		if (f && file_ensure(u, f) != -ENOENT) {
+			if (!u64map_get(&u->inodes, inode_key(m)))
+				u64map_put(&u->inodes, inode_key(m), f->keyhash);
+			u->st.files_by_path++;
+			return f;
+		}
+		f = NULL;
+	}
 	fd = procmaps_open(pid, m, NULL);
 	if (fd < 0)
 		return NULL;

@@ -188,6 +188,7 @@ struct unwinder_stats {
 	uint64_t deferred_segments; /* runtime segments put into unwound snapshots */
 	uint64_t kernel_bytes;     /* memory of the BPF maps for tables (bytes) */
 	uint64_t entry_reads;      /* entries read from the entry map (snapshots; cache misses) */
+	uint64_t files_by_path;    /* mappings of a known file found by stat, without an open */
 	struct table_cache_stats cache;
 	uint64_t bpf[USTAT__COUNT]; /* unw_stats summed over CPUs (0 without BPF) */
 };

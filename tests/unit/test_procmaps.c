@@ -251,6 +251,63 @@ static void read_exec_as_text(int as_text)
 	procmaps_query_use(1);
 }
 
+/* stat without open: the executable's mapping by its path; not a deleted file, not a file
+ * replaced under the same path. */
+static void test_stat_mapping(void)
+{
+	char path[] = "/tmp/scorch-test-procmaps-XXXXXX", other[64];
+	struct procmaps m;
+	const struct procmaps_entry *e;
+	struct stat st, want;
+	char data[4096];
+	void *p;
+	int fd;
+
+	CHECK_EQ_INT(procmaps_read_exec(0, &m, NULL), 0);
+	e = procmaps_find(&m, (uint64_t)(uintptr_t)&test_stat_mapping);
+	CHECK(e != NULL);
+	if (e) {
+		CHECK_EQ_INT(procmaps_stat(e, &st), 0);
+		CHECK(stat("/proc/self/exe", &want) == 0 && want.st_ino == st.st_ino &&
+		      want.st_dev == st.st_dev);
+	}
+	procmaps_release(&m);
+
+	memset(data, 0x90, sizeof(data));
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK(write(fd, data, sizeof(data)) == (ssize_t)sizeof(data));
+	p = mmap(NULL, sizeof(data), PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	close(fd);
+	CHECK(p != MAP_FAILED);
+	CHECK_EQ_INT(procmaps_read_exec(0, &m, NULL), 0);
+	e = procmaps_find(&m, (uint64_t)(uintptr_t)p);
+	CHECK(e != NULL);
+	if (e) {
+		CHECK_EQ_INT(procmaps_stat(e, &st), 0);
+		/* replaced: the path now leads to another inode */
+		snprintf(other, sizeof(other), "%s.new", path);
+		fd = open(other, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+		CHECK(fd >= 0 && write(fd, data, sizeof(data)) == (ssize_t)sizeof(data));
+		if (fd >= 0)
+			close(fd);
+		CHECK(rename(other, path) == 0);
+		CHECK_EQ_INT(procmaps_stat(e, &st), -1);
+	}
+	procmaps_release(&m);
+	unlink(path);
+	/* deleted: no path to reach it by */
+	CHECK_EQ_INT(procmaps_read_exec(0, &m, NULL), 0);
+	e = procmaps_find(&m, (uint64_t)(uintptr_t)p);
+	CHECK(e && e->deleted);
+	if (e)
+		CHECK_EQ_INT(procmaps_stat(e, &st), -1);
+	procmaps_release(&m);
+	munmap(p, sizeof(data));
+}
+
 static void test_read_exec(void)
 {
 	read_exec_as_text(0);
@@ -264,5 +321,6 @@ int main(void)
 	RUN(test_self_maps);
 	RUN(test_open_deleted);
 	RUN(test_read_exec);
+	RUN(test_stat_mapping);
 	return test_summary();
 }
