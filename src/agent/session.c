@@ -989,7 +989,7 @@ void session_print_stats(struct session *s)
 
 		unwinder_stats(s->unw, &us);
 		fprintf(stderr, "unwind: pids=%llu files=%llu entries_used=%llu entries_cap=%llu "
-			"kernel_bytes=%llu entry_reads=%llu files_by_path=%llu table_builds=%llu table_rebuilds=%llu table_build_ms=%.1f "
+			"kernel_bytes=%llu entry_reads=%llu files_by_path=%llu files_by_inode=%llu table_builds=%llu table_rebuilds=%llu table_build_ms=%.1f "
 			"tables_from_cache=%llu exec_publishes=%llu exec_hot=%llu evictions=%llu "
 			"cap_hits=%llu snapshots=%llu snapshots_complete=%llu snapshots_chained=%llu "
 			"deferred_segments=%llu bpf_unwinds=%llu "
@@ -1000,7 +1000,7 @@ void session_print_stats(struct session *s)
 			(unsigned long long)us.pids, (unsigned long long)us.files,
 			(unsigned long long)us.entries_used, (unsigned long long)us.entries_cap,
 			(unsigned long long)us.kernel_bytes, (unsigned long long)us.entry_reads,
-			(unsigned long long)us.files_by_path,
+			(unsigned long long)us.files_by_path, (unsigned long long)us.files_by_inode,
 			(unsigned long long)us.table_builds,
 			(unsigned long long)us.table_rebuilds, us.table_build_ns / 1e6,
 			(unsigned long long)us.tables_from_cache,

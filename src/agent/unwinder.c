@@ -84,6 +84,8 @@ struct ufile {
 	int loaded;                /* has a slice in the entry space */
 	int interp;
 	uint8_t kind;              /* enum unwinder_kind of the runtime in the file (interp) */
+	uint64_t seen_inode;       /* inode_key() of a mapping found to be this file ... */
+	uint64_t seen_ns;          /* ... at this time (stat or open): trusted for a second */
 	uint64_t pin;              /* == unwinder.track_seq: the process being read maps it, do
 				      not evict it to make room for its other files */
 	/* As an executable (-a): processes started from it lately, how many of them were
@@ -721,6 +723,16 @@ static uint64_t devino_key(const struct stat *sb)
 					 (uint64_t)sb->st_mtim.tv_nsec, (uint64_t)sb->st_size)) | 1;
 }
 
+#define FILE_SEEN_NS 1000000000ull
+
+/* Mapping m was found to be file f (by stat or open): its device and inode lead to f. */
+static void file_seen(struct unwinder *u, struct ufile *f, const struct procmaps_entry *m)
+{
+	u64map_put(&u->inodes, inode_key(m), f->keyhash);
+	f->seen_inode = inode_key(m);
+	f->seen_ns = now_ns();
+}
+
 /* The file behind a mapping, with its table loaded when one can be had: from the table space,
  * the table cache, or built from the file. */
 static struct ufile *file_of_mapping(struct unwinder *u, int pid, const struct procmaps_entry *m)
@@ -732,6 +744,20 @@ static struct ufile *file_of_mapping(struct unwinder *u, int pid, const struct p
 	uint64_t dk, *v;
 	int fd, rc;
 
+	/* A file whose device and inode (as the maps say them) were found to be this file less
+	 * than a second ago: under churn the same libraries are mapped by process after process.
+	 * (A file rewritten in place keeps its inode: its new content is seen a second later.) */
+	if ((v = u64map_get(&u->inodes, inode_key(m)))) {
+		uint64_t *fv = u64map_get(&u->files, *v);
+
+		f = fv ? (struct ufile *)(uintptr_t)*fv : NULL;
+		if (f && f->seen_inode == inode_key(m) && now_ns() - f->seen_ns < FILE_SEEN_NS &&
+		    file_ensure(u, f) != -ENOENT) {
+			u->st.files_by_inode++;
+			return f;
+		}
+		f = NULL;
+	}
 	/* A file known already, reached by its path (a stat, no open): most mappings of a new
 	 * process are such (libc, the dynamic loader, the executable run again). */
 	if (procmaps_stat(m, &sb) == 0 && (v = u64map_get(&u->devino, devino_key(&sb)))) {
@@ -739,8 +765,7 @@ static struct ufile *file_of_mapping(struct unwinder *u, int pid, const struct p
 
 		f = fv ? (struct ufile *)(uintptr_t)*fv : NULL;
 		if (f && file_ensure(u, f) != -ENOENT) {
-			if (!u64map_get(&u->inodes, inode_key(m)))
-				u64map_put(&u->inodes, inode_key(m), f->keyhash);
+			file_seen(u, f, m);
 			u->st.files_by_path++;
 			return f;
 		}
@@ -760,8 +785,8 @@ static struct ufile *file_of_mapping(struct unwinder *u, int pid, const struct p
 
 		f = fv ? (struct ufile *)(uintptr_t)*fv : NULL;
 	}
-	if (f && !u64map_get(&u->inodes, inode_key(m)))
-		u64map_put(&u->inodes, inode_key(m), f->keyhash);
+	if (f)
+		file_seen(u, f, m);
 	rc = f ? file_ensure(u, f) : -ENOENT;
 	if (f && rc != -ENOENT) {
 		close(fd);
@@ -774,7 +799,7 @@ static struct ufile *file_of_mapping(struct unwinder *u, int pid, const struct p
 		if (!f)
 			f = file_new(u, e, key);
 		u64map_put(&u->devino, dk, f->keyhash);
-		u64map_put(&u->inodes, inode_key(m), f->keyhash);
+		file_seen(u, f, m);
 		rc = file_ensure(u, f);
 	}
 	if (f && rc == -ENOENT)

@@ -190,6 +190,7 @@ struct unwinder_stats {
 	uint64_t entry_reads;      /* reads of the entry map (snapshots; cache misses): one
 				      batched read of a run of entries, or one entry */
 	uint64_t files_by_path;    /* mappings of a known file found by stat, without an open */
+	uint64_t files_by_inode;   /* ... by device and inode, found so within the last second */
 	struct table_cache_stats cache;
 	uint64_t bpf[USTAT__COUNT]; /* unw_stats summed over CPUs (0 without BPF) */
 };
