@@ -405,8 +405,6 @@ static void space_unmap(void *cookie, size_t len)
 		munmap(cookie, len);
 }
 
-/* Entry idx of the entry space for reading, or NULL. With BPF, a copy from a small ring, read
- * from the map (or its cache). */
 /* Fill the cache with the aligned run of entries holding idx, in one batched lookup. */
 static void space_read_run(struct unwinder *u, uint32_t idx)
 {
@@ -437,6 +435,8 @@ static void space_read_run(struct unwinder *u, uint32_t idx)
 	}
 }
 
+/* Entry idx of the entry space for reading, or NULL. With BPF, a copy from a small ring, read
+ * from the map (or its cache). */
 static const struct unwind_entry *space_entry(struct unwinder *u, uint32_t idx)
 {
 	struct space_slot *sl;
@@ -725,6 +725,14 @@ static uint64_t devino_key(const struct stat *sb)
 
 #define FILE_SEEN_NS 1000000000ull
 
+/* The file a keyhash found in one of the maps names (v may be NULL), or NULL. */
+static struct ufile *file_by_hash(struct unwinder *u, const uint64_t *v)
+{
+	uint64_t *fv = v ? u64map_get(&u->files, *v) : NULL;
+
+	return fv ? (struct ufile *)(uintptr_t)*fv : NULL;
+}
+
 /* Mapping m was found to be file f (by stat or open): its device and inode lead to f. */
 static void file_seen(struct unwinder *u, struct ufile *f, const struct procmaps_entry *m)
 {
@@ -741,35 +749,26 @@ static struct ufile *file_of_mapping(struct unwinder *u, int pid, const struct p
 	struct elf_file *e = NULL;
 	struct ufile *f = NULL;
 	struct stat sb;
-	uint64_t dk, *v;
+	uint64_t dk;
 	int fd, rc;
 
 	/* A file whose device and inode (as the maps say them) were found to be this file less
 	 * than a second ago: under churn the same libraries are mapped by process after process.
 	 * (A file rewritten in place keeps its inode: its new content is seen a second later.) */
-	if ((v = u64map_get(&u->inodes, inode_key(m)))) {
-		uint64_t *fv = u64map_get(&u->files, *v);
-
-		f = fv ? (struct ufile *)(uintptr_t)*fv : NULL;
-		if (f && f->seen_inode == inode_key(m) && now_ns() - f->seen_ns < FILE_SEEN_NS &&
-		    file_ensure(u, f) != -ENOENT) {
-			u->st.files_by_inode++;
-			return f;
-		}
-		f = NULL;
+	f = file_by_hash(u, u64map_get(&u->inodes, inode_key(m)));
+	if (f && f->seen_inode == inode_key(m) && now_ns() - f->seen_ns < FILE_SEEN_NS &&
+	    file_ensure(u, f) != -ENOENT) {
+		u->st.files_by_inode++;
+		return f;
 	}
 	/* A file known already, reached by its path (a stat, no open): most mappings of a new
 	 * process are such (libc, the dynamic loader, the executable run again). */
-	if (procmaps_stat(m, &sb) == 0 && (v = u64map_get(&u->devino, devino_key(&sb)))) {
-		uint64_t *fv = u64map_get(&u->files, *v);
-
-		f = fv ? (struct ufile *)(uintptr_t)*fv : NULL;
-		if (f && file_ensure(u, f) != -ENOENT) {
-			file_seen(u, f, m);
-			u->st.files_by_path++;
-			return f;
-		}
-		f = NULL;
+	f = procmaps_stat(m, &sb) == 0 ? file_by_hash(u, u64map_get(&u->devino, devino_key(&sb)))
+				       : NULL;
+	if (f && file_ensure(u, f) != -ENOENT) {
+		file_seen(u, f, m);
+		u->st.files_by_path++;
+		return f;
 	}
 	fd = procmaps_open(pid, m, NULL);
 	if (fd < 0)
@@ -779,12 +778,7 @@ static struct ufile *file_of_mapping(struct unwinder *u, int pid, const struct p
 		return NULL;
 	}
 	dk = devino_key(&sb);
-	v = u64map_get(&u->devino, dk);
-	if (v) {
-		uint64_t *fv = u64map_get(&u->files, *v);
-
-		f = fv ? (struct ufile *)(uintptr_t)*fv : NULL;
-	}
+	f = file_by_hash(u, u64map_get(&u->devino, dk));
 	if (f)
 		file_seen(u, f, m);
 	rc = f ? file_ensure(u, f) : -ENOENT;
@@ -1006,12 +1000,11 @@ int unwinder_set_maps(struct unwinder *u, int pid, const struct procmaps *pm,
 	 * known by their dev/inode before any table is loaded. */
 	u->track_seq++;
 	for (i = 0; i < pm->n; i++) {
-		uint64_t *kh, *fv;
+		struct ufile *f;
 
 		if ((pm->v[i].perms & PROCMAPS_X) && pm->v[i].kind == PROCMAPS_FILE &&
-		    (kh = u64map_get(&u->inodes, inode_key(&pm->v[i]))) &&
-		    (fv = u64map_get(&u->files, *kh)))
-			((struct ufile *)(uintptr_t)*fv)->pin = u->track_seq;
+		    (f = file_by_hash(u, u64map_get(&u->inodes, inode_key(&pm->v[i])))))
+			f->pin = u->track_seq;
 	}
 	if (u->vdso)
 		u->vdso->pin = u->track_seq;
