@@ -142,13 +142,12 @@ struct ralloc {
 	uint32_t total, used;
 };
 
-/* Entries of the entry map read for user-space unwinding of snapshots, kept in a direct-mapped
- * cache (a table search reads the same index and entries again for every frame in the same
- * code). Cleared where the space is written. 4096 slots: 64 KiB. A miss reads the aligned run
- * of SPACE_READ_RUN entries around it in one batched lookup (a search ends among neighbours
- * of the entries it read last), or the entry alone where the kernel has no batched lookups. */
+/* Entries of the entry map read for user-space unwinding of snapshots: one lookup each,
+ * kept in a direct-mapped cache (a table search reads the same index and entries again for
+ * every frame in the same code). Cleared where the space is written. 4096 slots: 64 KiB.
+ * (A batched lookup of the run of entries around a miss costs more than it saves: the kernel
+ * copies each element on its own, and a search's probes land in different runs.) */
 #define SPACE_CACHE_SLOTS 4096u
-#define SPACE_READ_RUN 64u
 /* Entries handed out by uenv_entry() are copies in a ring of this many, so that a cache slot
  * replaced by a later read never leaves the step with a dangling pointer (the step holds at
  * most a few entries at once). */
@@ -170,7 +169,6 @@ struct unwinder {
 	long page;
 	struct space_slot *ecache;    /* SPACE_CACHE_SLOTS (with BPF) */
 	int no_batch;                 /* the kernel has no batched updates of array maps */
-	int no_batch_read;            /* ... nor batched lookups */
 	struct unwind_entry ering[SPACE_ENTRY_RING];
 	unsigned eringpos;
 	int pids_fd, stats_fd, hot_fd;
@@ -405,36 +403,6 @@ static void space_unmap(void *cookie, size_t len)
 		munmap(cookie, len);
 }
 
-/* Fill the cache with the aligned run of entries holding idx, in one batched lookup. */
-static void space_read_run(struct unwinder *u, uint32_t idx)
-{
-	uint32_t base = idx & ~(SPACE_READ_RUN - 1), prev = base - 1, next = 0, i;
-	uint32_t keys[SPACE_READ_RUN], count = SPACE_READ_RUN;
-	struct unwind_entry vals[SPACE_READ_RUN];
-	LIBBPF_OPTS(bpf_map_batch_opts, o);
-	int rc;
-
-	if (base + count > u->nentries)
-		count = u->nentries - base;
-	/* an array's batch starts after the key given (none: at the first) */
-	rc = bpf_map_lookup_batch(u->entries_fd, base ? &prev : NULL, &next, keys, vals, &count,
-				  &o);
-	if (rc < 0 && errno != ENOENT) {
-		if (errno == EINVAL || errno == 524 /* ENOTSUPP */ || errno == EOPNOTSUPP)
-			u->no_batch_read = 1;
-		return;
-	}
-	u->st.entry_reads++;
-	for (i = 0; i < count && i < SPACE_READ_RUN; i++) {
-		struct space_slot *sl = &u->ecache[keys[i] % SPACE_CACHE_SLOTS];
-
-		if (keys[i] >= u->nentries)
-			continue;
-		sl->idx1 = keys[i] + 1;
-		sl->e = vals[i];
-	}
-}
-
 /* Entry idx of the entry space for reading, or NULL. With BPF, a copy from a small ring, read
  * from the map (or its cache). */
 static const struct unwind_entry *space_entry(struct unwinder *u, uint32_t idx)
@@ -446,8 +414,6 @@ static const struct unwind_entry *space_entry(struct unwinder *u, uint32_t idx)
 	if (!u->mmapped)
 		return &u->entries[idx];
 	sl = &u->ecache[idx % SPACE_CACHE_SLOTS];
-	if (sl->idx1 != idx + 1 && !u->no_batch_read)
-		space_read_run(u, idx);
 	if (sl->idx1 != idx + 1) {
 		sl->idx1 = 0;
 		if (bpf_map_lookup_elem(u->entries_fd, &idx, &sl->e))

@@ -187,8 +187,7 @@ struct unwinder_stats {
 	uint64_t snapshots_chained; /* ... deeper than a record: joined with their stack chunks */
 	uint64_t deferred_segments; /* runtime segments put into unwound snapshots */
 	uint64_t kernel_bytes;     /* memory of the BPF maps for tables (bytes) */
-	uint64_t entry_reads;      /* reads of the entry map (snapshots; cache misses): one
-				      batched read of a run of entries, or one entry */
+	uint64_t entry_reads;      /* entries read from the entry map (snapshots; cache misses) */
 	uint64_t files_by_path;    /* mappings of a known file found by stat, without an open */
 	uint64_t files_by_inode;   /* ... by device and inode, found so within the last second */
 	struct table_cache_stats cache;
