@@ -97,16 +97,72 @@ static int classify(const char *path, size_t len)
 	return PROCMAPS_SPECIAL;
 }
 
-/* Parse one line [s, end) into e; the path goes into pool at e->path offset (kept in
- * path_off until the pool stops moving). */
-static int parse_line(const char *s, const char *end, struct procmaps_entry *e, struct buf *pool,
-		      size_t *path_off)
+/* A mapping's path of plen bytes: " (deleted)" taken off (and flagged), the kind set from
+ * the rest. Returns the length kept. */
+static size_t set_path_kind(struct procmaps_entry *e, const char *path, size_t plen)
 {
 	static const char deleted[] = " (deleted)";
 	const size_t dlen = sizeof(deleted) - 1;
+
+	if (plen > dlen && !memcmp(path + plen - dlen, deleted, dlen)) {
+		plen -= dlen;
+		e->deleted = 1;
+	}
+	e->kind = (uint8_t)classify(path, plen);
+	return plen;
+}
+
+/* Entries and their paths as they are read (the path pool moves while it grows: offsets until
+ * the end). */
+struct builder {
+	struct buf pool;
+	size_t *offs, cap, offs_cap;
+};
+
+static void builder_init(struct builder *b, struct procmaps *out)
+{
+	memset(out, 0, sizeof(*out));
+	memset(b, 0, sizeof(*b));
+	b->pool = (struct buf)BUF_INIT(PROCMAPS_MAX_BYTES + PROCMAPS_MAX_ENTRIES);
+}
+
+/* Add e with its path; 0 or a negative errno (explained in err). */
+static int builder_add(struct builder *b, struct procmaps *out, const struct procmaps_entry *e,
+		       const char *path, size_t plen, struct errmsg *err)
+{
+	if (out->n >= PROCMAPS_MAX_ENTRIES)
+		return errmsg_set(err, -E2BIG, "more than %u mappings", PROCMAPS_MAX_ENTRIES);
+	ALLOC_GROW(out->v, out->n + 1, b->cap);
+	ALLOC_GROW(b->offs, out->n + 1, b->offs_cap);
+	b->offs[out->n] = b->pool.len;
+	if (buf_append(&b->pool, path, plen) < 0 || buf_putc(&b->pool, 0) < 0)
+		return errmsg_set(err, -ENOMEM, "out of memory reading the mappings");
+	out->v[out->n++] = *e;
+	return 0;
+}
+
+/* Hand the paths to out (rc 0), or free everything (rc < 0). Returns rc. */
+static int builder_finish(struct builder *b, struct procmaps *out, int rc)
+{
+	size_t i;
+
+	if (rc == 0) {
+		out->pool = buf_detach(&b->pool, NULL);
+		for (i = 0; i < out->n; i++)
+			out->v[i].path = out->pool ? out->pool + b->offs[i] : "";
+	}
+	buf_release(&b->pool);
+	xfree(b->offs);
+	if (rc < 0)
+		procmaps_release(out);
+	return rc;
+}
+
+/* Parse one line [s, end) into e; its path is [*path, *path + *plen). */
+static int parse_line(const char *s, const char *end, struct procmaps_entry *e, const char **path,
+		      size_t *plen)
+{
 	uint64_t major, minor;
-	const char *path;
-	size_t plen;
 
 	memset(e, 0, sizeof(*e));
 	if (parse_hex(&s, end, &e->start) || expect(&s, end, '-') || parse_hex(&s, end, &e->end) ||
@@ -131,68 +187,39 @@ static int parse_line(const char *s, const char *end, struct procmaps_entry *e, 
 	if (s < end && *s != ' ')
 		return -1;
 	skip_spaces(&s, end);
-	path = s;
-	plen = (size_t)(end - s);
-	if (plen > 4096)
+	*path = s;
+	*plen = (size_t)(end - s);
+	if (*plen > 4096)
 		return -1;
-	if (plen > dlen && !memcmp(path + plen - dlen, deleted, dlen)) {
-		plen -= dlen;
-		e->deleted = 1;
-	}
-	if (memchr(path, 0, plen))
+	*plen = set_path_kind(e, *path, *plen);
+	if (memchr(*path, 0, *plen))
 		return -1;
-	e->kind = (uint8_t)classify(path, plen);
-	*path_off = pool->len;
-	if (buf_append(pool, path, plen) < 0 || buf_putc(pool, 0) < 0)
-		return -2;
 	return 0;
 }
 
 int procmaps_parse(const char *text, size_t len, struct procmaps *out, struct errmsg *err)
 {
-	struct buf pool = BUF_INIT(PROCMAPS_MAX_BYTES + PROCMAPS_MAX_ENTRIES);
-	size_t *offs = NULL, cap = 0, offs_cap = 0, i;
+	struct builder b;
 	const char *p = text, *end = text + len;
 	int rc = 0;
 
-	memset(out, 0, sizeof(*out));
-	while (p < end) {
+	builder_init(&b, out);
+	while (p < end && rc == 0) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *line_end = nl ? nl : end;
 		struct procmaps_entry e;
-		size_t off = 0;
-		int r;
+		const char *path;
+		size_t plen;
 
 		if (line_end > p) {
-			r = parse_line(p, line_end, &e, &pool, &off);
-			if (r == -2) {
-				rc = errmsg_set(err, -ENOMEM, "out of memory parsing maps");
-				goto cleanup;
-			}
-			if (r < 0) {
+			if (parse_line(p, line_end, &e, &path, &plen) < 0)
 				out->bad_lines++;
-			} else {
-				if (out->n >= PROCMAPS_MAX_ENTRIES) {
-					rc = errmsg_set(err, -E2BIG, "more than %u mappings", PROCMAPS_MAX_ENTRIES);
-					goto cleanup;
-				}
-				ALLOC_GROW(out->v, out->n + 1, cap);
-				ALLOC_GROW(offs, out->n + 1, offs_cap);
-				offs[out->n] = off;
-				out->v[out->n++] = e;
-			}
+			else
+				rc = builder_add(&b, out, &e, path, plen, err);
 		}
 		p = nl ? nl + 1 : end;
 	}
-	out->pool = buf_detach(&pool, NULL);
-	for (i = 0; i < out->n; i++)
-		out->v[i].path = out->pool + offs[i];
-cleanup:
-	buf_release(&pool);
-	xfree(offs);
-	if (rc < 0)
-		procmaps_release(out);
-	return rc;
+	return builder_finish(&b, out, rc);
 }
 
 int procmaps_read(int pid, struct procmaps *out, struct errmsg *err)
@@ -252,15 +279,13 @@ void procmaps_query_use(int on)
  * query (nothing read then), or another negative errno. */
 static int query_exec(int fd, struct procmaps *out, struct errmsg *err)
 {
-	static const char deleted[] = " (deleted)";
-	const size_t dlen = sizeof(deleted) - 1;
-	struct buf pool = BUF_INIT(PROCMAPS_MAX_BYTES + PROCMAPS_MAX_ENTRIES);
-	size_t *offs = NULL, cap = 0, offs_cap = 0, i;
+	struct builder b;
 	uint64_t addr = 0;
 	char name[4096 + 1];
 	int rc = 0;
 
-	for (;;) {
+	builder_init(&b, out);
+	do {
 		struct maps_query q;
 		struct procmaps_entry e;
 		size_t plen;
@@ -275,16 +300,15 @@ static int query_exec(int fd, struct procmaps *out, struct errmsg *err)
 			if (errno == ENOENT) /* no executable mapping at or above addr */
 				break;
 			rc = -errno;
-			if (rc == -ENOTTY || rc == -EINVAL)
-				goto cleanup; /* the caller reads the text */
-			errmsg_set(err, rc, "cannot query the mappings: %s", strerror(-rc));
-			goto cleanup;
+			if (rc != -ENOTTY && rc != -EINVAL) /* else the caller reads the text */
+				errmsg_set(err, rc, "cannot query the mappings: %s", strerror(-rc));
+			break;
 		}
 		if (q.vma_end <= q.vma_start || q.vma_start < addr) {
 			rc = errmsg_set(err, -EIO, "the kernel answered a mapping out of order");
-			goto cleanup;
+			break;
 		}
-		addr = q.vma_end;
+		addr = q.vma_end; /* 0 past the last page of the address space: the end */
 		memset(&e, 0, sizeof(e));
 		e.start = q.vma_start;
 		e.end = q.vma_end;
@@ -298,35 +322,10 @@ static int query_exec(int fd, struct procmaps *out, struct errmsg *err)
 			  (q.vma_flags & MAPS_Q_SHARED ? PROCMAPS_SHARED : 0);
 		name[sizeof(name) - 1] = '\0';
 		plen = q.vma_name_size ? strnlen(name, sizeof(name) - 1) : 0;
-		if (plen > dlen && !memcmp(name + plen - dlen, deleted, dlen)) {
-			plen -= dlen;
-			e.deleted = 1;
-		}
-		e.kind = (uint8_t)classify(name, plen);
-		if (out->n >= PROCMAPS_MAX_ENTRIES) {
-			rc = errmsg_set(err, -E2BIG, "more than %u mappings", PROCMAPS_MAX_ENTRIES);
-			goto cleanup;
-		}
-		ALLOC_GROW(out->v, out->n + 1, cap);
-		ALLOC_GROW(offs, out->n + 1, offs_cap);
-		offs[out->n] = pool.len;
-		if (buf_append(&pool, name, plen) < 0 || buf_putc(&pool, 0) < 0) {
-			rc = errmsg_set(err, -ENOMEM, "out of memory reading the mappings");
-			goto cleanup;
-		}
-		out->v[out->n++] = e;
-		if (!addr) /* the last page of the address space */
-			break;
-	}
-	out->pool = buf_detach(&pool, NULL);
-	for (i = 0; i < out->n; i++)
-		out->v[i].path = out->pool ? out->pool + offs[i] : "";
-cleanup:
-	buf_release(&pool);
-	xfree(offs);
-	if (rc < 0)
-		procmaps_release(out);
-	return rc;
+		plen = set_path_kind(&e, name, plen);
+		rc = builder_add(&b, out, &e, name, plen, err);
+	} while (rc == 0 && addr);
+	return builder_finish(&b, out, rc);
 }
 
 int procmaps_read_exec(int pid, struct procmaps *out, struct errmsg *err)
