@@ -241,7 +241,7 @@ static void test_line_turns(void)
 	CHECK(cost > 0);
 
 	o.line_budget = cost + cost / 2; /* room for one */
-	o.line_reopen_ns = 300000000ull;
+	o.line_reopen_ns = 1000000000ull;
 	s = symbolizer_new_opts(&o);
 	CHECK_EQ_INT(symbolizer_track_pid(s, a), 0);
 	CHECK_EQ_INT(symbolizer_track_pid(s, b), 0);
@@ -262,7 +262,7 @@ static void test_line_turns(void)
 	CHECK(st.line_deferred >= 1);
 	CHECK_EQ_INT(symbolizer_user(s, b, live2[0] + 1, &r), 0);
 	CHECK(r.line > 0);
-	usleep(400000);
+	usleep(1100000);
 	/* the same address again: not cached without its line */
 	CHECK_EQ_INT(symbolizer_user(s, a, live[0] + 1, &r), 0);
 	CHECK_EQ_STR(r.name, "hot_loop");
