@@ -11,7 +11,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -139,15 +138,9 @@ static uint64_t maps_hash(const struct procmaps *m)
 static void read_exe(struct process *p)
 {
 	char link[64], target[PATH_MAX];
-	struct stat st;
 	ssize_t n;
 
 	snprintf(link, sizeof(link), "/proc/%d/exe", p->pid);
-	p->exe_dev = p->exe_ino = 0;
-	if (stat(link, &st) == 0) {
-		p->exe_dev = (uint64_t)st.st_dev;
-		p->exe_ino = (uint64_t)st.st_ino;
-	}
 	n = readlink(link, target, sizeof(target) - 1);
 	if (n <= 0)
 		n = 0;

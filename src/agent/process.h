@@ -74,7 +74,6 @@ struct process {
 	uint64_t maps_read_ns;     /* CLOCK_MONOTONIC of the last read */
 	char comm[16];             /* from the last sample (may be empty) */
 	char *exe;                 /* target of /proc/PID/exe ("" when unreadable) */
-	uint64_t exe_dev, exe_ino; /* its identity (0 when unreadable) */
 	struct procinfo info;      /* labels: read with process_registry_opts.labels */
 	int have_info;
 	char label_key[32];        /* a runtime's label for the process (e.g. "script"), or "" */
