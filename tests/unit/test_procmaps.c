@@ -100,6 +100,29 @@ static void test_malformed(void)
 	}
 }
 
+/* A temporary file of len bytes (path: a mkstemp template) mapped from offset off with prot,
+ * or MAP_FAILED. The file stays: the caller unlinks or replaces it. */
+static void *map_temp(char *path, size_t len, int prot, off_t off)
+{
+	char data[16384];
+	void *p;
+	int fd;
+
+	if (len > sizeof(data) || (size_t)off >= len)
+		return MAP_FAILED;
+	memset(data, 0xc3, len);
+	fd = mkstemp(path);
+	if (fd < 0)
+		return MAP_FAILED;
+	if (write(fd, data, len) != (ssize_t)len) {
+		close(fd);
+		return MAP_FAILED;
+	}
+	p = mmap(NULL, len - (size_t)off, prot, MAP_PRIVATE, fd, off);
+	close(fd);
+	return p;
+}
+
 static void test_self_maps(void)
 {
 	struct procmaps m;
@@ -191,19 +214,10 @@ static void read_exec_as_text(int as_text)
 {
 	char path[] = "/tmp/scorch-test-procmaps-XXXXXX";
 	struct procmaps q, t;
-	char data[8192];
 	void *file, *anon;
 	size_t i, deleted = 0, anons = 0;
-	int fd;
 
-	memset(data, 0xc3, sizeof(data));
-	fd = mkstemp(path);
-	CHECK(fd >= 0);
-	if (fd < 0)
-		return;
-	CHECK(write(fd, data, sizeof(data)) == (ssize_t)sizeof(data));
-	file = mmap(NULL, sizeof(data), PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 4096);
-	close(fd);
+	file = map_temp(path, 3 * 4096, PROT_READ | PROT_EXEC, 4096);
 	unlink(path);
 	anon = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
 		    -1, 0);
@@ -246,7 +260,7 @@ static void read_exec_as_text(int as_text)
 	procmaps_release(&q);
 	CHECK_EQ_INT(procmaps_read_exec(INT_MAX, &q, NULL), -ESRCH);
 	procmaps_release(&q);
-	munmap(file, sizeof(data));
+	munmap(file, 2 * 4096);
 	munmap(anon, 3 * 4096);
 	procmaps_query_use(1);
 }
@@ -259,7 +273,7 @@ static void test_stat_mapping(void)
 	struct procmaps m;
 	const struct procmaps_entry *e;
 	struct stat st, want;
-	char data[4096];
+	char data[64] = "another file";
 	void *p;
 	int fd;
 
@@ -273,15 +287,10 @@ static void test_stat_mapping(void)
 	}
 	procmaps_release(&m);
 
-	memset(data, 0x90, sizeof(data));
-	fd = mkstemp(path);
-	CHECK(fd >= 0);
-	if (fd < 0)
-		return;
-	CHECK(write(fd, data, sizeof(data)) == (ssize_t)sizeof(data));
-	p = mmap(NULL, sizeof(data), PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
-	close(fd);
+	p = map_temp(path, 4096, PROT_READ | PROT_EXEC, 0);
 	CHECK(p != MAP_FAILED);
+	if (p == MAP_FAILED)
+		return;
 	CHECK_EQ_INT(procmaps_read_exec(0, &m, NULL), 0);
 	e = procmaps_find(&m, (uint64_t)(uintptr_t)p);
 	CHECK(e != NULL);
@@ -305,7 +314,7 @@ static void test_stat_mapping(void)
 	if (e)
 		CHECK_EQ_INT(procmaps_stat(e, &st), -1);
 	procmaps_release(&m);
-	munmap(p, sizeof(data));
+	munmap(p, 4096);
 }
 
 static void test_read_exec(void)
