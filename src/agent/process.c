@@ -15,10 +15,28 @@
 #include <unistd.h>
 
 #define MAX_LISTENERS 8
+#define FORK_NOTE_TTL_NS (30 * 1000000000ULL) /* a fork note unused this long is dropped */
+#define MAX_FORK_NOTES 65536
+
+/* What the fork record of a process not read yet said, for its labels when it is read: its
+ * lineage, and its container id when it started in its parent's cgroups and the parent's was
+ * known then (process_fork()). */
+struct fork_note {
+	uint64_t when_ns;  /* the fork record's time */
+	uint64_t start_ns;
+	int ppid;
+	int kernel_thread;
+	int has_cid;       /* cid holds the container id */
+	char cid[sizeof(((struct procinfo *)0)->container_id)];
+};
 
 struct process_registry {
 	struct process_registry_opts opts;
 	struct u64map procs; /* pid + 1 -> struct process * */
+	struct u64map forks; /* pid + 1 -> struct fork_note * */
+	int follow_cgroups;  /* cgroup-move records come (process_registry_follow_cgroups()) */
+	int cgroups_lost;    /* one was lost: what fork records say of cgroups is not trusted */
+	uint32_t moves_seen; /* seq of the latest cgroup-move record */
 	struct process_listener listeners[MAX_LISTENERS];
 	size_t nlisteners;
 	process_label_fn label_fn;
@@ -42,7 +60,36 @@ struct process_registry *process_registry_new(const struct process_registry_opts
 	if (opts)
 		r->opts = *opts;
 	u64map_init(&r->procs);
+	u64map_init(&r->forks);
 	return r;
+}
+
+void process_registry_follow_cgroups(struct process_registry *r, int on)
+{
+	r->follow_cgroups = on;
+}
+
+static struct fork_note *fork_note(struct process_registry *r, int pid)
+{
+	uint64_t *v = u64map_get(&r->forks, (uint64_t)(uint32_t)pid + 1);
+
+	return v ? (struct fork_note *)(uintptr_t)*v : NULL;
+}
+
+static void drop_fork_note(struct process_registry *r, int pid)
+{
+	struct fork_note *n = fork_note(r, pid);
+
+	if (n) {
+		u64map_remove(&r->forks, (uint64_t)(uint32_t)pid + 1);
+		xfree(n);
+	}
+}
+
+/* Whether cgroup facts learnt from events still hold: every cgroup-move record came. */
+static int cgroups_followed(const struct process_registry *r)
+{
+	return r->follow_cgroups && !r->cgroups_lost;
 }
 
 int process_registry_subscribe(struct process_registry *r, const struct process_listener *l)
@@ -172,17 +219,40 @@ static void set_comm(struct process *p, const char *comm)
  * process started, who started it or when it exits: the lineage learnt from its samples and
  * events stays, or a child of a shell loop whose samples all came before the exec was read
  * would lose its parent and stand as a service of its own. */
-static void read_info(struct process *p)
+static void read_info(struct process_registry *r, struct process *p)
 {
 	struct procinfo old;
+	struct fork_note *n = fork_note(r, p->pid);
+	const char *cid = NULL;
 
+	/* The container id without reading /proc/PID/cgroup, when events say what it is: the
+	 * parent's, for a child forked into its cgroups; its own, for an exec of a process that
+	 * has not moved since it was read. */
+	if (cgroups_followed(r)) {
+		if (n && n->has_cid)
+			cid = n->cid;
+		else if (p->have_info && p->cgroup_known && !p->cgroup_stale)
+			cid = p->info.container_id;
+	}
+	if (cid) {
+		char keep[sizeof(p->info.container_id)];
+
+		snprintf(keep, sizeof(keep), "%s", cid); /* cid may be p->info's */
+		r->st.cgroup_inherited++;
+		old = p->info;
+		procinfo_read_exe(p->pid, p->comm, p->exe, keep, &p->info);
+	} else {
+		r->st.cgroup_reads++;
+		old = p->info;
+		procinfo_read_exe(p->pid, p->comm, p->exe, NULL, &p->info);
+	}
+	p->cgroup_known = 1;
+	p->cgroup_stale = 0;
+	drop_fork_note(r, p->pid);
 	if (!p->have_info) {
-		procinfo_read_exe(p->pid, p->comm, p->exe, &p->info);
 		p->have_info = 1;
 		return;
 	}
-	old = p->info;
-	procinfo_read_exe(p->pid, p->comm, p->exe, &p->info);
 	p->info.ppid = old.ppid;
 	memcpy(p->info.ancestors, old.ancestors, sizeof(old.ancestors));
 	p->info.start_ns = old.start_ns;
@@ -225,7 +295,7 @@ static int load(struct process_registry *r, struct process *p, const char *comm)
 	p->label_key[0] = p->label_value[0] = '\0';
 	read_exe(p);
 	if (r->opts.labels)
-		read_info(p);
+		read_info(r, p);
 	r->st.maps_changes++;
 	notify(r, p, PROCESS_EV_NEW);
 	return 0;
@@ -284,15 +354,78 @@ void process_exec(struct process_registry *r, int pid, uint64_t when_ns, int rea
 	new_image(r, pid, when_ns, read_now);
 }
 
-void process_fork(struct process_registry *r, int pid, uint64_t when_ns, int read_now)
+void process_fork(struct process_registry *r, int pid, uint64_t when_ns, int read_now,
+		  const struct process_fork_info *f)
 {
+	struct process *p = process_get(r, pid);
+
+	drop_fork_note(r, pid);
+	if (p)
+		p->cgroup_stale = 1; /* a new process under a reused pid */
+	if (f && r->opts.labels && pid > 0 && r->forks.count < MAX_FORK_NOTES) {
+		struct fork_note *n = xcalloc(1, sizeof(*n));
+		struct process *pp = f->parent > 0 ? process_get(r, f->parent) : NULL;
+		struct fork_note *pn = f->parent > 0 ? fork_note(r, f->parent) : NULL;
+
+		n->when_ns = when_ns;
+		n->start_ns = f->start_ns;
+		n->ppid = f->ppid;
+		n->kernel_thread = f->kernel_thread;
+		/* The parent's container id as known now is the child's when the child started
+		 * in the parent's cgroups and every cgroup move before the fork has been seen:
+		 * then the parent's record is current as of the fork (a parent moved since it
+		 * was read is cgroup_stale, and a move after the fork does not touch the
+		 * child). */
+		if (cgroups_followed(r) && f->same_cgroups && f->cgroup_moves == r->moves_seen) {
+			if (pp && pp->have_info && pp->cgroup_known && !pp->cgroup_stale) {
+				snprintf(n->cid, sizeof(n->cid), "%s", pp->info.container_id);
+				n->has_cid = 1;
+			} else if (!pp && pn && pn->has_cid) {
+				snprintf(n->cid, sizeof(n->cid), "%s", pn->cid);
+				n->has_cid = 1;
+			}
+		}
+		u64map_put(&r->forks, (uint64_t)(uint32_t)pid + 1, (uint64_t)(uintptr_t)n);
+	}
 	new_image(r, pid, when_ns, read_now);
+}
+
+void process_cgroup_moved(struct process_registry *r, int pid, uint32_t seq)
+{
+	struct process *p = process_get(r, pid);
+	struct fork_note *n = fork_note(r, pid);
+
+	r->st.cgroup_moves++;
+	if (seq != r->moves_seen + 1 && !r->cgroups_lost) {
+		/* a record was lost (ring buffer full): from now on every container id is read
+		 * from /proc */
+		r->cgroups_lost = 1;
+		log_debug("process: a cgroup-move record was lost (seq %u after %u): container ids "
+			  "are read from /proc from now on", seq, r->moves_seen);
+	}
+	r->moves_seen = seq;
+	if (pid == 0) {
+		/* a cgroup was renamed: any process's path may have changed */
+		size_t it = 0;
+		uint64_t k, v;
+
+		while ((p = process_next(r, &it)))
+			p->cgroup_stale = 1;
+		for (it = 0; u64map_next(&r->forks, &it, &k, &v);)
+			((struct fork_note *)(uintptr_t)v)->has_cid = 0;
+		return;
+	}
+	if (p)
+		p->cgroup_stale = 1;
+	if (n)
+		n->has_cid = 0;
 }
 
 void process_exit(struct process_registry *r, int pid)
 {
 	struct process *p = process_get(r, pid);
 
+	drop_fork_note(r, pid);
 	/* Two threads exiting together may both report the exit: the second is a no-op. */
 	if (!p || p->state == PROCESS_EXITED)
 		return;
@@ -403,6 +536,12 @@ const struct procinfo *process_labels(struct process_registry *r, int pid)
 
 	if (!p || !p->have_info)
 		return NULL;
+	if (p->cgroup_stale && p->cgroup_known && p->state == PROCESS_LIVE) {
+		/* moved to another cgroup since it was read */
+		r->st.cgroup_reads++;
+		procinfo_read_cgroup(pid, &p->info);
+		p->cgroup_stale = 0;
+	}
 	if (!p->info.script[0] && p->state != PROCESS_STALE) {
 		ask_label(r, p);
 		/* the whole label (a path, a module): service_name.c makes the name */
@@ -415,17 +554,41 @@ const struct procinfo *process_labels(struct process_registry *r, int pid)
 const struct procinfo *process_note_labels(struct process_registry *r, int pid)
 {
 	struct process *p = process_get(r, pid);
+	struct fork_note *n;
+	const char *cid;
 
 	if (pid <= 0 || !r->opts.labels)
 		return NULL;
 	if (p)
 		return p->have_info ? &p->info : NULL;
+	n = fork_note(r, pid);
+	cid = n && n->has_cid && cgroups_followed(r) ? n->cid : NULL;
 	p = process_create(r, pid);
 	p->state = PROCESS_STALE; /* labels only: its maps are read at a sample of its own */
-	if (procinfo_read(pid, NULL, &p->info) < 0 || procinfo_read_stat(pid, &p->info) < 0) {
+	if (procinfo_read_exe(pid, NULL, NULL, cid, &p->info) < 0) {
 		p->state = PROCESS_EXITED; /* forgotten at the next collect */
 		return NULL;
 	}
+	if (cid) {
+		r->st.cgroup_inherited++;
+	} else {
+		r->st.cgroup_reads++;
+	}
+	p->cgroup_known = 1;
+	if (n) {
+		/* its fork record said when it started and who its parent is */
+		p->info.ppid = n->ppid;
+		memset(p->info.ancestors, 0, sizeof(p->info.ancestors));
+		p->info.ancestors[0] = n->ppid > 1 ? (uint32_t)n->ppid : 0;
+		p->info.start_ns = n->start_ns;
+		p->info.kernel_thread = n->kernel_thread;
+	} else if (procinfo_read_stat(pid, &p->info) < 0) {
+		p->state = PROCESS_EXITED;
+		return NULL;
+	} else {
+		r->st.stat_reads++;
+	}
+	drop_fork_note(r, pid);
 	p->have_info = 1;
 	return &p->info;
 }
@@ -494,6 +657,23 @@ void process_registry_collect(struct process_registry *r)
 		if (p)
 			forget(r, p);
 	}
+	/* fork notes of processes never read (never sampled, nor an ancestor of a sampled one) */
+	if (r->forks.count) {
+		uint64_t now = now_ns(), k, v;
+
+		n = 0;
+		it = 0;
+		while (u64map_next(&r->forks, &it, &k, &v)) {
+			const struct fork_note *fn = (const struct fork_note *)(uintptr_t)v;
+
+			if (now - fn->when_ns > FORK_NOTE_TTL_NS) {
+				ALLOC_GROW(gone, n + 1, cap);
+				gone[n++] = (int)(k - 1);
+			}
+		}
+		for (i = 0; i < n; i++)
+			drop_fork_note(r, gone[i]);
+	}
 	xfree(gone);
 }
 
@@ -504,6 +684,8 @@ void process_registry_stats(const struct process_registry *r, struct process_reg
 
 	*st = r->st;
 	st->procs = r->procs.count;
+	st->fork_notes = r->forks.count;
+	st->cgroups_followed = cgroups_followed(r);
 	st->exited_pending = 0;
 	st->labeled = 0;
 	while (u64map_next(&r->procs, &it, &k, &v)) {
@@ -518,6 +700,7 @@ void process_registry_free(struct process_registry *r)
 {
 	struct process *p;
 	size_t it = 0;
+	uint64_t k, v;
 
 	if (!r)
 		return;
@@ -526,5 +709,8 @@ void process_registry_free(struct process_registry *r)
 		it = 0; /* the map changed under the iterator: start over */
 	}
 	u64map_release(&r->procs);
+	for (it = 0; u64map_next(&r->forks, &it, &k, &v);)
+		xfree((void *)(uintptr_t)v);
+	u64map_release(&r->forks);
 	xfree(r);
 }

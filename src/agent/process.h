@@ -83,6 +83,8 @@ struct process {
 	struct runtime_inst *runtimes; /* owned by src/runtime/runtime.c */
 	/* private */
 	int claims_dirty;
+	int cgroup_known;          /* info.container_id was read (or taken from the parent) */
+	int cgroup_stale;          /* moved to another cgroup since, or a new process took the pid */
 };
 
 /* A subscriber. on_event gets the process and what happened to it (see EVENTS above). */
@@ -126,8 +128,31 @@ struct process *process_seen(struct process_registry *r, int pid, const char *co
  * read_now is set (NEW); an unknown pid is read at once with read_now, else left for its first
  * sample. A record read after when_ns (a sample of the new image came first) is current. */
 void process_exec(struct process_registry *r, int pid, uint64_t when_ns, int read_now);
-void process_fork(struct process_registry *r, int pid, uint64_t when_ns, int read_now);
 void process_exit(struct process_registry *r, int pid);
+
+/* What a fork record says (sampler.h's fork_body). */
+struct process_fork_info {
+	int parent;            /* the forking process */
+	int ppid;              /* the child's parent (the same but with CLONE_PARENT) */
+	uint64_t start_ns;     /* the child's start (CLOCK_MONOTONIC) */
+	int kernel_thread;
+	int same_cgroups;      /* the child starts in every cgroup of parent */
+	uint32_t cgroup_moves; /* cgroup-move records sent before the fork */
+};
+/* A fork record (f may be NULL), handled as process_exec(). With labels, what f says is kept
+ * until the child is read (or for 30 s): its start and parent, so that reading it as an
+ * ancestor needs no /proc/PID/stat, and, when cgroup moves are followed and the child started
+ * in its parent's cgroups, the parent's container id, so that reading it needs no
+ * /proc/PID/cgroup. */
+void process_fork(struct process_registry *r, int pid, uint64_t when_ns, int read_now,
+		  const struct process_fork_info *f);
+/* Cgroup-move records come (sampler_cgroup_events()): container ids may be taken from fork
+ * records, and kept across an exec. Without them every process's is read from /proc. */
+void process_registry_follow_cgroups(struct process_registry *r, int on);
+/* A cgroup-move record: pid (one of its threads) moved to another cgroup; seq numbers the
+ * records from 1. pid's container id is read again when next asked for; a gap in seq (a
+ * record lost) stops taking container ids from events for good. */
+void process_cgroup_moved(struct process_registry *r, int pid, uint32_t seq);
 
 /* Re-read the maps of a live process (a pc outside every known mapping, a new library), unless
  * it was read less than min_interval_ns ago. Sends CHANGED when they differ. Returns 1 when
@@ -187,6 +212,12 @@ struct process_registry_stats {
 	uint64_t maps_reads;    /* /proc/PID/maps reads */
 	uint64_t maps_changes;  /* reads that found new maps (NEW or CHANGED sent) */
 	uint64_t events;        /* events sent (per listener) */
+	uint64_t cgroup_reads;  /* /proc/PID/cgroup reads */
+	uint64_t cgroup_inherited; /* container ids taken from a fork record or kept at an exec */
+	uint64_t cgroup_moves;  /* cgroup-move records */
+	uint64_t stat_reads;    /* /proc/PID/stat reads (an ancestor without a fork record) */
+	size_t fork_notes;      /* fork records kept for processes not read yet */
+	int cgroups_followed;   /* container ids are taken from events */
 };
 void process_registry_stats(const struct process_registry *r, struct process_registry_stats *st);
 

@@ -53,13 +53,28 @@ static void procinfo_read_cmdline(int pid, struct procinfo *out);
 
 int procinfo_read(int pid, const char *comm, struct procinfo *out)
 {
-	return procinfo_read_exe(pid, comm, NULL, out);
+	return procinfo_read_exe(pid, comm, NULL, NULL, out);
 }
 
-int procinfo_read_exe(int pid, const char *comm, const char *exe, struct procinfo *out)
+int procinfo_read_cgroup(int pid, struct procinfo *out)
+{
+	char path[64];
+	struct buf b = BUF_INIT(64 * 1024);
+	int ret;
+
+	out->container_id[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	ret = buf_read_file(&b, path);
+	if (ret == 0)
+		procinfo_container_id(b.data, b.len, out->container_id);
+	buf_release(&b);
+	return ret;
+}
+
+int procinfo_read_exe(int pid, const char *comm, const char *exe, const char *container_id,
+		      struct procinfo *out)
 {
 	char path[64], target[PATH_MAX];
-	struct buf b = BUF_INIT(64 * 1024);
 	ssize_t n;
 	int ret = 0;
 
@@ -87,10 +102,10 @@ int procinfo_read_exe(int pid, const char *comm, const char *exe, struct procinf
 			ret = -ESRCH;
 		snprintf(out->exe, sizeof(out->exe), "%s", comm && *comm ? comm : "[unknown]");
 	}
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
-	if (buf_read_file(&b, path) == 0)
-		procinfo_container_id(b.data, b.len, out->container_id);
-	buf_release(&b);
+	if (container_id)
+		snprintf(out->container_id, sizeof(out->container_id), "%s", container_id);
+	else
+		procinfo_read_cgroup(pid, out);
 	procinfo_read_cmdline(pid, out);
 	return ret;
 }

@@ -37,8 +37,13 @@ struct procinfo {
  * (process gone, kernel thread). Returns 0, or -ESRCH when the process is gone (out is still
  * filled with what could be known). */
 int procinfo_read(int pid, const char *comm, struct procinfo *out);
-/* The same, with /proc/PID/exe's target read already (exe; NULL or "" to read it here). */
-int procinfo_read_exe(int pid, const char *comm, const char *exe, struct procinfo *out);
+/* The same, with /proc/PID/exe's target read already (exe; NULL or "" to read it here) and
+ * the container id known already (container_id; NULL to read /proc/PID/cgroup here). */
+int procinfo_read_exe(int pid, const char *comm, const char *exe, const char *container_id,
+		      struct procinfo *out);
+/* Only the container id, from /proc/PID/cgroup ("" when none or unreadable). 0 or a negative
+ * errno. */
+int procinfo_read_cgroup(int pid, struct procinfo *out);
 
 /* Lineage from /proc/PID/stat for a process known only by pid: ppid, start (converted to
  * CLOCK_MONOTONIC) and the kernel-thread flag. Returns 0 or a negative errno. */

@@ -28,6 +28,7 @@ struct sampler {
 	struct bpf_link **links;
 	struct bpf_link *switch_in; /* off-CPU: the kprobe, on kernels without sched_exit_tp */
 	int switch_in_tp;           /* off-CPU: the kernel has sched_exit_tp */
+	int cgroup_events;          /* EVENT_CGROUP records are sent */
 	int ncpus;
 	int *cpus;
 	sampler_record_fn fn;
@@ -118,14 +119,17 @@ static int has_cap(int cap)
 
 /* Whether the kernel has the sched_exit_tp tracepoint (6.16+): the end of __schedule() in the
  * context of the thread that runs next, where off-CPU intervals end. */
-static int has_sched_exit_tp(void)
+/* Whether the kernel's BTF has the raw tracepoint `name` (a tp_btf program can attach). */
+static int has_tracepoint(const char *name)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
+	char type[128];
 	int found;
 
 	if (!btf)
 		return 0;
-	found = btf__find_by_name_kind(btf, "btf_trace_sched_exit_tp", BTF_KIND_TYPEDEF) > 0;
+	snprintf(type, sizeof(type), "btf_trace_%s", name);
+	found = btf__find_by_name_kind(btf, type, BTF_KIND_TYPEDEF) > 0;
 	btf__free(btf);
 	return found;
 }
@@ -177,7 +181,7 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct e
 			1000000000ULL / opts->offcpu_max_rate : 0;
 		/* a burst of an eighth of a second's worth */
 		s->skel->rodata->offcpu_rate_burst_ns = 125000000ULL;
-		s->switch_in_tp = has_sched_exit_tp();
+		s->switch_in_tp = has_tracepoint("sched_exit_tp");
 		/* one switch-in program: the tracepoint where the kernel has it */
 		bpf_program__set_autoload(s->switch_in_tp ? s->skel->progs.offcpu_switch_in_kprobe :
 					  s->skel->progs.offcpu_switch_in, false);
@@ -186,6 +190,14 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct e
 		bpf_program__set_autoload(s->skel->progs.offcpu_switch_in, false);
 		bpf_program__set_autoload(s->skel->progs.offcpu_switch_in_kprobe, false);
 		bpf_program__set_autoload(s->skel->progs.offcpu_seed, false);
+	}
+	/* cgroup moves matter to the agent's labels only (its container ids) */
+	s->cgroup_events = opts->lineage && has_tracepoint("cgroup_attach_task") &&
+			   has_tracepoint("cgroup_transfer_tasks") && has_tracepoint("cgroup_rename");
+	if (!s->cgroup_events) {
+		bpf_program__set_autoload(s->skel->progs.on_cgroup_attach, false);
+		bpf_program__set_autoload(s->skel->progs.on_cgroup_transfer, false);
+		bpf_program__set_autoload(s->skel->progs.on_cgroup_rename, false);
 	}
 	s->skel->rodata->time_phases = opts->time_phases ? 1 : 0;
 	if (opts->configure)
@@ -384,6 +396,11 @@ int sampler_attach(struct sampler *s, struct errmsg *err)
 		return errmsg_set(err, ret, "cannot open the BPF ring buffer: %s", strerror(-ret));
 	}
 	return 0;
+}
+
+int sampler_cgroup_events(const struct sampler *s)
+{
+	return s->cgroup_events;
 }
 
 int sampler_poll(struct sampler *s, int timeout_ms, sampler_record_fn fn, void *ctx)

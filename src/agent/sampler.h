@@ -51,6 +51,9 @@ int sampler_add_pid(struct sampler *s, int pid);
 /* Open the perf events on every online CPU and attach the programs; with offcpu, attach the
  * switch programs and mark the threads already blocked. */
 int sampler_attach(struct sampler *s, struct errmsg *err);
+/* 1 when EVENT_CGROUP records come (with lineage, on kernels with the cgroup_attach_task
+ * tracepoint): user space may then trust what fork events say of a child's cgroups. */
+int sampler_cgroup_events(const struct sampler *s);
 
 /* Called for each record: hdr->type says what follows the header (sampler.h).
  * A non-zero return stops the current poll and is returned by sampler_poll(). */

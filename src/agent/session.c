@@ -290,9 +290,30 @@ static int on_record(void *ctx, const struct event_hdr *hdr, size_t size)
 		process_exec(s->reg, (int)hdr->pid, hdr->time_ns,
 			     s->filtering || (s->unw && unwinder_exec(s->unw, hdr, size)));
 		break;
-	case EVENT_FORK:
-		process_fork(s->reg, (int)hdr->pid, hdr->time_ns, s->filtering);
+	case EVENT_FORK: {
+		const struct fork_body *fb = (const void *)(hdr + 1);
+		struct process_fork_info fi;
+
+		if (size < sizeof(*hdr) + sizeof(*fb)) {
+			process_fork(s->reg, (int)hdr->pid, hdr->time_ns, s->filtering, NULL);
+			break;
+		}
+		fi.parent = (int)fb->parent_pid;
+		fi.ppid = (int)fb->ppid;
+		fi.start_ns = fb->start_ns;
+		fi.kernel_thread = (fb->flags & FORK_F_KTHREAD) != 0;
+		fi.same_cgroups = (fb->flags & FORK_F_SAME_CGROUPS) != 0;
+		fi.cgroup_moves = fb->cgroup_moves;
+		process_fork(s->reg, (int)hdr->pid, hdr->time_ns, s->filtering, &fi);
 		break;
+	}
+	case EVENT_CGROUP_MOVE: {
+		const struct cgroup_body *cb = (const void *)(hdr + 1);
+
+		if (size >= sizeof(*hdr) + sizeof(*cb))
+			process_cgroup_moved(s->reg, (int)hdr->pid, cb->seq);
+		break;
+	}
 	case EVENT_EXIT:
 		/* forgotten once this interval's stacks are symbolized (session_collect()) */
 		process_set_exit_time(s->reg, (int)hdr->pid, hdr->time_ns);
@@ -459,6 +480,7 @@ int session_start(const struct session_opts *opts, struct session **out)
 		error("%s", err.msg);
 		goto fail;
 	}
+	process_registry_follow_cgroups(s->reg, sampler_cgroup_events(s->sampler));
 	s->start = s->last_status = now_s();
 	s->period_start_ns = wall_ns();
 	if (opts->command) {
@@ -933,7 +955,8 @@ void session_print_stats(struct session *s)
 			"sym_reopens=%llu sym_reopen_failures=%llu sym_cached_addrs=%zu "
 			"sym_parked=%llu sym_strings=%zu sym_string_bytes=%zu sym_line_files=%zu "
 			"sym_line_bytes=%llu sym_line_opens=%llu sym_line_deferred=%llu "
-			"bad_records=%llu\n",
+			"cgroup_reads=%llu cgroup_inherited=%llu cgroup_moves=%llu "
+			"cgroups_followed=%d stat_reads=%llu fork_notes=%zu bad_records=%llu\n",
 			ps.procs, ps.labeled, ps.exited_pending, (unsigned long long)ps.maps_reads,
 			(unsigned long long)ps.maps_changes, agg_stacks(s->agg), ss.pids, ss.files,
 			ss.files_pending, (unsigned long long)ss.files_loaded, ss.symbols,
@@ -942,6 +965,9 @@ void session_print_stats(struct session *s)
 			(unsigned long long)ss.parked, ss.strings,
 			ss.string_bytes, ss.line_files, (unsigned long long)ss.line_bytes,
 			(unsigned long long)ss.line_opens, (unsigned long long)ss.line_deferred,
+			(unsigned long long)ps.cgroup_reads, (unsigned long long)ps.cgroup_inherited,
+			(unsigned long long)ps.cgroup_moves, ps.cgroups_followed,
+			(unsigned long long)ps.stat_reads, ps.fork_notes,
 			(unsigned long long)sampler_bad_records(s->sampler));
 	}
 	if (s->opts.kinds & (SESSION_OFFCPU | SESSION_WALL)) {

@@ -253,7 +253,11 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-static __always_inline void emit_simple(__u8 type, __u32 pid, __u32 tid, __u32 parent)
+/* EVENT_CGROUP_MOVE records sent so far (cgroup_body.seq of the latest). */
+__u32 cgroup_moves = 0;
+
+static __always_inline void emit_simple(__u8 type, __u32 pid, __u32 tid, __u32 parent,
+					 const struct fork_body *more)
 {
 	struct {
 		struct event_hdr hdr;
@@ -267,6 +271,8 @@ static __always_inline void emit_simple(__u8 type, __u32 pid, __u32 tid, __u32 p
 	ev.hdr.pid = pid;
 	ev.hdr.tid = tid;
 	ev.hdr.time_ns = bpf_ktime_get_ns();
+	if (more)
+		ev.body = *more;
 	ev.body.parent_pid = parent;
 	ev.body.child_pid = pid;
 	/* With -p or a command, user space reads a new process at once; with -a forks and exits
@@ -277,11 +283,15 @@ static __always_inline void emit_simple(__u8 type, __u32 pid, __u32 tid, __u32 p
 		stat_inc(STAT_EVENTS_LOST);
 }
 
+/* A fork says whether the child starts in its parent's cgroups (the same css_set, read after
+ * cgroup_post_fork(): the tracepoint follows copy_process()), so that user space can take the
+ * parent's container id instead of reading /proc/PID/cgroup of every new process. */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ppid = BPF_CORE_READ(parent, tgid);
 	__u32 cpid = BPF_CORE_READ(child, tgid);
+	struct fork_body more = {};
 	__u8 one = 1;
 
 	if (cpid == ppid) /* a new thread, not a new process */
@@ -291,7 +301,74 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 			return 0;
 		bpf_map_update_elem(&target_pids, &cpid, &one, BPF_ANY);
 	}
-	emit_simple(EVENT_FORK, cpid, cpid, ppid);
+	/* A move of the parent is counted (on_cgroup_attach) before the fork can see its new
+	 * css_set (cgroup_threadgroup_rwsem orders the two), and its record precedes this one. */
+	more.cgroup_moves = *(volatile __u32 *)&cgroup_moves;
+	if (BPF_CORE_READ(parent, cgroups) == BPF_CORE_READ(child, cgroups))
+		more.flags |= FORK_F_SAME_CGROUPS;
+	if (BPF_CORE_READ(child, flags) & PF_KTHREAD)
+		more.flags |= FORK_F_KTHREAD;
+	more.ppid = BPF_CORE_READ(child, real_parent, tgid);
+	more.start_ns = BPF_CORE_READ(child, start_time);
+	emit_simple(EVENT_FORK, cpid, cpid, ppid, &more);
+	return 0;
+}
+
+/* A cgroup event for pid's process (0: every process). Cgroup changes are serialized (their
+ * callers hold cgroup_mutex): the count needs no atomic. */
+static __always_inline void emit_cgroup_move(__u32 pid, __u32 tid)
+{
+	struct {
+		struct event_hdr hdr;
+		struct cgroup_body body;
+	} ev = {};
+
+	ev.hdr.type = EVENT_CGROUP_MOVE;
+	ev.hdr.version = SCORCH_EVENT_VERSION;
+	ev.hdr.size = sizeof(ev);
+	ev.hdr.cpu = bpf_get_smp_processor_id();
+	ev.hdr.pid = pid;
+	ev.hdr.tid = tid;
+	ev.hdr.time_ns = bpf_ktime_get_ns();
+	/* counted even when the record is lost: the gap in seq shows it */
+	ev.body.seq = *(volatile __u32 *)&cgroup_moves + 1;
+	*(volatile __u32 *)&cgroup_moves = ev.body.seq;
+	if (bpf_ringbuf_output(&events, &ev, sizeof(ev), sample_wakeup(sizeof(ev))))
+		stat_inc(STAT_EVENTS_LOST);
+}
+
+/* A task moved to another cgroup (cgroup.procs, tasks, cgroup_attach_task_all): its process's
+ * container id may have changed, and what the fork events said of its cgroups no longer holds
+ * for the children it forks next. Rare: container and service starts. */
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(on_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	__u32 pid = BPF_CORE_READ(task, tgid);
+
+	if (wanted(pid))
+		emit_cgroup_move(pid, BPF_CORE_READ(task, pid));
+	return 0;
+}
+
+/* cgroup v1's cpuset moving the tasks of a cgroup that lost its last CPU to its parent */
+SEC("tp_btf/cgroup_transfer_tasks")
+int BPF_PROG(on_cgroup_transfer, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	__u32 pid = BPF_CORE_READ(task, tgid);
+
+	if (wanted(pid))
+		emit_cgroup_move(pid, BPF_CORE_READ(task, pid));
+	return 0;
+}
+
+/* A renamed cgroup changes the path of every process in it: user space forgets every
+ * container id it took from events. */
+SEC("tp_btf/cgroup_rename")
+int BPF_PROG(on_cgroup_rename, struct cgroup *cgrp, const char *path)
+{
+	emit_cgroup_move(0, 0);
 	return 0;
 }
 
@@ -346,7 +423,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 
 	if (BPF_CORE_READ(p, signal, live.counter) != 0 || !wanted(pid))
 		return 0;
-	emit_simple(EVENT_EXIT, pid, tid, 0);
+	emit_simple(EVENT_EXIT, pid, tid, 0, NULL);
 	if (filter_pids)
 		bpf_map_delete_elem(&target_pids, &pid);
 	return 0;

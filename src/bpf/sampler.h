@@ -31,7 +31,7 @@
 #ifndef SCORCH_BPF_SAMPLER_H
 #define SCORCH_BPF_SAMPLER_H
 
-#define SCORCH_EVENT_VERSION 3
+#define SCORCH_EVENT_VERSION 4
 
 #define MAX_KERNEL_FRAMES 127
 #define MAX_USER_WORDS    2048
@@ -47,6 +47,8 @@ enum event_type {
 			 * it would be a process_refresh() of the process registry) */
 	EVENT_STACK_CHUNK = 6, /* more stack bytes for the stack snapshot of the sample that
 				* follows from the same CPU (unwind.h: STACK SNAPSHOTS) */
+	EVENT_CGROUP_MOVE = 7, /* a process (or one of its threads) was moved to another cgroup;
+				* pid 0: a cgroup was renamed (every process's path may change) */
 };
 
 #define FW_TAG_SHIFT  56
@@ -108,9 +110,30 @@ struct sample_body {
 	__u64 weight_ns; /* SAMPLE_F_OFFCPU: the nanoseconds off CPU this record stands for; else 0 */
 };
 
+/* EVENT_FORK and EVENT_EXIT (whose fields past parent_pid are 0). */
 struct fork_body {
-	__u32 parent_pid;
+	__u32 parent_pid;   /* the process that forked (whose cgroups the child starts in) */
 	__u32 child_pid;
+	__u32 flags;        /* FORK_F_* */
+	__u32 cgroup_moves; /* EVENT_CGROUP_MOVE records sent before this fork (their seq), read as
+			     * the child was forked: user space, having read that many, knows
+			     * the forking process's cgroups as they were then */
+	__u32 ppid;         /* the child's parent (real_parent: not parent_pid with
+			     * CLONE_PARENT) */
+	__u32 reserved;
+	__u64 start_ns;     /* the child's start (start_time, CLOCK_MONOTONIC), as the
+			     * start_ns of its samples */
+};
+#define FORK_F_SAME_CGROUPS (1u << 0) /* the child is in every cgroup its forking process is
+				       * (same css_set: not CLONE_INTO_CGROUP) */
+#define FORK_F_KTHREAD      (1u << 1) /* a kernel thread */
+
+/* EVENT_CGROUP_MOVE: hdr.pid's process was moved (cgroup_attach_task: the whole process or one
+ * thread, cgroup v1 or v2; cgroup_transfer_tasks), or with pid 0 a cgroup was renamed. seq
+ * numbers these records from 1, so that a gap shows that one was lost (ring buffer full). */
+struct cgroup_body {
+	__u32 seq;
+	__u32 reserved;
 };
 
 /* EVENT_EXEC: the new executable's device and inode, as /proc/PID/maps shows them. */

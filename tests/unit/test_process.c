@@ -1,7 +1,8 @@
 /* test_process.c: the process registry (agent/process.h) on live processes: maps read once per
  * change and handed to every subscriber, the event order (new, changed, claims, stale, exit,
  * forget), claims made from inside a listener, labels, exits found by the interval's sweep, and
- * the native unwinder publishing claimed ranges with the runtime's kind. */
+ * the native unwinder publishing claimed ranges with the runtime's kind, and container ids
+ * taken from fork records. */
 #include "agent/process.h"
 #include "agent/unwinder.h"
 #include "bpf/unwind.h"
@@ -388,6 +389,121 @@ static void test_lineage(void)
 	process_registry_free(reg);
 }
 
+/* Container ids from fork records (process_fork()): a child forked into its parent's cgroups
+ * takes the parent's container id without reading /proc/PID/cgroup, an exec keeps it; a
+ * parent moved since it was read, a child that did not start in its parent's cgroups, a
+ * fork that saw moves not seen yet, a child moved after its fork, a reused pid and a renamed
+ * cgroup all make the registry read /proc again; a lost move record stops it taking them from
+ * events at all. The parent here is this test, its container id set to a made-up value, so
+ * that what was taken from the parent cannot be mistaken for what /proc says ("" here). */
+static void fake_cid(struct process_registry *reg, int pid, const char *cid)
+{
+	struct process *p = process_get(reg, pid);
+
+	CHECK(p && p->have_info);
+	if (p)
+		snprintf(p->info.container_id, sizeof(p->info.container_id), "%s", cid);
+}
+
+static const char *cid_of(struct process_registry *reg, int pid)
+{
+	const struct procinfo *pi = process_labels(reg, pid);
+
+	return pi ? pi->container_id : "(none)";
+}
+
+static void test_cgroups_from_forks(void)
+{
+	const char *fake = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	struct process_registry_opts o = { .labels = 1 };
+	struct process_registry *reg = process_registry_new(&o);
+	struct process_registry_stats st;
+	struct process_fork_info fi = { 0 };
+	pid_t self = getpid(), kids[6];
+	const struct procinfo *pi;
+	size_t i;
+
+	for (i = 0; i < 6; i++)
+		kids[i] = start_sleeper();
+	process_registry_follow_cgroups(reg, 1);
+	CHECK_EQ_INT(process_track(reg, self, "test"), 0);
+	fake_cid(reg, self, fake);
+	fi.parent = fi.ppid = self;
+	fi.same_cgroups = 1;
+	fi.start_ns = 4242;
+	/* forked into the parent's cgroups: the parent's id, no read */
+	process_fork(reg, kids[0], 1, 0, &fi);
+	CHECK(process_seen(reg, kids[0], "sleep") != NULL);
+	CHECK_EQ_STR(cid_of(reg, kids[0]), fake);
+	process_registry_stats(reg, &st);
+	CHECK_EQ_INT(st.cgroup_reads, 1); /* this test's own, at its track */
+	CHECK_EQ_INT(st.cgroup_inherited, 1);
+	CHECK_EQ_INT(st.fork_notes, 0);   /* used up */
+	/* an exec of a process that has not moved keeps its id */
+	process_exec(reg, kids[0], 2, 0);
+	CHECK(process_seen(reg, kids[0], "sleep") != NULL);
+	CHECK_EQ_STR(cid_of(reg, kids[0]), fake);
+	/* not in the parent's cgroups (CLONE_INTO_CGROUP): read */
+	fi.same_cgroups = 0;
+	process_fork(reg, kids[1], 3, 0, &fi);
+	CHECK(process_seen(reg, kids[1], "sleep") != NULL);
+	CHECK_EQ_STR(cid_of(reg, kids[1]), "");
+	fi.same_cgroups = 1;
+	/* the fork saw a move this registry has not: read */
+	fi.cgroup_moves = 1;
+	process_fork(reg, kids[2], 4, 0, &fi);
+	CHECK(process_seen(reg, kids[2], "sleep") != NULL);
+	CHECK_EQ_STR(cid_of(reg, kids[2]), "");
+	/* a child moved after its fork, before it is read: read */
+	fi.cgroup_moves = 0;
+	process_fork(reg, kids[3], 5, 0, &fi);
+	process_cgroup_moved(reg, kids[3], 1);
+	CHECK(process_seen(reg, kids[3], "sleep") != NULL);
+	CHECK_EQ_STR(cid_of(reg, kids[3]), "");
+	/* its lineage came from the fork record, an ancestor read needs no /proc/PID/stat */
+	fi.cgroup_moves = 1;
+	process_fork(reg, kids[4], 6, 0, &fi);
+	pi = process_note_labels(reg, kids[4]);
+	CHECK(pi && pi->start_ns == 4242 && pi->ppid == self && pi->ancestors[0] == (uint32_t)self);
+	CHECK(pi && !strcmp(pi->container_id, fake));
+	process_registry_stats(reg, &st);
+	CHECK_EQ_INT(st.stat_reads, 0);
+	/* a new process under a known pid does not keep the old one's id */
+	fake_cid(reg, kids[4], fake);
+	fi.same_cgroups = 0;
+	process_fork(reg, kids[4], 7, 0, &fi);
+	CHECK(process_seen(reg, kids[4], "sleep") != NULL);
+	CHECK_EQ_STR(cid_of(reg, kids[4]), "");
+	fi.same_cgroups = 1;
+	/* the parent moved: its id is read again when asked for, and its children read theirs
+	 * until then */
+	process_cgroup_moved(reg, self, 2);
+	fi.cgroup_moves = 2;
+	process_fork(reg, kids[5], 8, 0, &fi);
+	CHECK(process_seen(reg, kids[5], "sleep") != NULL);
+	CHECK_EQ_STR(cid_of(reg, kids[5]), "");
+	CHECK_EQ_STR(cid_of(reg, self), ""); /* what /proc says now */
+	fake_cid(reg, self, fake);
+	/* a renamed cgroup: every id read again */
+	process_cgroup_moved(reg, 0, 3);
+	CHECK_EQ_STR(cid_of(reg, self), "");
+	fake_cid(reg, self, fake);
+	/* a lost record (seq 4 missing): ids are read from /proc from now on */
+	process_cgroup_moved(reg, kids[1], 5);
+	process_registry_stats(reg, &st);
+	CHECK_EQ_INT(st.cgroups_followed, 0);
+	CHECK_EQ_INT(st.cgroup_moves, 4);
+	fi.cgroup_moves = 5;
+	process_fork(reg, kids[2], 9, 0, &fi);
+	CHECK(process_seen(reg, kids[2], "sleep") != NULL);
+	CHECK_EQ_STR(cid_of(reg, kids[2]), "");
+	for (i = 0; i < 6; i++) {
+		kill(kids[i], SIGKILL);
+		waitpid(kids[i], NULL, 0);
+	}
+	process_registry_free(reg);
+}
+
 int main(void)
 {
 	log_set_level(LOG_ERROR);
@@ -397,5 +513,6 @@ int main(void)
 	RUN(test_changed_and_claims);
 	RUN(test_claims_from_a_listener);
 	RUN(test_labels);
+	RUN(test_cgroups_from_forks);
 	return test_summary();
 }
