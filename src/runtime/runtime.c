@@ -66,6 +66,7 @@ struct runtimes {
 	size_t nslots;
 	struct process_registry *reg;
 	int rt_pids_fd;           /* rt_pids, or -1 */
+	struct u64map rt_masks;   /* pid + 1 -> the mask in rt_pids (absent: no entry) */
 	const char *only;
 	/* file cache: every rt_file is in `files`; the maps find them again */
 	struct rt_file **files;
@@ -108,6 +109,7 @@ struct runtimes *runtimes_new_table(const struct runtime_ops *const *table, size
 	u64map_init(&rts->by_map);
 	u64map_init(&rts->by_stat);
 	u64map_init(&rts->by_id);
+	u64map_init(&rts->rt_masks);
 	if (opts && opts->only)
 		snprintf(rts->only_name, sizeof(rts->only_name), "%s", opts->only);
 	for (i = 0; i < n && rts->nslots < MAX_RUNTIMES; i++) {
@@ -221,6 +223,7 @@ void runtimes_free(struct runtimes *rts)
 	u64map_release(&rts->by_map);
 	u64map_release(&rts->by_stat);
 	u64map_release(&rts->by_id);
+	u64map_release(&rts->rt_masks);
 	for (i = 0; i < rts->nslots; i++) {
 		struct slot *s = &rts->slots[i];
 
@@ -405,6 +408,8 @@ static void rt_pids_update(struct runtimes *rts, struct process *p)
 	struct runtime_inst *in;
 	__u32 key = (__u32)p->pid, mask = 0;
 
+	uint64_t *have;
+
 	if (rts->rt_pids_fd < 0)
 		return;
 	/* only the walkers that defer frames into snapshots: the others need the whole stack
@@ -412,10 +417,17 @@ static void rt_pids_update(struct runtimes *rts, struct process *p)
 	for (in = p->runtimes; in; in = in->next)
 		if (!in->detached && !in->ops->frames_on_stack)
 			mask |= 1u << in->ops->kind;
-	if (mask)
-		bpf_map_update_elem(rts->rt_pids_fd, &key, &mask, BPF_ANY);
-	else
+	/* most processes run no runtime: no system call for them (the map is ours alone) */
+	have = u64map_get(&rts->rt_masks, (uint64_t)key + 1);
+	if (have ? *have == mask : !mask)
+		return;
+	if (mask) {
+		if (bpf_map_update_elem(rts->rt_pids_fd, &key, &mask, BPF_ANY) == 0)
+			u64map_put(&rts->rt_masks, (uint64_t)key + 1, mask);
+	} else {
 		bpf_map_delete_elem(rts->rt_pids_fd, &key);
+		u64map_remove(&rts->rt_masks, (uint64_t)key + 1);
+	}
 }
 
 static void report(const struct runtime_ops *ops, int pid, const struct errmsg *err)
