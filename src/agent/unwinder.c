@@ -434,7 +434,15 @@ static void space_cache_drop(struct unwinder *u, uint32_t first, uint32_t count)
 	if (!u->ecache)
 		return;
 	if (count >= SPACE_CACHE_SLOTS) {
-		memset(u->ecache, 0, SPACE_CACHE_SLOTS * sizeof(*u->ecache));
+		/* only the slots holding entries of the range: a table loaded under churn must
+		 * not empty the cache of every other table (the snapshots of the next new
+		 * processes search the same files) */
+		for (i = 0; i < SPACE_CACHE_SLOTS; i++) {
+			struct space_slot *sl = &u->ecache[i];
+
+			if (sl->idx1 && sl->idx1 - 1 >= first && sl->idx1 - 1 - first < count)
+				sl->idx1 = 0;
+		}
 		return;
 	}
 	for (i = 0; i < count; i++) {
