@@ -147,7 +147,7 @@ struct ralloc {
  * every frame in the same code). Cleared where the space is written. 4096 slots: 64 KiB.
  * (A batched lookup of the run of entries around a miss costs more than it saves: the kernel
  * copies each element on its own, and a search's probes land in different runs.) */
-#define SPACE_CACHE_SLOTS 4096u
+#define SPACE_CACHE_SLOTS 16384u
 /* Entries handed out by uenv_entry() are copies in a ring of this many, so that a cache slot
  * replaced by a later read never leaves the step with a dangling pointer (the step holds at
  * most a few entries at once). */
