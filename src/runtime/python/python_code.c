@@ -289,7 +289,7 @@ void python_code_release(struct python_code *c)
 	memset(c, 0, sizeof(*c));
 }
 
-int python_code_read(struct procmem *m, const struct py_offsets *off,
+static int code_read(struct procmem *m, const struct py_offsets *off,
 		     const struct python_types *types, uint64_t addr, struct python_code *out,
 		     struct errmsg *err)
 {
@@ -333,6 +333,21 @@ int python_code_read(struct procmem *m, const struct py_offsets *off,
 	out->checksum = py_code_checksum((uint32_t)firstlineno, name_ptr);
 	out->version = off->version;
 	return 0;
+}
+
+/* The fields of a code object lie together, its name and file name strings often near each
+ * other: read through whole blocks (procmem_cache_begin()), a few system calls per code object
+ * instead of one per field. What is read is checked (types, lengths) as it is without. */
+int python_code_read(struct procmem *m, const struct py_offsets *off,
+		     const struct python_types *types, uint64_t addr, struct python_code *out,
+		     struct errmsg *err)
+{
+	int rc;
+
+	procmem_cache_begin(m);
+	rc = code_read(m, off, types, addr, out, err);
+	procmem_cache_end(m);
+	return rc;
 }
 
 /* --- cache */
