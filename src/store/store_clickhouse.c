@@ -2,8 +2,9 @@
  * documented in store_clickhouse.h, the HTTP client is clickhouse.h; docs/storage.md explains
  * the design.
  *
- * Writes: a request thread turns its batches into RowBinary rows (sample rows, and the series,
- * stack and frame rows this server has not written yet for that day), appends them to the
+ * Writes: a request thread turns its batches into RowBinary rows (a sample row per batch with
+ * its stacks and values as arrays, and the series, stack and frame rows this server has not
+ * written yet for that day), appends them to the
  * pending insert and waits. One flusher thread inserts whatever is pending (dimension rows
  * first, then the samples, whose materialized views fill the rollups) at most once per flush
  * interval, and then answers every waiting request with the outcome. So a write returns only
@@ -12,7 +13,8 @@
  *
  * Reads: the series list (labels, metadata, time span) is read and matched against the
  * selector here; samples are then read with `series IN (ids)` (or no filter when every series
- * matches), full hours from samples_1h and the edges from samples. Stack and frame names are
+ * matches), full hours from samples_1h and the edges from samples, their arrays unrolled with
+ * ARRAY JOIN and summed per stack in ClickHouse. Stack and frame names are
  * resolved through a bounded cache shared by all queries. */
 #include "store/store_clickhouse.h"
 #include "store/clickhouse.h"
@@ -52,7 +54,7 @@
 /* Cache keys of the rows a writer already wrote (kind, hash, day). */
 enum { K_SERIES = 1, K_STACK, K_FRAME };
 
-static const char *const fact_tables[] = { "samples", "samples_1h", "totals", "totals_10m", "spans" };
+static const char *const fact_tables[] = { "samples", "samples_1h", "totals_10m", "spans" };
 static const char *const dim_tables[] = { "series", "stacks", "frames" };
 #define NFACTS (sizeof(fact_tables) / sizeof(fact_tables[0]))
 #define NDIMS (sizeof(dim_tables) / sizeof(dim_tables[0]))
@@ -164,23 +166,22 @@ struct table_def {
 	const char *columns;
 	const char *engine; /* after ENGINE = */
 	const char *view;   /* its materialized view: what it selects from samples, or NULL */
-	const char *group;  /* and how it groups */
+	const char *group;  /* and how it groups (NULL: row by row) */
 };
 
 static const struct table_def facts[] = {
-	{ "samples", "series UInt64, t UInt32, stack LowCardinality(UInt64), value UInt64",
-	  "MergeTree PARTITION BY intDiv(t, 86400) ORDER BY (series, t, stack)", NULL, NULL },
-	{ "samples_1h", "series UInt64, t UInt32, stack LowCardinality(UInt64), value Decimal128(0)",
-	  "SummingMergeTree(value) PARTITION BY intDiv(t, 86400) ORDER BY (series, t, stack)",
-	  "series, toUInt32(intDiv(t, 3600) * 3600) AS t, stack, sum(toDecimal128(value, 0)) AS value",
-	  "series, t, stack" },
-	{ "totals", "series UInt64, t UInt32, total Decimal128(0)",
-	  "SummingMergeTree(total) PARTITION BY intDiv(t, 86400) ORDER BY (series, t)",
-	  "series, t, sum(toDecimal128(value, 0)) AS total", "series, t" },
+	{ "samples", "series UInt64, t UInt32, stacks Array(UInt64), values Array(UInt64),"
+	  " total Decimal128(0)",
+	  "MergeTree PARTITION BY intDiv(t, 86400) ORDER BY (series, t)", NULL, NULL },
+	/* No GROUP BY: a flush holds at most a push or two per series and hour, so summing them
+	 * at insert would cost more than it saves; the merges sum the map per stack. */
+	{ "samples_1h", "series UInt64, t UInt32, stacksMap Nested(stack UInt64, value Decimal128(0))",
+	  "SummingMergeTree PARTITION BY intDiv(t, 86400) ORDER BY (series, t)",
+	  "series, toUInt32(intDiv(t, 3600) * 3600) AS t, stacks AS `stacksMap.stack`,"
+	  " arrayMap(v -> toDecimal128(v, 0), values) AS `stacksMap.value`", NULL },
 	{ "totals_10m", "series UInt64, t UInt32, total Decimal128(0)",
 	  "SummingMergeTree(total) PARTITION BY intDiv(t, 86400) ORDER BY (series, t)",
-	  "series, toUInt32(intDiv(t, 600) * 600) AS t, sum(toDecimal128(value, 0)) AS total",
-	  "series, t" },
+	  "series, toUInt32(intDiv(t, 600) * 600) AS t, sum(total) AS total", "series, t" },
 	{ "spans", "series UInt64, day UInt32, first AggregateFunction(min, UInt32),"
 	  " last AggregateFunction(max, UInt32)",
 	  "AggregatingMergeTree PARTITION BY day ORDER BY series",
@@ -241,7 +242,8 @@ static int check_meta(struct ch *ch, int node, int *found, struct errmsg *err)
 		goto cleanup;
 	}
 	if (version != STORE_CH_VERSION) {
-		ret = errmsg_set(err, -EINVAL, "store layout version %d in '%s' on %s, this scorch reads %d",
+		ret = errmsg_set(err, -EINVAL, "store layout version %d in '%s' on %s, this scorch reads %d"
+				 " (use another database name, or keep running the scorch that wrote it)",
 				 version, ch->db, clickhouse_node_name(ch->cli, (size_t)node),
 				 STORE_CH_VERSION);
 		goto cleanup;
@@ -306,7 +308,8 @@ static int create_tables(struct ch *ch, int node, struct errmsg *err)
 			char *src = tname(ch, "samples", 1);
 
 			sql = xasprintf("CREATE MATERIALIZED VIEW IF NOT EXISTS %s_mv TO %s AS SELECT %s FROM %s"
-					" GROUP BY %s", local, local, facts[i].view, src, facts[i].group);
+					"%s%s", local, local, facts[i].view, src,
+					facts[i].group ? " GROUP BY " : "", facts[i].group ? facts[i].group : "");
 			ret = ddl(ch, node, sql, err);
 			xfree(sql);
 			xfree(src);
@@ -434,8 +437,17 @@ struct encoder {
 	size_t fhash_cap;
 	uint64_t *sframes;
 	size_t sframes_cap;
+	struct wpair { uint64_t stack; int64_t value; } *pairs; /* of the batch being encoded */
+	size_t pairs_cap;
 	struct buf key;
 };
+
+static int cmp_wpair(const void *a, const void *b)
+{
+	uint64_t x = ((const struct wpair *)a)->stack, y = ((const struct wpair *)b)->stack;
+
+	return x < y ? -1 : x > y;
+}
 
 /* Add a dimension row unless this server wrote it already (or rows have it). */
 static int want_dim(struct ch *ch, struct encoder *e, uint64_t key, uint64_t val)
@@ -486,8 +498,8 @@ static void put_nrate(struct buf *b, uint32_t rate)
 static int encode_batch(struct ch *ch, struct encoder *e, const struct store_batch *b,
 			struct errmsg *err)
 {
-	uint64_t series, day = (uint64_t)b->from / DAY, sday, key;
-	size_t i, j;
+	uint64_t series, day = (uint64_t)b->from / DAY, sday, key, lo = 0, hi = 0;
+	size_t i, j, np = 0;
 
 	for (i = 0; i < b->nsamples && !b->samples[i].value; i++)
 		;
@@ -563,12 +575,37 @@ static int encode_batch(struct ch *ch, struct encoder *e, const struct store_bat
 			for (j = 0; j < sm->nframes; j++)
 				rowbinary_put_u64(&e->rows.stacks, e->sframes[j]);
 		}
-		rowbinary_put_u64(&e->rows.samples, series);
-		rowbinary_put_u32(&e->rows.samples, (uint32_t)b->from);
-		rowbinary_put_u64(&e->rows.samples, stack);
-		rowbinary_put_u64(&e->rows.samples, (uint64_t)sm->value);
-		e->rows.nsamples++;
+		ALLOC_GROW(e->pairs, np + 1, e->pairs_cap);
+		e->pairs[np].stack = stack;
+		e->pairs[np++].value = sm->value;
 	}
+	/* One row per batch: its stacks sorted and unique (a stack given twice is summed,
+	 * saturated as the other backend does), their values, and the exact total (Decimal128:
+	 * a thousand values near INT64_MAX do not fit 64 bits). */
+	qsort(e->pairs, np, sizeof(*e->pairs), cmp_wpair);
+	for (i = 1, j = 0; i < np; i++) {
+		if (e->pairs[i].stack == e->pairs[j].stack)
+			e->pairs[j].value = store_sat_add(e->pairs[j].value, e->pairs[i].value);
+		else
+			e->pairs[++j] = e->pairs[i];
+	}
+	np = j + 1;
+	rowbinary_put_u64(&e->rows.samples, series);
+	rowbinary_put_u32(&e->rows.samples, (uint32_t)b->from);
+	rowbinary_put_len(&e->rows.samples, np);
+	for (i = 0; i < np; i++)
+		rowbinary_put_u64(&e->rows.samples, e->pairs[i].stack);
+	rowbinary_put_len(&e->rows.samples, np);
+	for (i = 0; i < np; i++) {
+		uint64_t v = (uint64_t)e->pairs[i].value;
+
+		rowbinary_put_u64(&e->rows.samples, v);
+		lo += v;
+		hi += lo < v;
+	}
+	rowbinary_put_u64(&e->rows.samples, lo); /* Decimal128: 16 bytes, little-endian */
+	rowbinary_put_u64(&e->rows.samples, hi);
+	e->rows.nsamples += np;
 	return 0;
 }
 
@@ -724,6 +761,7 @@ cleanup:
 	u64map_release(&e.seen);
 	xfree(e.fhash);
 	xfree(e.sframes);
+	xfree(e.pairs);
 	buf_release(&e.key);
 	return ret;
 }
@@ -1272,10 +1310,11 @@ static int ch_merge(void *state, const struct store_query *q, size_t max_stacks,
 	split_range(from, until, HOUR, &a, &b);
 	buf_puts(&sql, "SELECT stack, " SAT_SUM("value") " AS v FROM (");
 	if (a < b)
-		buf_printf(&sql, "SELECT stack, value FROM %s WHERE %st >= %lld AND t < %lld UNION ALL ",
+		buf_printf(&sql, "SELECT stack, value FROM %s ARRAY JOIN stacksMap.stack AS stack,"
+			   " stacksMap.value AS value WHERE %st >= %lld AND t < %lld UNION ALL ",
 			   hourly, filter.data ? filter.data : "", (long long)a, (long long)b);
-	buf_printf(&sql, "SELECT stack, toDecimal128(value, 0) AS value FROM %s WHERE %s", raw,
-		   filter.data ? filter.data : "");
+	buf_printf(&sql, "SELECT stack, toDecimal128(v, 0) AS value FROM %s ARRAY JOIN stacks AS stack,"
+		   " values AS v WHERE %s", raw, filter.data ? filter.data : "");
 	fine_condition(&sql, from, until, a, b);
 	buf_printf(&sql, ") GROUP BY stack HAVING v > 0 ORDER BY v DESC, stack LIMIT %d FORMAT RowBinary",
 		   STORE_MAX_MERGE_STACKS);
@@ -1396,7 +1435,7 @@ static int ch_timeseries(void *state, const struct store_query *q, int64_t step,
 	struct buf ans = BUF_INIT(ANSWER_MAX);
 	size_t i, k, max_groups, groups_cap = 0;
 	int64_t from = clamp_t(q->from), until = clamp_t(q->until), a = until, b = until;
-	char *fine = tname(ch, "totals", 0), *coarse = tname(ch, "totals_10m", 0);
+	char *fine = tname(ch, "samples", 0), *coarse = tname(ch, "totals_10m", 0);
 	int ret;
 
 	u64map_init(&gindex);

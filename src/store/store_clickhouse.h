@@ -15,17 +15,22 @@
  *   meta(key String, value String) TinyLog, on every node:
  *       magic = STORE_CH_MAGIC, version = STORE_CH_VERSION, cluster = NAME or "" (single node)
  *
- *   samples(series UInt64, t UInt32, stack LowCardinality(UInt64), value UInt64)
- *       MergeTree ORDER BY (series, t, stack): one row per (batch, distinct stack). The stack
- *       column is dictionary-encoded per part by ClickHouse (LowCardinality): dense ids for
- *       the column without an id authority that several stateless writers would need.
- *   samples_1h(series, t, stack, value Decimal128(0)) SummingMergeTree(value) ORDER BY (series,
- *       t, stack), t = hour start; filled by the materialized view samples_1h_mv from every
- *       insert into samples. Sums are Decimal128 so that merged rollups never wrap; queries
- *       answer sums saturated at INT64_MAX.
- *   totals(series UInt64, t UInt32, total Decimal128(0)) SummingMergeTree(total) ORDER BY (series, t):
- *       the sum of each batch (time series); view totals_mv.
- *   totals_10m(same) t = start of its 10 minutes; view totals_10m_mv.
+ *   samples(series UInt64, t UInt32, stacks Array(UInt64), values Array(UInt64),
+ *           total Decimal128(0)) MergeTree ORDER BY (series, t)
+ *       One row per written batch (a pushed profile): its stack hashes sorted and unique, the
+ *       value of each (a stack given twice in a batch is summed, saturated at INT64_MAX), and
+ *       the exact sum of the values (the time series' finest resolution). ClickHouse's cost
+ *       per insert is per row, and array elements are cheap columnar data, so ingest costs
+ *       per pushed profile rather than per (stack, value) pair.
+ *   samples_1h(series UInt64, t UInt32, stacksMap Nested(stack UInt64, value Decimal128(0)))
+ *       SummingMergeTree ORDER BY (series, t), t = hour start; filled by the materialized view
+ *       samples_1h_mv with each samples row's arrays (values as Decimal128). Merges sum the
+ *       map per stack (a Nested column whose name ends in "Map"), so that a merged part holds
+ *       one row per series and hour. Sums are Decimal128 so that merged rollups never wrap;
+ *       queries answer sums saturated at INT64_MAX. Read with ARRAY JOIN and sum() ... GROUP
+ *       BY stack (parts not merged yet hold several rows per key).
+ *   totals_10m(series UInt64, t UInt32, total Decimal128(0)) SummingMergeTree(total) ORDER BY
+ *       (series, t): the sum of the batches per 10 minutes (time series); view totals_10m_mv.
  *   spans(series UInt64, day UInt32, first AggregateFunction(min, UInt32),
  *         last AggregateFunction(max, UInt32)) AggregatingMergeTree ORDER BY series:
  *       time of the oldest and newest batch of a series per day; view spans_mv.
@@ -45,7 +50,7 @@
  *       A writer adds a series/stack/frame row for each day it uses it in, so dropping old
  *       days frees what only they used.
  *
- * Cluster (cluster=NAME, every node listed in the URL): the five sample tables above are
+ * Cluster (cluster=NAME, every node listed in the URL): the four sample tables above are
  * NAME_local tables on every node with a Distributed table of the plain name over them,
  * sharded by series (inserts with insert_distributed_sync=1: acknowledged once every shard
  * has its rows); the views live on each node's local samples table. series, stacks and frames
@@ -60,7 +65,8 @@
 struct errmsg;
 
 #define STORE_CH_MAGIC   "scorch-profile-store"
-#define STORE_CH_VERSION 1
+/* 1: a row per (batch, stack) and a totals table; 2: a row per batch with arrays. */
+#define STORE_CH_VERSION 2
 
 /* Decoders of ClickHouse's answers, run on arbitrary bytes by the fuzz target (the answers are
  * outside input). kind: 0 series list, 1 merge pairs, 2 stacks, 3 frames, 4 time series.
