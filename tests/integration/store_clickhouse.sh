@@ -3,7 +3,8 @@
 # as plain processes on free loopback ports with configs written here; SKIP when it is not
 # installed). One server for the single-node cases, two more for a 2-shard cluster:
 #   1. the differential test: one data set in SQLite and ClickHouse, every query compared
-#      (build/tests-store/diff_clickhouse, tests/store/diff_clickhouse.c);
+#      (build/tests-store/diff_clickhouse, tests/store/diff_clickhouse.c); a database of an
+#      older layout refused with a clear error;
 #   2. the HTTP tests of the server (ingest, errors, limits, auth, and kill -9 during ingest
 #      losing nothing acknowledged) run again with --store clickhouse://;
 #   3. ClickHouse stopped and restarted during ingest: ingest answers 503, queries a clear
@@ -27,6 +28,19 @@ CH1="clickhouse://127.0.0.1:$CH_HTTP_one"
 mkdir -p $TMP/sqlite
 "$DIFF" "$CH1/diff?flush=0ms" $TMP/sqlite > $TMP/diff.log 2>&1 || { cat $TMP/diff.log; fail "differential test"; }
 grep -E 'compared|written' $TMP/diff.log
+
+# A database of the previous layout (version 1: a row per stack) is refused with a clear error,
+# and nothing is created in it.
+ch_query one "CREATE DATABASE old1" >/dev/null
+ch_query one "CREATE TABLE old1.meta (key String, value String) ENGINE = TinyLog" >/dev/null
+ch_query one "INSERT INTO old1.meta VALUES ('magic', 'scorch-profile-store'), ('version', '1'), ('cluster', '')" >/dev/null
+timeout 60 "$SCORCH" server --listen 127.0.0.1:0 --store "$CH1/old1" > $TMP/old1.log 2>&1 &&
+	fail "the server started on a database of layout 1"
+grep -q "store layout version 1 in 'old1' on 127.0.0.1:$CH_HTTP_one, this scorch reads 2" $TMP/old1.log ||
+	fail "no clear error for layout 1: $(cat $TMP/old1.log)"
+[ "$(ch_query one "SELECT count() FROM system.tables WHERE database = 'old1'")" = 1 ] ||
+	fail "tables were created in a database of layout 1"
+echo "layout 1 refused: $(grep -o 'store layout.*' $TMP/old1.log | head -1)"
 
 # 2. The server's HTTP tests on this store.
 # (server_auth is left out: authentication happens before the store is involved.)
