@@ -10,6 +10,7 @@
 #
 #   sh bench/ch_ingest.sh [SCORCH ...]          (default ./scorch)
 #   env: SECS=10 CLIENTS="4 16 64" MAXCOUNT=16 SETTLE=3 SHARDS=1 B=build
+#        NSERIES=N: every push is another of N series (agents), as server_load's NSERIES
 #   e.g. SHARDS=2 sh bench/ch_ingest.sh /tmp/old/scorch ./scorch
 #
 # docs/benchmarks.md ("Server on ClickHouse next to SQLite") has the latest figures.
@@ -21,6 +22,7 @@ CLIENTS=${CLIENTS:-4 16 64}
 MAXCOUNT=${MAXCOUNT:-16}
 SETTLE=${SETTLE:-3}
 SHARDS=${SHARDS:-1}
+NSERIES=${NSERIES:-0}
 [ $# -gt 0 ] || set -- ./scorch
 TMP=$(mktemp -d /tmp/scorch-ch-ingest.XXXXXX)
 PID=
@@ -53,7 +55,7 @@ ch_ticks() { s=0; for n in $NODES; do eval "p=\$CH_PID_$n"; s=$((s + $(ticks $p)
 field() { tr ' ' '\n' | sed -n "s/^$1=//p"; }
 hz=$(getconf CLK_TCK)
 
-echo "clickhouse $SHARDS node(s), $SECS s per run, 1000-stack bodies, counts 1..$MAXCOUNT, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "clickhouse $SHARDS node(s), $SECS s per run, 1000-stack bodies, counts 1..$MAXCOUNT, series $NSERIES (0: one per client), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-24s %7s %10s %8s %7s %9s %9s %9s %9s\n' build clients stacks/s p99_ms 503s \
 	scorch_s ch_s scorch_us ch_us
 # Builds take turns at each client count, and no database is dropped before the end: dropping
@@ -76,7 +78,7 @@ for c in $CLIENTS; do
 			sleep 0.1
 		done
 		s0=$(ticks $PID) k0=$(ch_ticks)
-		$LOAD ingest $(cat $TMP/port) $c $SECS 1000 $MAXCOUNT > $TMP/out || true
+		$LOAD ingest $(cat $TMP/port) $c $SECS 1000 $MAXCOUNT $NSERIES > $TMP/out || true
 		s1=$(ticks $PID)
 		sleep $SETTLE
 		k1=$(ch_ticks)

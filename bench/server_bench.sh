@@ -8,6 +8,8 @@
 #       the same on ClickHouse (DB is replaced by a database per phase, dropped beforehand;
 #       a cluster URL works too); adds agent-like runs with many clients and 10k series, and
 #       query latency once 100k series exist.
+#   ONLY_QUERY=1 sh bench/server_bench.sh   only the pre-filled store's query latency
+#   ONLY_SERIES=1 sh bench/server_bench.sh  only the many-series part
 #
 # Load comes from bench/server_load.c (plain sockets, keep-alive, one connection per client).
 # Ingest bodies: 1000 distinct folded stacks of 12..40 frames (~500 KB); "stacks/s" counts
@@ -60,6 +62,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 hz=$(getconf CLK_TCK)
 
 if [ -z "${ONLY_SERIES:-}" ]; then
+if [ -z "${ONLY_QUERY:-}" ]; then
 printf '%-44s %12s %12s %10s %10s %12s\n' "ingest (POST /ingest, folded)" "stacks/s" "samples/s" "p50 ms" "p99 ms" "stacks/cpu-s"
 start $TMP/ingest
 specs='"1 1" "4 1" "8 1" "4 16"'
@@ -90,6 +93,7 @@ ingest_rss=$(awk '/VmHWM/ { print $2 }' /proc/$PID/status)
 stop
 echo "server peak RSS after the ingest runs: $((ingest_rss / 1024)) MB"
 echo
+fi
 
 start $TMP/query
 t0=$(date +%s)
@@ -109,6 +113,7 @@ query_rss=$(awk '/VmHWM/ { print $2 }' /proc/$PID/status)
 echo "server peak RSS (fill + queries): $((query_rss / 1024)) MB"
 stop
 fi
+[ -z "${ONLY_QUERY:-}" ] || exit 0
 
 # Many series: agents pushing 20-stack profiles, each push another agent's series, until
 # SERIES_TARGET (default 100000) series exist; then query one series among them, all of them,
