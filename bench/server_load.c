@@ -164,6 +164,18 @@ static int request(struct conn *c, const char *head, size_t hlen, const char *bo
 	return hdr_end && got >= need ? status : -1;
 }
 
+/* The first few error answers, on stderr (stdout keeps its one line of results). */
+static atomic_int errors_shown;
+
+static void note_error(const struct conn *c, int status)
+{
+	const char *body = c->rbuf ? strstr(c->rbuf, "\r\n\r\n") : NULL;
+
+	if (atomic_fetch_add(&errors_shown, 1) >= 3)
+		return;
+	fprintf(stderr, "error answer: %d %.200s\n", status, status > 0 && body ? body + 4 : "(no answer)");
+}
+
 struct worker {
 	pthread_t t;
 	int id, nstacks, count_max;
@@ -236,6 +248,7 @@ static void *ingest_worker(void *arg)
 			w->bytes += blen;
 		} else {
 			w->errors++;
+			note_error(&c, st);
 		}
 		k++;
 	}

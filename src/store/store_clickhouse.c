@@ -169,14 +169,22 @@ struct table_def {
 	const char *group;  /* and how it groups (NULL: row by row) */
 };
 
+/* Rows per granule (the unit ClickHouse reads) of the tables whose rows hold arrays: a row is
+ * a whole profile of hundreds or thousands of pairs, so the default 8192 rows would make a
+ * query of one series among many read millions of pairs of its neighbours (measured: 40 ms
+ * against 10 ms for one of 2000 series over 30 minutes). */
+#define ROW_GRANULE "256"
+
 static const struct table_def facts[] = {
 	{ "samples", "series UInt64, t UInt32, stacks Array(UInt64), values Array(UInt64),"
 	  " total Decimal128(0)",
-	  "MergeTree PARTITION BY intDiv(t, 86400) ORDER BY (series, t)", NULL, NULL },
+	  "MergeTree PARTITION BY intDiv(t, 86400) ORDER BY (series, t) SETTINGS index_granularity = "
+	  ROW_GRANULE, NULL, NULL },
 	/* No GROUP BY: a flush holds at most a push or two per series and hour, so summing them
 	 * at insert would cost more than it saves; the merges sum the map per stack. */
 	{ "samples_1h", "series UInt64, t UInt32, stacksMap Nested(stack UInt64, value Decimal128(0))",
-	  "SummingMergeTree PARTITION BY intDiv(t, 86400) ORDER BY (series, t)",
+	  "SummingMergeTree PARTITION BY intDiv(t, 86400) ORDER BY (series, t) SETTINGS"
+	  " index_granularity = " ROW_GRANULE,
 	  "series, toUInt32(intDiv(t, 3600) * 3600) AS t, stacks AS `stacksMap.stack`,"
 	  " arrayMap(v -> toDecimal128(v, 0), values) AS `stacksMap.value`", NULL },
 	{ "totals_10m", "series UInt64, t UInt32, total Decimal128(0)",

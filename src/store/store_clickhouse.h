@@ -21,7 +21,8 @@
  *       value of each (a stack given twice in a batch is summed, saturated at INT64_MAX), and
  *       the exact sum of the values (the time series' finest resolution). ClickHouse's cost
  *       per insert is per row, and array elements are cheap columnar data, so ingest costs
- *       per pushed profile rather than per (stack, value) pair.
+ *       per pushed profile rather than per (stack, value) pair. 256 rows per granule (a
+ *       row is a whole profile): a query of one series reads little of its neighbours.
  *   samples_1h(series UInt64, t UInt32, stacksMap Nested(stack UInt64, value Decimal128(0)))
  *       SummingMergeTree ORDER BY (series, t), t = hour start; filled by the materialized view
  *       samples_1h_mv with each samples row's arrays (values as Decimal128). Merges sum the
