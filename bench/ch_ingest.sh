@@ -28,7 +28,9 @@ TMP=$(mktemp -d /tmp/scorch-ch-ingest.XXXXXX)
 PID=
 fail() { echo "ch_ingest: $*" >&2; exit 1; }
 . tests/integration/clickhouse.inc
-trap '[ -n "$PID" ] && kill -9 $PID 2>/dev/null; ch_stop_all; rm -rf "$TMP"' EXIT INT TERM
+# set +e: `wait` on a stopped clickhouse-server returns its status, which must not end the
+# cleanup before every instance is stopped.
+trap 'set +e; [ -n "$PID" ] && kill -9 $PID 2>/dev/null; ch_stop_all; rm -rf "$TMP"' EXIT INT TERM
 command -v clickhouse-server >/dev/null 2>&1 || [ -x /usr/sbin/clickhouse-server ] ||
 	fail "clickhouse-server is not installed"
 command -v "$CH_SERVER" >/dev/null 2>&1 || CH_SERVER=/usr/sbin/clickhouse-server
