@@ -363,10 +363,12 @@ void process_fork(struct process_registry *r, int pid, uint64_t when_ns, int rea
 	if (p)
 		p->cgroup_stale = 1; /* a new process under a reused pid */
 	if (f && r->opts.labels && pid > 0 && r->forks.count < MAX_FORK_NOTES) {
-		struct fork_note *n = xcalloc(1, sizeof(*n));
+		struct fork_note *n = xmalloc(sizeof(*n));
 		struct process *pp = f->parent > 0 ? process_get(r, f->parent) : NULL;
 		struct fork_note *pn = f->parent > 0 ? fork_note(r, f->parent) : NULL;
 
+		n->has_cid = 0;
+		n->cid[0] = '\0';
 		n->when_ns = when_ns;
 		n->start_ns = f->start_ns;
 		n->ppid = f->ppid;
@@ -378,10 +380,11 @@ void process_fork(struct process_registry *r, int pid, uint64_t when_ns, int rea
 		 * child). */
 		if (cgroups_followed(r) && f->same_cgroups && f->cgroup_moves == r->moves_seen) {
 			if (pp && pp->have_info && pp->cgroup_known && !pp->cgroup_stale) {
-				snprintf(n->cid, sizeof(n->cid), "%s", pp->info.container_id);
+				memcpy(n->cid, pp->info.container_id, sizeof(n->cid));
+				n->cid[sizeof(n->cid) - 1] = '\0';
 				n->has_cid = 1;
 			} else if (!pp && pn && pn->has_cid) {
-				snprintf(n->cid, sizeof(n->cid), "%s", pn->cid);
+				memcpy(n->cid, pn->cid, sizeof(n->cid));
 				n->has_cid = 1;
 			}
 		}
