@@ -182,10 +182,6 @@ static void unwinder_listener(void *ctx, struct process *p, enum process_event e
 		break;
 	case PROCESS_EV_STALE: /* the tables of the old image must not unwind the new one */
 	case PROCESS_EV_EXIT:
-		/* it called exec or exited (a fork of a known pid: the old process exited), and
-		 * the sampler's exec or exit program deleted its unw_pids entry then */
-		unwinder_forget_gone(u, p->pid);
-		break;
 	case PROCESS_EV_FORGET:
 		unwinder_forget_pid(u, p->pid);
 		break;

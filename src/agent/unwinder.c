@@ -1204,14 +1204,14 @@ int unwinder_exec(struct unwinder *u, const struct event_hdr *hdr, size_t size)
 	return f->hot;
 }
 
-static void forget_pid(struct unwinder *u, int pid, int in_kernel)
+void unwinder_forget_pid(struct unwinder *u, int pid)
 {
 	struct uproc *p = proc_get(u, pid);
 
 	u64map_remove(&u->execd, (uint64_t)pid + 1);
 	if (!p)
 		return;
-	if (u->pids_fd >= 0 && in_kernel)
+	if (u->pids_fd >= 0)
 		bpf_map_delete_elem(u->pids_fd, &pid);
 	if (p->published) {
 		ralloc_free(&u->ma, p->first, p->count);
@@ -1220,16 +1220,6 @@ static void forget_pid(struct unwinder *u, int pid, int in_kernel)
 	proc_release_maps(u, p->maps, p->n);
 	u64map_remove(&u->procs, (uint64_t)pid + 1);
 	xfree(p);
-}
-
-void unwinder_forget_pid(struct unwinder *u, int pid)
-{
-	forget_pid(u, pid, 1);
-}
-
-void unwinder_forget_gone(struct unwinder *u, int pid)
-{
-	forget_pid(u, pid, 0);
 }
 
 static void chunk_reset(struct chunk_buf *b)

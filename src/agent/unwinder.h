@@ -15,8 +15,7 @@
  *   u = unwinder_new(bpf_object of the sampler, &opts, &err)   after the object is loaded
  *   unwinder_set_maps(u, pid, maps, claims, n)   a process's executable mappings (new or
  *                                       changed), with the address ranges runtimes claimed
- *   unwinder_forget_pid(u, pid)         the process is dropped (unwinder_forget_gone(): it
- *                                       exited or called exec, BPF dropped it already)
+ *   unwinder_forget_pid(u, pid)         the process exited or its image is stale
  *   unwinder_exec(u, hdr, size)         an EVENT_EXEC record with -a: 1 when the new image
  *                                       should be read at once (see below)
  *   unwinder_note_chunk(u, hdr, size)   every EVENT_STACK_CHUNK record
@@ -133,10 +132,6 @@ int unwinder_set_maps(struct unwinder *u, int pid, const struct procmaps *maps,
 int unwinder_track_pid(struct unwinder *u, int pid);
 /* Drop a process: its mappings are unpublished and its files' references released. */
 void unwinder_forget_pid(struct unwinder *u, int pid);
-/* The same for a process that exited or called exec: the sampler's exit and exec programs
- * have deleted its unw_pids entry already (before its mapping list can be reused), so no
- * system call is made for it. */
-void unwinder_forget_gone(struct unwinder *u, int pid);
 /* An EVENT_EXEC record when every process of the machine is profiled (-a). The unwinder keeps,
  * per executable (named by the record's device and inode), how many of its recent processes
  * were started and how many were sampled. Returns 1 when the executable's processes are mostly

@@ -388,9 +388,6 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 
 	if (!wanted(pid))
 		return 0;
-	/* the old image's mapping list must not unwind the new one: dropped at once (user space
-	 * publishes the new image's when it reads it) */
-	bpf_map_delete_elem(&unw_pids, &pid);
 	ev.hdr.type = EVENT_EXEC;
 	ev.hdr.version = SCORCH_EVENT_VERSION;
 	ev.hdr.size = sizeof(ev);
@@ -426,9 +423,6 @@ int BPF_PROG(on_exit, struct task_struct *p)
 
 	if (BPF_CORE_READ(p, signal, live.counter) != 0 || !wanted(pid))
 		return 0;
-	/* its mapping list is no longer to be used: dropped here, not by a system call of user
-	 * space per process (unwinder_forget_gone()) */
-	bpf_map_delete_elem(&unw_pids, &pid);
 	emit_simple(EVENT_EXIT, pid, tid, 0, NULL);
 	if (filter_pids)
 		bpf_map_delete_elem(&target_pids, &pid);
