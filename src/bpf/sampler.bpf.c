@@ -253,6 +253,19 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
+/* The header of a lifecycle record. */
+static __always_inline void event_hdr_fill(struct event_hdr *h, __u8 type, __u16 size, __u32 pid,
+					   __u32 tid)
+{
+	h->type = type;
+	h->version = SCORCH_EVENT_VERSION;
+	h->size = size;
+	h->cpu = bpf_get_smp_processor_id();
+	h->pid = pid;
+	h->tid = tid;
+	h->time_ns = bpf_ktime_get_ns();
+}
+
 /* EVENT_CGROUP_MOVE records sent so far (cgroup_body.seq of the latest). */
 __u32 cgroup_moves = 0;
 
@@ -264,13 +277,7 @@ static __always_inline void emit_simple(__u8 type, __u32 pid, __u32 tid, __u32 p
 		struct fork_body body;
 	} ev = {};
 
-	ev.hdr.type = type;
-	ev.hdr.version = SCORCH_EVENT_VERSION;
-	ev.hdr.size = sizeof(ev);
-	ev.hdr.cpu = bpf_get_smp_processor_id();
-	ev.hdr.pid = pid;
-	ev.hdr.tid = tid;
-	ev.hdr.time_ns = bpf_ktime_get_ns();
+	event_hdr_fill(&ev.hdr, type, sizeof(ev), pid, tid);
 	if (more)
 		ev.body = *more;
 	ev.body.parent_pid = parent;
@@ -323,13 +330,7 @@ static __always_inline void emit_cgroup_move(__u32 pid, __u32 tid)
 		struct cgroup_body body;
 	} ev = {};
 
-	ev.hdr.type = EVENT_CGROUP_MOVE;
-	ev.hdr.version = SCORCH_EVENT_VERSION;
-	ev.hdr.size = sizeof(ev);
-	ev.hdr.cpu = bpf_get_smp_processor_id();
-	ev.hdr.pid = pid;
-	ev.hdr.tid = tid;
-	ev.hdr.time_ns = bpf_ktime_get_ns();
+	event_hdr_fill(&ev.hdr, EVENT_CGROUP_MOVE, sizeof(ev), pid, tid);
 	/* counted even when the record is lost: the gap in seq shows it */
 	ev.body.seq = *(volatile __u32 *)&cgroup_moves + 1;
 	*(volatile __u32 *)&cgroup_moves = ev.body.seq;
@@ -337,17 +338,22 @@ static __always_inline void emit_cgroup_move(__u32 pid, __u32 tid)
 		stat_inc(STAT_EVENTS_LOST);
 }
 
-/* A task moved to another cgroup (cgroup.procs, tasks, cgroup_attach_task_all): its process's
- * container id may have changed, and what the fork events said of its cgroups no longer holds
- * for the children it forks next. Rare: container and service starts. */
-SEC("tp_btf/cgroup_attach_task")
-int BPF_PROG(on_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
-	     bool threadgroup)
+/* task was moved to another cgroup: its process's container id may have changed, and what
+ * the fork events said of its cgroups no longer holds for the children it forks next. */
+static __always_inline void task_moved(struct task_struct *task)
 {
 	__u32 pid = BPF_CORE_READ(task, tgid);
 
 	if (wanted(pid))
 		emit_cgroup_move(pid, BPF_CORE_READ(task, pid));
+}
+
+/* cgroup.procs, tasks, cgroup_attach_task_all: rare (container and service starts) */
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(on_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	task_moved(task);
 	return 0;
 }
 
@@ -356,10 +362,7 @@ SEC("tp_btf/cgroup_transfer_tasks")
 int BPF_PROG(on_cgroup_transfer, struct cgroup *dst, const char *path, struct task_struct *task,
 	     bool threadgroup)
 {
-	__u32 pid = BPF_CORE_READ(task, tgid);
-
-	if (wanted(pid))
-		emit_cgroup_move(pid, BPF_CORE_READ(task, pid));
+	task_moved(task);
 	return 0;
 }
 
@@ -388,13 +391,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 
 	if (!wanted(pid))
 		return 0;
-	ev.hdr.type = EVENT_EXEC;
-	ev.hdr.version = SCORCH_EVENT_VERSION;
-	ev.hdr.size = sizeof(ev);
-	ev.hdr.cpu = bpf_get_smp_processor_id();
-	ev.hdr.pid = pid;
-	ev.hdr.tid = BPF_CORE_READ(p, pid);
-	ev.hdr.time_ns = bpf_ktime_get_ns();
+	event_hdr_fill(&ev.hdr, EVENT_EXEC, sizeof(ev), pid, BPF_CORE_READ(p, pid));
 	ev.body.dev_major = dev >> 20; /* the kernel's dev_t: MAJOR, MINOR (linux/kdev_t.h) */
 	ev.body.dev_minor = dev & ((1u << 20) - 1);
 	ev.body.ino = BPF_CORE_READ(inode, i_ino);

@@ -64,13 +64,7 @@ $SCORCH -v agent --stats --server "$URL" -F 499 --interval 2s -d 16 --no-cache-d
 	2> "$TMP/agent.log" &
 agent=$!
 kill_at_exit $agent
-i=0
-until grep -q 'agent: profiling' "$TMP/agent.log"; do
-	i=$((i + 1))
-	[ $i -gt 300 ] && fail "the agent did not start: $(cat "$TMP/agent.log")"
-	kill -0 $agent 2>/dev/null || fail "the agent exited: $(cat "$TMP/agent.log")"
-	sleep 0.1
-done
+wait_for 60 "'agent: profiling' from the agent" grep -q 'agent: profiling' "$TMP/agent.log"
 sh "$TMP/shell.sh" &
 shell=$!
 kill_at_exit $shell
