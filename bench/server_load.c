@@ -221,17 +221,19 @@ static void *ingest_worker(void *arg)
 	uint64_t seed = 0x1234567ULL * (uint64_t)(w->id + 1), bsamples[BODIES];
 	char head[512], *bodies[BODIES];
 	size_t blens[BODIES];
-	unsigned k = 0;
-	int i;
+	unsigned k = 0, sid = 0;
+	int i, retry = 0;
 
 	/* Bodies are made up front so that the client spends its time on the wire. */
 	for (i = 0; i < BODIES; i++)
 		bodies[i] = folded_body(&seed, w->nstacks, w->count_max, &blens[i], &bsamples[i]);
 	while (!stop && now_s() < deadline) {
 		size_t blen = blens[k % BODIES];
-		/* With nseries, every request is another agent's series (round robin over all). */
-		unsigned sid = nseries ? (unsigned)(atomic_fetch_add(&series_next, 1) % nseries) :
-					 (unsigned)(w->id % 8);
+		/* With nseries, every push is another agent's series (round robin over all); a
+		 * refused push is retried for the same agent, as an agent would. */
+		if (!retry)
+			sid = nseries ? (unsigned)(atomic_fetch_add(&series_next, 1) % nseries) :
+					(unsigned)(w->id % 8);
 		int hlen = snprintf(head, sizeof(head),
 				    "POST /ingest?name=bench.cpu%%7B%s%%3D%u%%7D HTTP/1.1\r\n"
 				    "Host: 127.0.0.1\r\nContent-Length: %zu\r\n\r\n",
@@ -241,6 +243,7 @@ static void *ingest_worker(void *arg)
 
 		if (w->nlat < MAX_LAT)
 			w->lat[w->nlat++] = now_s() - t0;
+		retry = st != 200;
 		if (st == 200) {
 			w->requests++;
 			w->stacks += (uint64_t)w->nstacks;
