@@ -203,6 +203,8 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct e
 	if (opts->configure)
 		opts->configure(opts->configure_ctx, s->skel);
 	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)rb);
+	if (opts->unwind_entries)
+		bpf_map__set_max_entries(s->skel->maps.unw_entries, opts->unwind_entries);
 	ret = sampler_bpf__load(s->skel);
 	if (ret) {
 		ret = explain_load_error(ret < 0 ? ret : -errno, err);

@@ -35,6 +35,7 @@ struct sampler_opts {
 	uint64_t offcpu_period_ns;  /* at most SAMPLER_OFFCPU_MAX_PERIOD_NS */
 	uint32_t offcpu_max_rate;   /* stacks per CPU and second */
 	int time_phases;      /* time the phases of each sample (sampler_phases()) */
+	uint32_t unwind_entries; /* size of the unwind entry map (0: as compiled, bpf/unwind.h) */
 	/* Called with the opened skeleton before it is loaded, for the runtimes to set their
 	 * knobs (const volatile globals of their walkers; runtime.h: runtimes_configure_bpf). */
 	void (*configure)(void *ctx, struct sampler_bpf *skel);

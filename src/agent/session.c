@@ -419,6 +419,7 @@ int session_start(const struct session_opts *opts, struct session **out)
 	/* SCORCH_BPF_PHASES=1: time the phases of each sample in BPF (a benchmark knob; --stats
 	 * prints them) */
 	so.time_phases = getenv("SCORCH_BPF_PHASES") && !strcmp(getenv("SCORCH_BPF_PHASES"), "1");
+	so.unwind_entries = opts->unwind_entries;
 	so.configure = runtimes_configure_bpf;
 	so.configure_ctx = s->rts;
 	s->opts_time_phases = so.time_phases;

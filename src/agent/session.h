@@ -58,6 +58,8 @@ struct session_opts {
 	int no_line_info;         /* 1: no source lines (DWARF, .gopclntab) */
 	size_t line_budget;       /* memory for DWARF (symbolizer_options.line_budget; 0:
 				     the symbolizer's default, sized for the agent) */
+	uint32_t unwind_entries;  /* the kernel's unwind entry space, in entries of 8 bytes
+				     (0: UNWINDER_DEFAULT_ENTRIES) */
 };
 
 /* Install the handlers every profiling command wants, and return the stop flag for

@@ -106,7 +106,7 @@ struct unwinder_opts {
 	uint64_t cache_disk_bytes; /* 0: TABLE_CACHE_DEFAULT_DISK_BYTES */
 };
 
-#define UNWINDER_DEFAULT_ENTRIES  (2u << 20)  /* 16 MiB of unwind entries */
+#define UNWINDER_DEFAULT_ENTRIES  (4u << 20)  /* 32 MiB of unwind entries */
 #define UNWINDER_DEFAULT_MAPPINGS (64u << 10) /* 2.5 MiB of process mappings */
 #define UNWINDER_DEFAULT_PIDS     16384u
 #define UNWINDER_MAX_FILES        8192u /* files known but neither mapped nor loaded */

@@ -32,7 +32,7 @@
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 2 << 20); /* UNWINDER_DEFAULT_ENTRIES: 16 MiB */
+	__uint(max_entries, 4 << 20); /* UNWINDER_DEFAULT_ENTRIES: 32 MiB */
 	__type(key, __u32);
 	__type(value, struct unwind_entry);
 } unw_entries SEC(".maps");

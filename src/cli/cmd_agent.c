@@ -8,6 +8,7 @@
 #include "agent/service_name.h"
 #include "agent/session.h"
 #include "agent/table_cache.h"
+#include "agent/unwinder.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "lib/alloc.h"
@@ -62,6 +63,11 @@ static const char agent_usage[] =
 	"                            " TABLE_CACHE_DEFAULT_DIR "; created 0700; at most\n"
 	"                            256 MB, least recently used tables deleted first)\n"
 	"      --no-cache-dir        keep unwind tables in memory only\n"
+	"      --unwind-memory MB    kernel memory for the unwind tables of the binaries that\n"
+	"                            running processes map (default 32); when they do not fit,\n"
+	"                            tables no running process maps are dropped first, and\n"
+	"                            stacks through binaries whose tables are left out may\n"
+	"                            end early (--stats: entries_used, cap_hits)\n"
 	"      --short-lived SECS    a child that lives less than this is counted under its\n"
 	"                            parent's service (default 1; 0 turns it off)\n"
 	"      --debuginfod URL      fetch missing symbols and lines from this debuginfod server\n"
@@ -477,6 +483,7 @@ int cmd_agent(int argc, char **argv)
 		{ "debuginfod", required_argument, NULL, 'U' },
 		{ "no-debuginfod", no_argument, NULL, 'X' },
 		{ "line-memory", required_argument, NULL, 'L' },
+		{ "unwind-memory", required_argument, NULL, 'W' },
 		{ "no-lines", no_argument, NULL, 'n' },
 		{ "stats", no_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
@@ -499,6 +506,7 @@ int cmd_agent(int argc, char **argv)
 	int c, ret = 2, r, no_debuginfod = 0, no_lines = 0, flush_ms, stats = 0;
 	unsigned kinds = SESSION_CPU;
 	size_t line_mb = 0;
+	uint32_t unwind_mb = UNWINDER_DEFAULT_ENTRIES / (1u << 20) * sizeof(struct unwind_entry);
 	size_t cap = 0;
 	struct timespec ts;
 
@@ -651,6 +659,14 @@ int cmd_agent(int argc, char **argv)
 			}
 			line_mb = (size_t)lv;
 			break;
+		case 'W':
+			lv = strtol(optarg, &end, 10);
+			if (end == optarg || *end || lv < 1 || lv > 1024) {
+				error("invalid --unwind-memory '%s': expected 1..1024 MB", optarg);
+				goto out;
+			}
+			unwind_mb = (uint32_t)lv;
+			break;
 		case 'M':
 			stats = 1;
 			break;
@@ -710,6 +726,7 @@ int cmd_agent(int argc, char **argv)
 	so.no_debuginfod = no_debuginfod;
 	so.no_line_info = no_lines;
 	so.line_budget = line_mb << 20;
+	so.unwind_entries = (uint32_t)(((uint64_t)unwind_mb << 20) / sizeof(struct unwind_entry));
 	/* The agent's peak RSS is the sum of what it holds and of the transient buffers of the
 	 * moment (a big binary's unwind table or symbols read): blocks from 256 KiB up come
 	 * straight from mmap and go back to the system when freed, instead of staying in the

@@ -7,6 +7,8 @@
 #      table is in the cache directory when scorch has exited.
 #   2. The same again with the same --cache-dir: nothing is built, every table comes from disk.
 #   3. One cache file corrupted: it is ignored (bad_files), that table alone is rebuilt.
+#   5. (run before 4) `agent --unwind-memory 1`: the kernel's entry space has that size, a table
+#      too big for it is refused and counted, and the agent carries on.
 #   4. `record -a` while a new binary (a copy of the helper under a fresh name) runs a recursion
 #      600 frames deep with 128-byte frames (75 KiB of stack): its first samples come as stack
 #      snapshots (no table yet), deeper than one record, and every sample is whole.
@@ -60,6 +62,36 @@ echo "run 3 (one file corrupted): $bad bad files, $b3 tables built"
 [ "$bad" -eq 1 ] || fail "$bad bad cache files, expected 1"
 [ "$b3" -eq 1 ] || fail "$b3 tables built, expected 1 (the corrupted one)"
 grep -q 'AddressSanitizer\|runtime error\|Segmentation' "$TMP/3.err" && fail "crash: $(head "$TMP/3.err")"
+
+# 5. the agent's kernel entry space is what --unwind-memory says (MB of 8-byte entries); a table
+#    that does not fit in it (Node's, ~280k entries, against 1 MB = 131072) is refused and
+#    counted (cap_hits), and the agent carries on; out-of-range sizes are refused
+for bad in 0 1025 12x; do
+	if $SCORCH agent --unwind-memory $bad --server http://127.0.0.1:9 -d 1 2> "$TMP/5.bad"; then
+		fail "--unwind-memory $bad was accepted"
+	fi
+	grep -q "invalid --unwind-memory '$bad'" "$TMP/5.bad" || fail "--unwind-memory $bad: $(cat "$TMP/5.bad")"
+done
+NODE=$(command -v node || true)
+if [ -n "$NODE" ]; then
+	"$NODE" -e 'const t = Date.now(); let s = 0; while (Date.now() - t < 5000) s += Math.sqrt(s + 1);' &
+	busy=$!
+	kill_at_exit $busy
+fi
+$SCORCH agent --stats --no-cache-dir --unwind-memory 1 -F 99 -i 1s -d 4 \
+	--server http://127.0.0.1:9 2> "$TMP/5.err" || fail "agent exited $?: $(tail -3 "$TMP/5.err")"
+cap=$(grep '^unwind:' "$TMP/5.err" | tail -1 > "$TMP/5.last" && stat_of "$TMP/5.last" entries_cap)
+used=$(stat_of "$TMP/5.last" entries_used)
+hits=$(stat_of "$TMP/5.last" cap_hits)
+echo "run 5: $used of $cap entries used, $hits tables refused"
+[ "$cap" = 131072 ] || fail "entry space of $cap entries with --unwind-memory 1 (want 131072)"
+[ "$used" -le "$cap" ] || fail "$used entries used of $cap"
+if [ -n "$NODE" ]; then
+	[ "$hits" -ge 1 ] || fail "Node's table fit in 131072 entries? $(cat "$TMP/5.last")"
+else
+	echo "run 5: no node here: the refusal of a table too big is not checked"
+fi
+grep -q 'AddressSanitizer\|runtime error\|Segmentation' "$TMP/5.err" && fail "crash: $(head "$TMP/5.err")"
 
 # 4. a new binary, 600 frames deep from its first sample
 # Its first samples usually come before its tables exist: snapshots whose deep part goes on in
