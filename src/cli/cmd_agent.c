@@ -749,9 +749,13 @@ int cmd_agent(int argc, char **argv)
 	start = (double)ts.tv_sec + ts.tv_nsec / 1e9;
 	next_push = start + interval;
 	for (;;) {
-		double now;
+		double now, wait_s;
 
-		r = session_poll(a.session, 200);
+		/* until the next push; the sampler waits at most SAMPLER_AGENT_MAX_WAIT_MS (every
+		 * wakeup costs), and signals cut the wait short */
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		wait_s = next_push - ((double)ts.tv_sec + ts.tv_nsec / 1e9);
+		r = session_poll(a.session, wait_s <= 0 ? 0 : wait_s >= 1 ? 1000 : (int)(wait_s * 1000) + 1);
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
 		if (r <= 0)
