@@ -445,6 +445,18 @@ static int read_token(const char *path, char **out)
 	return 0;
 }
 
+/* A whole number in [lo, hi]: 0 and *out, or -1 (nothing written). */
+static int parse_range(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 static double parse_seconds(const char *s)
 {
 	char *end;
@@ -533,8 +545,7 @@ int cmd_agent(int argc, char **argv)
 			po.server_url = optarg;
 			break;
 		case 'F':
-			lv = strtol(optarg, &end, 10);
-			if (end == optarg || *end || lv < 1 || lv > 10000) {
+			if (parse_range(optarg, 1, 10000, &lv)) {
 				error("invalid frequency '%s': expected 1..10000 Hz", optarg);
 				goto out;
 			}
@@ -652,16 +663,14 @@ int cmd_agent(int argc, char **argv)
 			no_lines = 1;
 			break;
 		case 'L':
-			lv = strtol(optarg, &end, 10);
-			if (end == optarg || *end || lv < 1 || lv > 65536) {
+			if (parse_range(optarg, 1, 65536, &lv)) {
 				error("invalid --line-memory '%s': expected 1..65536 MB", optarg);
 				goto out;
 			}
 			line_mb = (size_t)lv;
 			break;
 		case 'W':
-			lv = strtol(optarg, &end, 10);
-			if (end == optarg || *end || lv < 1 || lv > 1024) {
+			if (parse_range(optarg, 1, 1024, &lv)) {
 				error("invalid --unwind-memory '%s': expected 1..1024 MB", optarg);
 				goto out;
 			}
