@@ -59,6 +59,29 @@ struct store *store_open(const char *kind, const char *path, const struct store_
 	return s;
 }
 
+static int cmp_pair_stack(const void *a, const void *b)
+{
+	const struct store_pair *x = a, *y = b;
+
+	return (x->stack > y->stack) - (x->stack < y->stack);
+}
+
+size_t store_pairs_merge(struct store_pair *pairs, size_t n)
+{
+	size_t i, j;
+
+	if (n < 2)
+		return n;
+	qsort(pairs, n, sizeof(*pairs), cmp_pair_stack);
+	for (i = 1, j = 0; i < n; i++) {
+		if (pairs[i].stack == pairs[j].stack)
+			pairs[j].value = store_sat_add(pairs[j].value, pairs[i].value);
+		else
+			pairs[++j] = pairs[i];
+	}
+	return j + 1;
+}
+
 void store_close(struct store *s)
 {
 	if (!s)

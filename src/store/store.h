@@ -61,6 +61,16 @@ static inline int64_t store_sat_add(int64_t a, int64_t b)
 	return r;
 }
 
+/* A (stack, value) pair of a batch, as the backends keep them. */
+struct store_pair {
+	uint64_t stack;
+	int64_t value;
+};
+
+/* Sort pairs by stack and sum the values of a stack given more than once (store_sat_add());
+ * returns how many distinct pairs are left at the front. */
+size_t store_pairs_merge(struct store_pair *pairs, size_t n);
+
 /* Query bounds (memory is bounded whatever the data size). */
 #define STORE_DEFAULT_MAX_STACKS 65536   /* stacks returned by a merge when max_stacks is 0 */
 #define STORE_MAX_MERGE_STACKS   524288  /* distinct stacks one merge accumulates; stacks first

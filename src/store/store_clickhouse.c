@@ -445,17 +445,10 @@ struct encoder {
 	size_t fhash_cap;
 	uint64_t *sframes;
 	size_t sframes_cap;
-	struct wpair { uint64_t stack; int64_t value; } *pairs; /* of the batch being encoded */
+	struct store_pair *pairs; /* of the batch being encoded */
 	size_t pairs_cap;
 	struct buf key;
 };
-
-static int cmp_wpair(const void *a, const void *b)
-{
-	uint64_t x = ((const struct wpair *)a)->stack, y = ((const struct wpair *)b)->stack;
-
-	return x < y ? -1 : x > y;
-}
 
 /* Add a dimension row unless this server wrote it already (or rows have it). */
 static int want_dim(struct ch *ch, struct encoder *e, uint64_t key, uint64_t val)
@@ -590,14 +583,7 @@ static int encode_batch(struct ch *ch, struct encoder *e, const struct store_bat
 	/* One row per batch: its stacks sorted and unique (a stack given twice is summed,
 	 * saturated as the other backend does), their values, and the exact total (Decimal128:
 	 * a thousand values near INT64_MAX do not fit 64 bits). */
-	qsort(e->pairs, np, sizeof(*e->pairs), cmp_wpair);
-	for (i = 1, j = 0; i < np; i++) {
-		if (e->pairs[i].stack == e->pairs[j].stack)
-			e->pairs[j].value = store_sat_add(e->pairs[j].value, e->pairs[i].value);
-		else
-			e->pairs[++j] = e->pairs[i];
-	}
-	np = j + 1;
+	np = store_pairs_merge(e->pairs, np);
 	rowbinary_put_u64(&e->rows.samples, series);
 	rowbinary_put_u32(&e->rows.samples, (uint32_t)b->from);
 	rowbinary_put_len(&e->rows.samples, np);
@@ -992,12 +978,7 @@ static int select_series(struct ch *ch, const struct store_query *q, struct sel_
 
 /* ---- merge --------------------------------------------------------------------------------- */
 
-struct pair {
-	uint64_t stack;
-	int64_t value;
-};
-
-static int decode_pairs(const void *data, size_t len, struct pair **out, size_t *n, size_t *cap,
+static int decode_pairs(const void *data, size_t len, struct store_pair **out, size_t *n, size_t *cap,
 			struct errmsg *err)
 {
 	struct rowbinary r;
@@ -1154,7 +1135,7 @@ static size_t rcache_bytes_locked(const struct ch *ch)
 
 /* Resolve pairs[0..n) (n <= max stacks kept) into p: frame hashes through the shared cache,
  * then the missing ones from ClickHouse. */
-static int resolve_into(struct ch *ch, const struct pair *pairs, size_t n, size_t max,
+static int resolve_into(struct ch *ch, const struct store_pair *pairs, size_t n, size_t max,
 			struct store_profile *p, struct errmsg *err)
 {
 	struct resolve rs;
@@ -1304,7 +1285,7 @@ static int ch_merge(void *state, const struct store_query *q, size_t max_stacks,
 	struct buf ans = BUF_INIT(ANSWER_MAX);
 	struct store_profile *p = store_profile_new();
 	const struct sel_series *newest = NULL;
-	struct pair *pairs = NULL;
+	struct store_pair *pairs = NULL;
 	size_t npairs = 0, pairs_cap = 0, i;
 	int64_t from = clamp_t(q->from), until = clamp_t(q->until), a, b;
 	char *raw = tname(ch, "samples", 0), *hourly = tname(ch, "samples_1h", 0);
@@ -1813,7 +1794,7 @@ int store_clickhouse_decode(int kind, const void *data, size_t len, struct errms
 {
 	struct resolve rs;
 	struct strtab *names;
-	struct pair *pairs = NULL;
+	struct store_pair *pairs = NULL;
 	size_t n = 0, cap = 0, total = 0, visited = 0;
 	int ret;
 

@@ -192,11 +192,6 @@ struct series_ent {
 	uint32_t rate;
 };
 
-struct pair {
-	uint64_t stack;
-	int64_t value;
-};
-
 struct sq {
 	char *dir, *file;
 	struct store_opts opts;
@@ -215,7 +210,7 @@ struct sq {
 	size_t fmap_cap;
 	uint8_t *sblob;            /* a stack's frame blob */
 	size_t sblob_cap;
-	struct pair *pairs;
+	struct store_pair *pairs;
 	size_t pairs_cap;
 	uint8_t *blob;
 	size_t blob_cap;
@@ -813,15 +808,8 @@ static int intern(struct sq *sq, struct u64map *cache, int get, int ins, int tou
 	return 0;
 }
 
-static int cmp_pair_stack(const void *a, const void *b)
-{
-	const struct pair *x = a, *y = b;
-
-	return (x->stack > y->stack) - (x->stack < y->stack);
-}
-
 /* Encode sorted, distinct pairs as a sample blob into sq->blob; returns its length. */
-static size_t encode_pairs(struct sq *sq, const struct pair *pairs, size_t n, int64_t *total)
+static size_t encode_pairs(struct sq *sq, const struct store_pair *pairs, size_t n, int64_t *total)
 {
 	uint64_t prev = 0;
 	size_t len = 0, i;
@@ -918,14 +906,7 @@ static int write_batch(struct sq *sq, const struct store_batch *b, struct errmsg
 	}
 	if (!np)
 		return 0;
-	qsort(sq->pairs, np, sizeof(*sq->pairs), cmp_pair_stack);
-	for (i = 1, j = 0; i < np; i++) {
-		if (sq->pairs[i].stack == sq->pairs[j].stack)
-			sq->pairs[j].value = store_sat_add(sq->pairs[j].value, sq->pairs[i].value);
-		else
-			sq->pairs[++j] = sq->pairs[i];
-	}
-	np = j + 1;
+	np = store_pairs_merge(sq->pairs, np);
 	len = encode_pairs(sq, sq->pairs, np, &total);
 	sqlite3_bind_int64(c->wr[W_RAW_INS], 1, series);
 	sqlite3_bind_int64(c->wr[W_RAW_INS], 2, b->from);
@@ -1413,7 +1394,7 @@ static const char *reader_frame(struct conn *c, uint64_t id, struct errmsg *err)
 
 static int cmp_pair_value(const void *a, const void *b)
 {
-	const struct pair *x = a, *y = b;
+	const struct store_pair *x = a, *y = b;
 
 	if (x->value != y->value)
 		return x->value > y->value ? -1 : 1;
@@ -1424,7 +1405,7 @@ static int cmp_pair_value(const void *a, const void *b)
 static int build_profile(struct conn *c, struct accum *acc, size_t max, struct store_profile *p,
 			 struct errmsg *err)
 {
-	struct pair *pairs = NULL;
+	struct store_pair *pairs = NULL;
 	struct u64map local; /* frame id -> id in p->names */
 	uint32_t *ids = NULL, *frames;
 	size_t n = 0, i, ids_cap = 0, it = 0;
@@ -2098,7 +2079,7 @@ static int put_rollup(struct sq *sq, int level, int64_t series, int64_t t, struc
 		      struct errmsg *err)
 {
 	struct conn *c = &sq->w;
-	struct pair *pairs;
+	struct store_pair *pairs;
 	size_t n = 0, len, it = 0;
 	uint64_t k, v;
 	int64_t total;
@@ -2112,7 +2093,7 @@ static int put_rollup(struct sq *sq, int level, int64_t series, int64_t t, struc
 		pairs[n].value = (int64_t)v;
 		n++;
 	}
-	qsort(pairs, n, sizeof(*pairs), cmp_pair_stack);
+	n = store_pairs_merge(pairs, n); /* distinct already: sorted */
 	len = encode_pairs(sq, pairs, n, &total);
 	xfree(pairs);
 	sqlite3_bind_int(c->wr[W_ROLLUP_PUT], 1, level);

@@ -173,6 +173,24 @@ static void test_write_read_exact(void)
 	remove_dir();
 }
 
+/* The backends' pair merge: sorted by stack, a stack given more than once summed, sums
+ * saturated at INT64_MAX. */
+static void test_pairs_merge(void)
+{
+	struct store_pair p[] = {
+		{ 30, 1 }, { 10, 2 }, { 30, 4 }, { 20, INT64_MAX - 1 }, { 10, 8 }, { 20, 5 },
+	};
+	struct store_pair one = { 7, 3 };
+
+	CHECK_EQ_INT(store_pairs_merge(p, 0), 0);
+	CHECK_EQ_INT(store_pairs_merge(&one, 1), 1);
+	CHECK(one.stack == 7 && one.value == 3);
+	CHECK_EQ_INT(store_pairs_merge(p, sizeof(p) / sizeof(p[0])), 3);
+	CHECK(p[0].stack == 10 && p[0].value == 10);
+	CHECK(p[1].stack == 20 && p[1].value == INT64_MAX);
+	CHECK(p[2].stack == 30 && p[2].value == 5);
+}
+
 static void test_selectors(void)
 {
 	static const char *const st[] = { "a;b" };
@@ -949,6 +967,7 @@ static void test_merge_frame_cap(void)
 int main(void)
 {
 	RUN(test_write_read_exact);
+	RUN(test_pairs_merge);
 	RUN(test_selectors);
 	RUN(test_time_ranges);
 	RUN(test_rollups_equal_raw);
