@@ -38,7 +38,7 @@ ROOT=$(pwd)
 usage() {
 	cat <<'EOF'
 usage: sudo sh bench/realworld.sh [--hz N] [--out DIR] [--only NAME,NAME] [--quick]
-                                  [--no-perf] [--cache DIR]
+                                  [--no-perf] [--perf-stack BYTES] [--cache DIR]
 
 Profiles real programs of each runtime with scorch record (and perf record --call-graph
 dwarf), and prints per program: samples, % broken, % of the interpreter's samples with runtime
@@ -50,6 +50,8 @@ frames, foreign-runtime frames, module+0x rows of code without symbols.
   --only LIST   run only these programs (comma-separated names, see the top of the script)
   --quick       smaller inputs (about a third of the work)
   --no-perf     scorch only
+  --perf-stack BYTES  user stack perf copies per sample (default 8192, perf's own; at most
+                65528): deeper stacks end early in perf's columns
   --cache DIR   where generated inputs and npm packages are kept between runs
                 (default /var/tmp/scorch-realworld)
 EOF
@@ -60,6 +62,7 @@ OUT=
 ONLY=
 QUICK=0
 PERF=1
+PERF_STACK=8192
 CACHE=/var/tmp/scorch-realworld
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -68,12 +71,13 @@ while [ $# -gt 0 ]; do
 	--only) ONLY=$2; shift 2 ;;
 	--quick) QUICK=1; shift ;;
 	--no-perf) PERF=0; shift ;;
+	--perf-stack) PERF_STACK=$2; shift 2 ;;
 	--cache) CACHE=$2; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
 done
-case $HZ in ''|*[!0-9]*) echo "error: --hz wants a number" >&2; exit 2 ;; esac
+case $HZ$PERF_STACK in ''|*[!0-9]*) echo "error: --hz and --perf-stack want numbers" >&2; exit 2 ;; esac
 
 [ "$(id -u)" = 0 ] || { echo "error: needs root" >&2; exit 1; }
 SCORCH=${SCORCH:-$ROOT/scorch}
@@ -351,9 +355,10 @@ while (microtime(true) - $t < $secs)
 echo $total, "\n";
 EOF
 	s=$(sz 6 3)
-	LABEL="PHP script: preg_match/replace/split/grep on 20000 log lines for $s s, pcre.jit=1 (php $(php -r 'echo PHP_VERSION;'))"
+	PCRE_JIT=${PCRE_JIT:-1}  # PCRE_JIT=0 in the environment: the same without pcre2's JIT
+	LABEL="PHP script: preg_match/replace/split/grep on 20000 log lines for $s s, pcre.jit=$PCRE_JIT (php $(php -r 'echo PHP_VERSION;'))"
 	PREP=
-	CMD="php -d pcre.jit=1 $W/preg.php $s > /dev/null"
+	CMD="php -d pcre.jit=$PCRE_JIT $W/preg.php $s > /dev/null"
 	RUNTIME=php
 	VM='^php'
 }
@@ -635,7 +640,7 @@ measure() { # name
 		run_prep
 		rm -rf "$W/run" && mkdir -p "$W/run"
 		t0=$(now)
-		(cd "$W/run" && timeout 300 perf record -q -e cpu-clock -F "$HZ" --call-graph dwarf \
+		(cd "$W/run" && timeout 300 perf record -q -e cpu-clock -F "$HZ" --call-graph "dwarf,$PERF_STACK" \
 			-o "$W/perf.data" -- sh -c "$CMD") > "$OUT/$name/perf.log" 2>&1
 		prc=$?
 		pwall=$(elapsed "$t0")
