@@ -27,9 +27,10 @@ struct row {
 	uint32_t rule;
 };
 
-/* Sources in priority order (lower wins where they overlap). */
+/* Sources in priority order (lower wins where they overlap). LV_GO_RUNTIME: the Go runtime's
+ * own functions whose frames no stack-pointer delta describes (add_go_runtime()). */
 enum {
-	LV_EH_FRAME, LV_DEBUG_FRAME, LV_DEBUG_FILE, LV_STUBS, LV_FP, LV__COUNT
+	LV_GO_RUNTIME, LV_EH_FRAME, LV_DEBUG_FRAME, LV_DEBUG_FILE, LV_STUBS, LV_FP, LV__COUNT
 };
 
 struct level {
@@ -724,6 +725,12 @@ static int add_plt(struct builder *b, struct elf_file *e)
 	return 0;
 }
 
+/* Rows of the CFI levels and after (not the Go runtime's few). */
+static size_t cfi_rows(const struct builder *b)
+{
+	return b->n - b->lv[LV_GO_RUNTIME].n;
+}
+
 /* Whether a row of the (sorted) CFI levels holds addr. */
 static int cfi_covers(struct builder *b, uint64_t addr)
 {
@@ -779,12 +786,10 @@ static int add_entry_stop(struct builder *b, struct elf_file *e)
 /* Go: every function's stack-pointer delta (.gopclntab's pcsp, what the Go runtime unwinds
  * with): CFA = rsp + delta + 8, and once the function has a frame (delta > 0) the caller's RBP
  * is at CFA - 16 (Go saves it right below the return address). Exact for frameless leaf
- * functions, where the frame-pointer rule would skip the caller. */
-/* Go: every function's stack-pointer delta (.gopclntab's pcsp, what the Go runtime unwinds
- * with): CFA = rsp + delta + 8, and once the function has a frame (delta > 0) the caller's RBP
- * is at CFA - 16 (Go saves it right below the return address). Exact for frameless leaf
  * functions, where the frame-pointer rule would skip the caller. The entry point's function is
- * left to the STOP rule (add_entry_stop()). */
+ * left to the STOP rule (add_entry_stop()). A negative delta (syscall.rawVforkSyscall pops its
+ * return address into a register around vfork) has no rule: UNW_INVALID, rather than the
+ * frame-pointer rule's guess. */
 struct go_rows {
 	struct builder *b;
 	uint64_t entry;
@@ -795,26 +800,131 @@ static int go_row(void *ctx, uint64_t lo, uint64_t hi, int32_t delta)
 {
 	struct go_rows *g = ctx;
 
-	if (delta < 0 || delta > 0xffff - 8 || (g->entry >= lo && g->entry < hi))
+	if (delta > 0xffff - 8 || (g->entry >= lo && g->entry < hi))
 		return 0; /* not expressible (or a lying table): other sources cover it */
-	g->err = add_row(g->b, lo, hi, simple_rule(UNW_CFA_RSP, (uint16_t)(delta + 8),
-						      delta > 0 ? -2 : 0));
+	if (delta < 0)
+		g->err = add_row(g->b, lo, hi, simple_rule(UNW_INVALID, 0, 0));
+	else
+		g->err = add_row(g->b, lo, hi, simple_rule(UNW_CFA_RSP, (uint16_t)(delta + 8),
+							      delta > 0 ? -2 : 0));
 	return g->err;
 }
 
-static int add_gopclntab(struct builder *b, struct elf_file *e)
+static int add_gopclntab(struct builder *b, struct elf_file *e, struct gopclntab *gp)
 {
-	struct gopclntab *gp;
 	struct go_rows g = { b, elf_entry(e), 0 };
 	size_t before = b->n;
 
-	if (gopclntab_open(e, &gp, NULL) < 0)
-		return 0;
 	gopclntab_sp_deltas(gp, go_row, &g);
-	gopclntab_free(gp);
 	if (b->n > before)
 		b->src |= UT_SRC_GOPCLNTAB;
 	return g.err;
+}
+
+/* The Go runtime's functions whose frames the deltas (and Go's .debug_frame, made from them)
+ * get wrong, from their funcFlag (gopclntab.h), at the top priority:
+ *   - TOPFRAME (runtime.goexit, mstart, rt0_go): STOP. Above them lies no frame: goexit's
+ *     return address is the bottom word of every goroutine's stack, and what the deltas read
+ *     past it is whatever the stack's memory holds;
+ *   - SPWRITE with a frame (time.now, runtime.nanotime1: they move SP to the system stack
+ *     around the vDSO call, after setting up their frame): the frame-pointer rule, which holds
+ *     wherever SP is, from the end of the prologue (SUBQ $n, SP; MOVQ BP, n-8(SP); LEAQ
+ *     n-8(SP), BP) to each epilogue (MOVQ n-8(SP), BP; ADDQ $n, SP; RET), where RBP is the
+ *     caller's again and SP is back: there the deltas' rule;
+ *   - SPWRITE without a frame (runtime.systemstack, mcall, morestack, asmcgocall, gogo): STOP.
+ *     A return address into one of them is the bottom of the system stack (g0) they switched
+ *     to, and what lies above it there is stale; the goroutine's frames continue from
+ *     g.sched, which only the thread's g leads to. Ending there keeps the stack true (the
+ *     g0 part whole, no false caller);
+ *   - the signal restorer (runtime.sigreturn): the signal frame rule, from the byte before it
+ *     when that is padding (a return address into it is looked up one byte early).
+ *     runtime.sigtramp is a TOPFRAME the deltas unwind: its return address is the restorer. */
+#define GO_TEXT_MAX 4096 /* bytes of an SPWRITE function read for its prologue and epilogues */
+
+struct go_runtime {
+	struct builder *b;
+	struct elf_file *e;
+	uint8_t text[GO_TEXT_MAX];
+};
+
+static int go_read_text(struct elf_file *e, uint64_t addr, void *buf, size_t len)
+{
+	uint64_t off;
+
+	if (elf_offset_of_vaddr(e, addr, &off))
+		return -1;
+	return elf_read(e, off, buf, len) < 0 ? -1 : 0;
+}
+
+/* An SPWRITE function: the frame-pointer rule over its frame's body, or STOP. */
+static int go_spwrite_rows(struct go_runtime *g, uint64_t entry, uint64_t end)
+{
+	const uint8_t *t = g->text;
+	uint32_t fp = simple_rule(UNW_CFA_RBP, 16, -2);
+	uint64_t len = end - entry, i, from;
+	uint8_t n;
+	int rc;
+
+	if (len > GO_TEXT_MAX || len < 14 || go_read_text(g->e, entry, g->text, len))
+		return add_row(g->b, entry, end, simple_rule(UNW_STOP, 0, 0));
+	n = t[3];
+	if (t[0] != 0x48 || t[1] != 0x83 || t[2] != 0xec || n < 16 || n > 127 ||
+	    memcmp(t + 4, "\x48\x89\x6c\x24", 4) || t[8] != n - 8 ||
+	    memcmp(t + 9, "\x48\x8d\x6c\x24", 4) || t[13] != n - 8)
+		return add_row(g->b, entry, end, simple_rule(UNW_STOP, 0, 0));
+	/* [entry, entry + 14): the prologue, before any SP write: the deltas hold */
+	from = 14;
+	for (i = 14; i + 10 <= len; i++) {
+		if (memcmp(t + i, "\x48\x8b\x6c\x24", 4) || t[i + 4] != n - 8 ||
+		    memcmp(t + i + 5, "\x48\x83\xc4", 3) || t[i + 8] != n || t[i + 9] != 0xc3)
+			continue;
+		/* the epilogue: the frame pointer until RBP is reloaded, then the deltas' rule
+		 * (SP is the frame's again) */
+		if ((rc = add_row(g->b, entry + from, entry + i + 5, fp)) ||
+		    (rc = add_row(g->b, entry + i + 5, entry + i + 9,
+				  simple_rule(UNW_CFA_RSP, (uint16_t)(n + 8), 0))) ||
+		    (rc = add_row(g->b, entry + i + 9, entry + i + 10,
+				  simple_rule(UNW_CFA_RSP, 8, 0))))
+			return rc;
+		from = i + 10;
+		i += 9;
+	}
+	return add_row(g->b, entry + from, end, fp);
+}
+
+static int go_runtime_row(void *ctx, uint64_t entry, uint64_t end, const char *name,
+			  unsigned flags)
+{
+	struct go_runtime *g = ctx;
+	uint8_t pad;
+
+	(void)name;
+	if (flags & GOPCLNTAB_SIGRETURN) {
+		if (!go_read_text(g->e, entry - 1, &pad, 1) && pad == 0xcc)
+			entry--;
+		return add_row(g->b, entry, end, simple_rule(UNW_SIGNAL, 0, 0));
+	}
+	if (flags & GOPCLNTAB_SIGTRAMP)
+		return 0;
+	if (flags & GOPCLNTAB_TOPFRAME)
+		return add_row(g->b, entry, end, simple_rule(UNW_STOP, 0, 0));
+	if (flags & GOPCLNTAB_SPWRITE)
+		return go_spwrite_rows(g, entry, end);
+	return 0;
+}
+
+static int add_go_runtime(struct builder *b, struct elf_file *e, struct gopclntab *gp)
+{
+	struct go_runtime *g = try_malloc(sizeof(*g));
+	int rc;
+
+	if (!g)
+		return -ENOMEM;
+	g->b = b;
+	g->e = e;
+	rc = gopclntab_special_funcs(gp, go_runtime_row, g);
+	xfree(g);
+	return rc;
 }
 
 /* V8's embedded builtins (Builtins_* in node and libnode) have no CFI; like the JIT code they
@@ -953,6 +1063,7 @@ int unwind_table_build(struct elf_file *e, struct elf_file *debug, const struct 
 	struct builder b;
 	struct elf_section_info si;
 	struct v8_ranges v8 = { NULL, 0, 0 };
+	struct gopclntab *gp = NULL;
 	int rc, is_go;
 
 	memset(out, 0, sizeof(*out));
@@ -960,31 +1071,43 @@ int unwind_table_build(struct elf_file *e, struct elf_file *debug, const struct 
 	b.stats = &out->stats;
 	set_clip(&b, e);
 	is_go = !elf_section_info(e, ".gopclntab", &si) || !elf_section_info(e, ".go.buildinfo", &si);
+	if (is_go && gopclntab_open(e, &gp, NULL) < 0)
+		gp = NULL;
 	rc = v8_builtins_find(e, &v8);
 	if (rc) {
 		xfree(v8.r);
+		gopclntab_free(gp);
 		return errmsg_set(err, rc, "out of memory for V8 builtins");
 	}
 
-	set_level(&b, LV_EH_FRAME);
-	rc = add_section_cfi(&b, e, ".eh_frame", CFI_EH_FRAME, UT_SRC_EH_FRAME, err);
+	set_level(&b, LV_GO_RUNTIME);
+	rc = gp ? add_go_runtime(&b, e, gp) : 0;
+	if (rc)
+		rc = add_error(&b, err);
+	if (!rc) {
+		set_level(&b, LV_EH_FRAME);
+		rc = add_section_cfi(&b, e, ".eh_frame", CFI_EH_FRAME, UT_SRC_EH_FRAME, err);
+	}
 	if (!rc) {
 		set_level(&b, LV_DEBUG_FRAME);
 		rc = add_section_cfi(&b, e, ".debug_frame", CFI_DEBUG_FRAME, UT_SRC_DEBUG_FRAME, err);
 	}
-	if (!rc && debug && !b.n) {
+	if (!rc && debug && !cfi_rows(&b)) {
 		set_level(&b, LV_DEBUG_FILE);
 		rc = add_section_cfi(&b, debug, ".debug_frame", CFI_DEBUG_FRAME, UT_SRC_DEBUG_FILE, err);
-		if (!rc && !b.n)
+		if (!rc && !cfi_rows(&b))
 			rc = add_section_cfi(&b, debug, ".eh_frame", CFI_EH_FRAME, UT_SRC_DEBUG_FILE, err);
 	}
-	if (!rc && is_go && !b.lv[LV_DEBUG_FILE].n) {
+	if (!rc && gp && !b.lv[LV_DEBUG_FILE].n) {
 		/* Go's stack-pointer deltas rank with a debug file's CFI (it has none) */
 		set_level(&b, LV_DEBUG_FILE);
-		rc = add_gopclntab(&b, e);
+		rc = add_gopclntab(&b, e, gp);
+		if (rc)
+			rc = add_error(&b, err);
 	}
+	gopclntab_free(gp);
 	if (!rc) {
-		int had_cfi = b.n > 0;
+		int had_cfi = cfi_rows(&b) > 0;
 
 		set_level(&b, LV_STUBS);
 		rc = add_entry_stop(&b, e);
