@@ -394,6 +394,9 @@ static int resolve(struct builder *b)
 			l->res = v;
 			l->nres = m;
 		} else {
+			/* each level walks the levels before it from their start */
+			for (k = 0; k < nprev; k++)
+				prev[k].i = 0;
 			for (i = 0; i < l->n; i++) {
 				uint64_t s = v[i].start, e = row_end(&v[i]);
 
@@ -830,7 +833,9 @@ static int add_gopclntab(struct builder *b, struct elf_file *e, struct gopclntab
  *     around the vDSO call, after setting up their frame): the frame-pointer rule, which holds
  *     wherever SP is, from the end of the prologue (SUBQ $n, SP; MOVQ BP, n-8(SP); LEAQ
  *     n-8(SP), BP) to each epilogue (MOVQ n-8(SP), BP; ADDQ $n, SP; RET), where RBP is the
- *     caller's again and SP is back: there the deltas' rule;
+ *     caller's again and SP is back: there the deltas' rule. The rule carries UNW_F_SWITCH:
+ *     the frame pointer leads from the system stack back to the goroutine's, which may lie
+ *     below it;
  *   - SPWRITE without a frame (runtime.systemstack, mcall, morestack, asmcgocall, gogo): STOP.
  *     A return address into one of them is the bottom of the system stack (g0) they switched
  *     to, and what lies above it there is stale; the goroutine's frames continue from
@@ -860,7 +865,7 @@ static int go_read_text(struct elf_file *e, uint64_t addr, void *buf, size_t len
 static int go_spwrite_rows(struct go_runtime *g, uint64_t entry, uint64_t end)
 {
 	const uint8_t *t = g->text;
-	uint32_t fp = simple_rule(UNW_CFA_RBP, 16, -2);
+	uint32_t fp = simple_rule(UNW_CFA_RBP | UNW_F_SWITCH, 16, -2);
 	uint64_t len = end - entry, i, from;
 	uint8_t n;
 	int rc;
@@ -1192,6 +1197,11 @@ const char *unwind_rule_str(const struct unwind_entry *e, char *buf, size_t size
 		size_t len = strlen(buf);
 
 		snprintf(buf + len, size - len, " interp");
+	}
+	if (e->kind & UNW_F_SWITCH) {
+		size_t len = strlen(buf);
+
+		snprintf(buf + len, size - len, " switch");
 	}
 	return buf;
 }

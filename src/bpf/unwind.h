@@ -25,7 +25,8 @@
  *                      UNW_PLT: low byte = base, high byte = threshold:
  *                               CFA = rsp + base + ((pc & 15) >= threshold ? 8 : 0)
  *                      UNW_DEREF_RBP: CFA = *(rbp + (s16)off)
- *   6      1    kind   low 4 bits enum unwind_kind, high bits UNW_F_*
+ *   6      1    kind   low 4 bits enum unwind_kind, high bits UNW_F_* (UNW_F_INTERP,
+ *                      UNW_F_SWITCH)
  *   7      1    rbp    s8: 0 = RBP unchanged in the caller; else the caller's RBP is saved at
  *                      CFA + 8 * rbp (for UNW_DEREF_RBP, always: at old RBP + 8 * rbp)
  * The return address is always at CFA - 8 (x86-64); rows whose CFI says otherwise are
@@ -65,6 +66,9 @@ enum unwind_kind {
 #define UNW_F_INTERP  0x80 /* the address is inside an interpreter's eval loop: the walker of
                             * the mapping's kind is called there (unwind_step.h:
                             * UNW_RUNTIME_HOOK) */
+#define UNW_F_SWITCH  0x40 /* the frame moved SP to another stack (Go's time.now calls the
+                            * vDSO on the system stack; its frame pointer leads back): the
+                            * CFA may lie below SP, on the stack it came from */
 
 struct unwind_entry {
 	__u32 pc;

@@ -290,8 +290,11 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 		st->result = USTAT_ERR_INVALID;
 		return 1;
 	}
-	if (cfa <= st->sp || cfa - st->sp > (1ULL << 30)) {
-		st->result = USTAT_ERR_LOOP; /* the CFA must move up the stack */
+	if ((cfa <= st->sp || cfa - st->sp > (1ULL << 30)) &&
+	    (!(e->kind & UNW_F_SWITCH) || cfa == st->sp)) {
+		/* the CFA must move up the stack, except out of a frame that switched stacks
+		 * (where it lies on the other one; the frames after it check again) */
+		st->result = USTAT_ERR_LOOP;
 		return 1;
 	}
 	if (e->rbp == -2 && kind != UNW_DEREF_RBP) {
