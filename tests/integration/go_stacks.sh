@@ -1,0 +1,93 @@
+#!/bin/sh
+# go_stacks.sh: whole and true Go stacks, with real BPF. A Go program of 24 goroutines
+# (tests/helpers/go/stacks: time.Now in a hot loop, allocation and recursion, computing), built
+# normal and stripped (-ldflags='-s -w'), profiled by scorch record, then by the agent (which
+# unwinds a new process's first samples from stack snapshots, in user space):
+#   - 99% of the samples end at a root of the Go runtime: runtime.goexit (every goroutine),
+#     runtime.mstart / rt0_go (threads), or where a system stack part begins
+#     (runtime.systemstack, mcall, morestack, asmcgocall), with no [unwind error] / [unknown];
+#   - the hot functions are named, under their goroutine's root;
+#   - time.now's vDSO calls (made on the system stack) have whole stacks:
+#     runtime.goexit;main.main.func1;main.workNow;time.Now;time.now;<vDSO>;
+#   - no false caller: nothing above the frames that begin a system stack part (the words
+#     above them there are stale: runtime.newproc once showed up as systemstack's caller).
+. tests/integration/server.inc
+need_bpf
+
+command -v go > /dev/null 2>&1 || { echo "SKIP: no go toolchain"; exit 0; }
+mkdir -p "$TMP/src"
+cp tests/helpers/go/stacks/stacks.go tests/helpers/go/stacks/go.mod "$TMP/src/"
+(cd "$TMP/src" && { [ -n "${HOME:-}" ] || export GOCACHE=/tmp/scorch-go-build-cache; } &&
+	go build -o "$TMP/gostk" . && go build -ldflags='-s -w' -o "$TMP/gostk_s" .) \
+	> "$TMP/go.log" 2>&1 || { echo "SKIP: go cannot build the workload: $(tail -3 "$TMP/go.log")"; exit 0; }
+
+ROOTS='^[^;]*;runtime\.(goexit|mstart|rt0_go|systemstack|mcall|morestack|asmcgocall|clone)(;|$)'
+BAD='\[unwind error\]|\[unknown\]|\[unknown frame\]|\[truncated\]'
+
+# check WHAT FOLDED: the properties above, figures printed.
+check() {
+	what=$1 f=$2
+	total=$(total_count "$f")
+	[ "$total" -ge 200 ] || fail "$what: only $total samples"
+	bad=$(count_matching "$f" "$BAD")
+	rooted=$(count_matching "$f" "$ROOTS")
+	now=$(count_matching "$f" ';time\.now(;|$)')
+	whole=$(count_matching "$f" \
+		'^[^;]*;runtime\.goexit;main\.main\.func1;main\.workNow;time\.Now;time\.now(;|$)')
+	vdso=$(count_matching "$f" ';main\.workNow;time\.Now;time\.now;[^;]*(vdso|clock_gettime)')
+	echo "$what: $total samples, $bad broken, $rooted at a root; time.now $now, whole $whole," \
+		"into the vDSO $vdso"
+	[ $((bad * 100)) -le "$total" ] ||
+		fail "$what: $bad of $total samples broken: $(grep -E "$BAD" "$f" | sort -k2 -nr -t' ' | head -5)"
+	[ $((rooted * 100)) -ge $((total * 99)) ] ||
+		fail "$what: $rooted of $total samples at a root: $(grep -Ev "$ROOTS" "$f" | head -5)"
+	for fn in workNow workAlloc workCompute; do
+		[ "$(count_matching "$f" "^[^;]*;runtime\\.goexit;main\\.main\\.func1;main\\.$fn(;|\$)")" -gt 0 ] ||
+			fail "$what: no runtime.goexit;main.main.func1;main.$fn stack"
+	done
+	[ "$now" -ge 20 ] || fail "$what: only $now samples in time.now"
+	[ "$vdso" -gt 0 ] || fail "$what: no time.now stack into the vDSO"
+	[ $((whole * 100)) -ge $((now * 98)) ] ||
+		fail "$what: $whole of $now time.now stacks whole: $(grep ';time\.now' "$f" | grep -v ';runtime\.goexit;main\.main\.func1;main\.workNow;time\.Now;time\.now' | head -5)"
+	# the system stack's first frames: nothing above them
+	n=$(count_matching "$f" ';[^;]+;runtime\.(systemstack|mcall|morestack)(;|$)')
+	[ "$n" = 0 ] || fail "$what: $n samples with a caller above a system stack switch:" \
+		"$(grep -E ';[^;]+;runtime\.(systemstack|mcall|morestack)(;| )' "$f" | head -5)"
+}
+
+for b in gostk gostk_s; do
+	"$SCORCH" record -q -F 499 -o "$TMP/$b.folded" -- "$TMP/$b" 4 > "$TMP/$b.log" 2>&1 ||
+		fail "record $b: $(tail -5 "$TMP/$b.log")"
+	check "record $b" "$TMP/$b.folded"
+done
+
+# The agent: the processes start after it, so their first samples come as stack snapshots,
+# unwound in user space with the same step and tables. Each runs an executable of its own (one
+# whose processes are mostly sampled has its tables published at exec, before any sample).
+A=gostk$$
+start_server
+$SCORCH -v agent --server "$URL" -F 199 --interval 2s --short-lived 0 --cache-dir "$TMP/tables" -d 300 --stats \
+	2> "$TMP/agent.log" &
+agent=$!
+kill_at_exit $agent
+wait_for 60 "'agent: profiling' from the agent" grep -q 'agent: profiling' "$TMP/agent.log"
+# after its first push, the agent has read the machine's processes and waits for new ones
+wait_for 60 "a first push from the agent" grep -q 'profiles sent' "$TMP/agent.log"
+pids=
+for i in 1 2 3 4 5 6; do
+	mkdir "$TMP/run$i"
+	cp "$TMP/gostk_s" "$TMP/run$i/$A"
+	"$TMP/run$i/$A" 3 > /dev/null &
+	pids="$pids $!"
+done
+for p in $pids; do
+	wait "$p" || fail "$A exited $?"
+done
+kill -TERM $agent
+wait $agent || fail "agent exited $?: $(tail -5 "$TMP/agent.log")"
+get /render query="$A.cpu{}" from=now-1h until=now format=folded | grep -v '^$' > "$TMP/agent.folded"
+grep -o 'snapshots=[0-9]* snapshots_complete=[0-9]*' "$TMP/agent.log" | tail -1
+cp "$TMP/agent.folded" /tmp/gom/agent.folded; cp "$TMP/agent.log" /tmp/gom/agent.log
+check "agent $A" "$TMP/agent.folded"
+stop_server
+echo "PASS"
