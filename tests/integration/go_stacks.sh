@@ -87,7 +87,6 @@ kill -TERM $agent
 wait $agent || fail "agent exited $?: $(tail -5 "$TMP/agent.log")"
 get /render query="$A.cpu{}" from=now-1h until=now format=folded | grep -v '^$' > "$TMP/agent.folded"
 grep -o 'snapshots=[0-9]* snapshots_complete=[0-9]*' "$TMP/agent.log" | tail -1
-cp "$TMP/agent.folded" /tmp/gom/agent.folded; cp "$TMP/agent.log" /tmp/gom/agent.log
 check "agent $A" "$TMP/agent.folded"
 stop_server
 echo "PASS"
