@@ -3,7 +3,7 @@
  * (UNW_MAP_RUNTIME, a JIT) whose walker unwinds its frame and gives the caller's registers back
  * (UNW_HOOK_MOVED), a walker that declines (UNW_HOOK_NATIVE: the native rule applies), one that
  * ends the unwind (UNW_HOOK_STOP), and interpreter entries (UNW_F_INTERP) that call the walker
- * of the mapping's kind only. */
+ * of the mapping's kind only; a frame that switched stacks (UNW_F_SWITCH) may lead below SP. */
 #include <linux/types.h>
 
 #include "bpf/sampler.h"
@@ -164,9 +164,57 @@ static void test_jit_declines_and_stops(void)
 	CHECK_EQ_INT(E.hook_calls, 1);
 }
 
+/* A frame that switched stacks (Go's time.now on the system stack, its frame pointer on the
+ * goroutine's, lower): with UNW_F_SWITCH the CFA may lie below SP; without it that is a loop. */
+static size_t run_switch(uint8_t flags, uint32_t *result)
+{
+	struct unw_state st;
+	int i;
+
+	memset(&E, 0, sizeof(E));
+	/* the goroutine's frame (rbp = STACK_BASE + 0x40): saved rbp, return into native code */
+	E.stack[8] = STACK_BASE + 0x80;
+	E.stack[9] = NATIVE_LO + 0x10;
+	/* native frame (rbp = STACK_BASE + 0x80): the end */
+	E.stack[16] = 0;
+	E.stack[17] = 0;
+	E.maps[0] = (struct unwind_mapping){ NATIVE_LO, NATIVE_LO + 0x1000, 0, 0, 0, UNW_MAP_FP,
+					     UNWINDER_NATIVE, 0, 1 };
+	E.maps[1] = (struct unwind_mapping){ INTERP_LO, INTERP_LO + 0x1000, INTERP_LO, 0, 2, 0,
+					     UNWINDER_NATIVE, 0, 0 };
+	E.entries[0] = (struct unwind_entry){ 0, 16, UNW_CFA_RBP | flags, -2 };
+	E.entries[1] = (struct unwind_entry){ 0x1000, 0, UNW_INVALID, 0 };
+	memset(&st, 0, sizeof(st));
+	st.pc = INTERP_LO + 0x20;
+	st.sp = STACK_BASE + 0x100; /* the system stack, above */
+	st.bp = STACK_BASE + 0x40;
+	st.map_count = 2;
+	for (i = 0; i < 64; i++)
+		if (unwind_step(&st))
+			break;
+	*result = st.result;
+	return st.n;
+}
+
+static void test_stack_switch(void)
+{
+	uint32_t result;
+	size_t n;
+
+	n = run_switch(UNW_F_SWITCH, &result);
+	CHECK_EQ_INT(result, USTAT_COMPLETE);
+	CHECK_EQ_INT(n, 2);
+	CHECK_EQ_INT(E.words[0], INTERP_LO + 0x20);
+	CHECK_EQ_INT(E.words[1], NATIVE_LO + 0x10);
+	n = run_switch(0, &result);
+	CHECK_EQ_INT(result, USTAT_ERR_LOOP);
+	CHECK_EQ_INT(n, 1);
+}
+
 int main(void)
 {
 	RUN(test_jit_hands_back);
 	RUN(test_jit_declines_and_stops);
+	RUN(test_stack_switch);
 	return test_summary();
 }
