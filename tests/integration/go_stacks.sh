@@ -24,9 +24,12 @@ cp tests/helpers/go/stacks/stacks.go tests/helpers/go/stacks/go.mod "$TMP/src/"
 ROOTS='^[^;]*;runtime\.(goexit|mstart|rt0_go|systemstack|mcall|morestack|asmcgocall|clone)(;|$)'
 BAD='\[unwind error\]|\[unknown\]|\[unknown frame\]|\[truncated\]'
 
-# check WHAT FOLDED: the properties above, figures printed.
+# check WHAT PROGRAM FOLDED: the properties above for PROGRAM's samples with a user stack (not
+# those taken while it exits, or before its exec, under the name of its parent), figures
+# printed.
 check() {
-	what=$1 f=$2
+	what=$1 f=$3.user
+	grep "^$2;" "$3" | grep -v "^$2;[^;]*_\[k\]" > "$f"
 	total=$(total_count "$f")
 	[ "$total" -ge 200 ] || fail "$what: only $total samples"
 	bad=$(count_matching "$f" "$BAD")
@@ -58,7 +61,7 @@ check() {
 for b in gostk gostk_s; do
 	"$SCORCH" record -q -F 499 -o "$TMP/$b.folded" -- "$TMP/$b" 4 > "$TMP/$b.log" 2>&1 ||
 		fail "record $b: $(tail -5 "$TMP/$b.log")"
-	check "record $b" "$TMP/$b.folded"
+	check "record $b" "$b" "$TMP/$b.folded"
 done
 
 # The agent: the processes start after it, so their first samples come as stack snapshots,
@@ -87,6 +90,6 @@ kill -TERM $agent
 wait $agent || fail "agent exited $?: $(tail -5 "$TMP/agent.log")"
 get /render query="$A.cpu{}" from=now-1h until=now format=folded | grep -v '^$' > "$TMP/agent.folded"
 grep -o 'snapshots=[0-9]* snapshots_complete=[0-9]*' "$TMP/agent.log" | tail -1
-check "agent $A" "$TMP/agent.folded"
+check "agent $A" "$A" "$TMP/agent.folded"
 stop_server
 echo "PASS"
