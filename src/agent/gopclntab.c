@@ -813,6 +813,7 @@ int gopclntab_special_funcs(struct gopclntab *g, gopclntab_func_fn fn, void *ctx
 	for (i = 0; i < g->nfunc; i++) {
 		struct gofunc f;
 		const char *name;
+		char pre[17]; /* strlen("runtime.sigreturn") */
 		unsigned flags = 0;
 
 		if (read_func(g, i, &f) < 0 || f.end <= f.entry)
@@ -821,6 +822,15 @@ int gopclntab_special_funcs(struct gopclntab *g, gopclntab_func_fn fn, void *ctx
 			flags |= GOPCLNTAB_TOPFRAME;
 		if (f.flag & FUNCFLAG_SPWRITE)
 			flags |= GOPCLNTAB_SPWRITE;
+		/* A name is read whole only where it may matter (reading every name byte by byte
+		 * through the block cache would double the cost of a table): a flagged function,
+		 * the restorer, and in 1.16 the runtime's functions. */
+		if (!flags && (f.nameoff < 0 ||
+			       rd(g, g->funcname_off + (uint32_t)f.nameoff, pre, sizeof(pre)) < 0 ||
+			       (memcmp(pre, "runtime.sigreturn", sizeof(pre)) &&
+				(g->layout != 116 || (memcmp(pre, "runtime.", 8) &&
+						      memcmp(pre, "time.now", 8))))))
+			continue;
 		g->pool_used = 0;
 		name = func_name(g, f.nameoff);
 		if (!name)

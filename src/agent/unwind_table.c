@@ -27,10 +27,13 @@ struct row {
 	uint32_t rule;
 };
 
-/* Sources in priority order (lower wins where they overlap). LV_GO_RUNTIME: the Go runtime's
- * own functions whose frames no stack-pointer delta describes (add_go_runtime()). */
+/* Sources in priority order (lower wins where they overlap). LV_GO_RUNTIME, the Go runtime's
+ * own functions whose frames no stack-pointer delta describes (add_go_runtime()), wins over
+ * all of them, but as a mask: its rows are added first and the other levels' rows are cut
+ * around them as they are added (add_row()), so that the first level with rows is still a big
+ * one, cut in place (resolve()), not a copy. */
 enum {
-	LV_GO_RUNTIME, LV_EH_FRAME, LV_DEBUG_FRAME, LV_DEBUG_FILE, LV_STUBS, LV_FP, LV__COUNT
+	LV_EH_FRAME, LV_DEBUG_FRAME, LV_DEBUG_FILE, LV_STUBS, LV_FP, LV_GO_RUNTIME, LV__COUNT
 };
 
 struct level {
@@ -52,6 +55,8 @@ struct builder {
 	int huge;            /* a row longer than 4 GiB: no table can hold it */
 	int clip;            /* rows are cut to [lo, hi): the executable segments' span */
 	uint64_t lo, hi;
+	size_t mask_first, nmask; /* rows[mask_first, +nmask): LV_GO_RUNTIME's, sorted, disjoint:
+				   * no other level's row covers them */
 };
 
 static uint32_t rule_pack(const struct unwind_entry *e)
@@ -92,7 +97,7 @@ static int reserve(struct builder *b, size_t want)
 	return 0;
 }
 
-static int add_row(struct builder *b, uint64_t start, uint64_t end, uint32_t rule)
+static int add_row_raw(struct builder *b, uint64_t start, uint64_t end, uint32_t rule)
 {
 	struct level *l = &b->lv[b->cur];
 	struct row *r;
@@ -124,6 +129,37 @@ static int add_row(struct builder *b, uint64_t start, uint64_t end, uint32_t rul
 	r->rule = rule;
 	l->n++;
 	return 0;
+}
+
+/* Add [start, end) with rule, less the ranges of the mask (LV_GO_RUNTIME). */
+static int add_row(struct builder *b, uint64_t start, uint64_t end, uint32_t rule)
+{
+	size_t lo = 0, hi = b->nmask;
+	int rc;
+
+	if (!b->nmask || b->cur == LV_GO_RUNTIME)
+		return add_row_raw(b, start, end, rule);
+	/* the first mask row that ends after start */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct row *m = &b->rows[b->mask_first + mid];
+
+		if (m->start + m->len <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < b->nmask && start < end; lo++) {
+		const struct row *m = &b->rows[b->mask_first + lo];
+
+		if (m->start >= end)
+			break;
+		if (m->start > start && (rc = add_row_raw(b, start, m->start, rule)))
+			return rc;
+		if (m->start + m->len > start)
+			start = m->start + m->len;
+	}
+	return start < end ? add_row_raw(b, start, end, rule) : 0;
 }
 
 /* The error of a failed add_row(), as a message. */
@@ -918,18 +954,31 @@ static int go_runtime_row(void *ctx, uint64_t entry, uint64_t end, const char *n
 	return 0;
 }
 
+/* Before any other level: its rows become the mask the others are cut around. */
 static int add_go_runtime(struct builder *b, struct elf_file *e, struct gopclntab *gp)
 {
 	struct go_runtime *g = try_malloc(sizeof(*g));
+	struct level *l = &b->lv[LV_GO_RUNTIME];
+	const struct row *v;
+	size_t i;
 	int rc;
 
 	if (!g)
 		return -ENOMEM;
 	g->b = b;
 	g->e = e;
+	set_level(b, LV_GO_RUNTIME);
 	rc = gopclntab_special_funcs(gp, go_runtime_row, g);
 	xfree(g);
-	return rc;
+	if (rc || sort_level(b, l))
+		return rc ? rc : -ENOMEM;
+	v = b->rows + l->first;
+	for (i = 1; i < l->n; i++)
+		if (v[i].start < v[i - 1].start + v[i - 1].len)
+			return 0; /* overlapping functions: a lying table, no mask */
+	b->mask_first = l->first;
+	b->nmask = l->n;
+	return 0;
 }
 
 /* V8's embedded builtins (Builtins_* in node and libnode) have no CFI; like the JIT code they
@@ -1085,7 +1134,6 @@ int unwind_table_build(struct elf_file *e, struct elf_file *debug, const struct 
 		return errmsg_set(err, rc, "out of memory for V8 builtins");
 	}
 
-	set_level(&b, LV_GO_RUNTIME);
 	rc = gp ? add_go_runtime(&b, e, gp) : 0;
 	if (rc)
 		rc = add_error(&b, err);
