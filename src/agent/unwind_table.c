@@ -933,13 +933,83 @@ static int go_spwrite_rows(struct go_runtime *g, uint64_t entry, uint64_t end)
 	return add_row(g->b, entry + from, end, fp);
 }
 
+/* runtime.systemstack's rule: UNW_GO_SYSTEMSTACK with the offsets its own instructions use
+ * (amd64, asm_amd64.s), or STOP when they are not the expected ones:
+ *   MOVQ 8(SP), DI; MOVQ %fs:TLS, AX; MOVQ g_m(AX), BX; CMPQ m_gsignal(BX), AX; JEQ;
+ *   MOVQ m_g0(BX), DX; CMPQ DX, AX; JEQ; CMPQ m_curg(BX), AX; JNE; CALL gosave_systemstack_switch
+ * and in gosave_systemstack_switch: LEAQ 8(SP), R9; MOVQ R9, g_sched_sp(R14); ...;
+ * MOVQ BP, g_sched_bp(R14). */
+static uint32_t go_systemstack_rule(struct go_runtime *g, uint64_t entry, uint64_t end)
+{
+	static const uint8_t head[] = { 0x48, 0x8b, 0x7c, 0x24, 0x08, 0x64, 0x48, 0x8b, 0x04, 0x25 };
+	const uint8_t *t = g->text;
+	uint64_t len = end - entry, p, call;
+	int32_t tls, rel;
+	uint32_t curg, sched_bp = 0, stop = simple_rule(UNW_STOP, 0, 0);
+	struct unwind_entry r;
+	int sched_sp = 0;
+
+	if (len > GO_TEXT_MAX || len < 48 || go_read_text(g->e, entry, g->text, len) ||
+	    memcmp(t, head, sizeof(head)))
+		return stop;
+	memcpy(&tls, t + 10, 4);
+	p = 14;
+	if (t[p] != 0x48 || t[p + 1] != 0x8b || t[p + 2] != 0x58 || t[p + 3] != UNW_GO_G_M)
+		return stop;
+	p += 4;
+	/* CMPQ m_gsignal(BX), AX (disp8 or disp32); JEQ */
+	if (t[p] != 0x48 || t[p + 1] != 0x3b || (t[p + 2] != 0x43 && t[p + 2] != 0x83))
+		return stop;
+	p += t[p + 2] == 0x43 ? 4 : 7;
+	if (t[p] != 0x74)
+		return stop;
+	p += 2;
+	/* MOVQ 0(BX), DX (m_g0 is 0); CMPQ DX, AX; JEQ */
+	if (memcmp(t + p, "\x48\x8b\x13\x48\x39\xd0\x74", 7))
+		return stop;
+	p += 8;
+	/* CMPQ m_curg(BX), AX */
+	if (t[p] != 0x48 || t[p + 1] != 0x3b || (t[p + 2] != 0x43 && t[p + 2] != 0x83))
+		return stop;
+	if (t[p + 2] == 0x43) {
+		curg = t[p + 3];
+		p += 4;
+	} else {
+		memcpy(&curg, t + p + 3, 4);
+		p += 7;
+	}
+	if (t[p] != 0x75 || t[p + 2] != 0xe8)
+		return stop;
+	memcpy(&rel, t + p + 3, 4);
+	call = entry + p + 7 + (int64_t)rel;
+	/* gosave_systemstack_switch: where it saves SP and BP in g.sched */
+	if (go_read_text(g->e, call, g->text, 64))
+		return stop;
+	for (p = 0; p + 9 <= 64; p++) {
+		if (!memcmp(t + p, "\x4c\x8d\x4c\x24\x08\x4d\x89\x4e", 8) &&
+		    t[p + 8] == UNW_GO_G_SCHED_SP)
+			sched_sp = 1;
+		if (!memcmp(t + p, "\x49\x89\x6e", 3) && !sched_bp)
+			sched_bp = t[p + 3];
+		if (t[p] == 0xc3)
+			break;
+	}
+	if (!sched_sp || !sched_bp || sched_bp % 8 || curg % 8 || curg / 8 > 0xff ||
+	    tls % 8 || tls / 8 < -128 || tls / 8 > 127)
+		return stop;
+	memset(&r, 0, sizeof(r));
+	r.kind = UNW_GO_SYSTEMSTACK;
+	r.off = (uint16_t)(curg / 8 | (sched_bp / 8) << 8);
+	r.rbp = (int8_t)(tls / 8);
+	return rule_pack(&r);
+}
+
 static int go_runtime_row(void *ctx, uint64_t entry, uint64_t end, const char *name,
 			  unsigned flags)
 {
 	struct go_runtime *g = ctx;
 	uint8_t pad;
 
-	(void)name;
 	if (flags & GOPCLNTAB_SIGRETURN) {
 		if (!go_read_text(g->e, entry - 1, &pad, 1) && pad == 0xcc)
 			entry--;
@@ -949,6 +1019,8 @@ static int go_runtime_row(void *ctx, uint64_t entry, uint64_t end, const char *n
 		return 0;
 	if (flags & GOPCLNTAB_TOPFRAME)
 		return add_row(g->b, entry, end, simple_rule(UNW_STOP, 0, 0));
+	if ((flags & GOPCLNTAB_SPWRITE) && !strcmp(name, "runtime.systemstack"))
+		return add_row(g->b, entry, end, go_systemstack_rule(g, entry, end));
 	if (flags & GOPCLNTAB_SPWRITE)
 		return go_spwrite_rows(g, entry, end);
 	return 0;
@@ -1217,7 +1289,8 @@ const struct unwind_entry *unwind_table_lookup(const struct unwind_table *t, uin
 
 const char *unwind_rule_str(const struct unwind_entry *e, char *buf, size_t size)
 {
-	static const char *const kinds[] = { "invalid", "rsp", "rbp", "plt", "deref", "signal", "stop" };
+	static const char *const kinds[] = { "invalid", "rsp", "rbp", "plt", "deref", "signal", "stop",
+					     "go-systemstack" };
 	unsigned k = e->kind & UNW_KIND_MASK;
 	int n;
 
@@ -1232,6 +1305,10 @@ const char *unwind_rule_str(const struct unwind_entry *e, char *buf, size_t size
 	case UNW_DEREF_RBP:
 		n = snprintf(buf, size, "cfa=*(rbp%+d)", (int16_t)e->off);
 		break;
+	case UNW_GO_SYSTEMSTACK:
+		n = snprintf(buf, size, "go-systemstack(g=fs%+d curg=%u sched.bp=%u)", e->rbp * 8,
+			     (e->off & 0xff) * 8, (e->off >> 8) * 8);
+		return buf;
 	default:
 		n = snprintf(buf, size, "%s", k < sizeof(kinds) / sizeof(kinds[0]) ? kinds[k] : "?");
 		break;

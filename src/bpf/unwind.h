@@ -25,10 +25,13 @@
  *                      UNW_PLT: low byte = base, high byte = threshold:
  *                               CFA = rsp + base + ((pc & 15) >= threshold ? 8 : 0)
  *                      UNW_DEREF_RBP: CFA = *(rbp + (s16)off)
+ *                      UNW_GO_SYSTEMSTACK: low byte = offset of m.curg / 8, high byte =
+ *                               offset of g.sched.bp / 8
  *   6      1    kind   low 4 bits enum unwind_kind, high bits UNW_F_* (UNW_F_INTERP,
  *                      UNW_F_SWITCH)
  *   7      1    rbp    s8: 0 = RBP unchanged in the caller; else the caller's RBP is saved at
- *                      CFA + 8 * rbp (for UNW_DEREF_RBP, always: at old RBP + 8 * rbp)
+ *                      CFA + 8 * rbp (for UNW_DEREF_RBP, always: at old RBP + 8 * rbp;
+ *                      for UNW_GO_SYSTEMSTACK: the thread's g is at fs base + 8 * rbp)
  * The return address is always at CFA - 8 (x86-64); rows whose CFI says otherwise are
  * UNW_INVALID.
  */
@@ -60,6 +63,10 @@ enum unwind_kind {
 	UNW_DEREF_RBP = 4,
 	UNW_SIGNAL = 5,    /* a signal trampoline: registers come from the rt_sigframe */
 	UNW_STOP = 6,      /* the outermost frame (_start, thread entry): the stack is complete */
+	UNW_GO_SYSTEMSTACK = 7, /* Go's runtime.systemstack called a function on the system stack
+			    * (g0): the goroutine that switched there goes on from its saved
+			    * registers, found from the thread's g (UNW_GO_* below); when they cannot
+			    * be read, a STOP */
 };
 
 #define UNW_KIND_MASK 0x0f
@@ -165,6 +172,8 @@ enum unwind_stat {
 /* The unwinder's state (unwind_step.h), shared with interpreter walkers: registers of the frame
  * being unwound, where the process's mappings are, and how the unwind ended. */
 #define UNW_S_RETADDR (1u << 0) /* pc is a return address: look up pc - 1 */
+#define UNW_S_GO_SWITCHED (1u << 1) /* UNW_GO_SYSTEMSTACK went back to the goroutine's stack
+				     * (once per unwind: a second time would be a loop) */
 
 struct unw_state {
 	__u64 pc, sp, bp;     /* registers of the frame being unwound */
@@ -187,6 +196,8 @@ struct unw_state {
 	__u64 last_lookup;    /* the address last looked up in a table */
 	__u32 last_map;       /* index in unw_maps of the mapping last found, + 1 (0: none) */
 	__u32 last_entry;     /* index in unw_entries of last_lookup's entry, + 1 (0: none) */
+	__u64 fsbase;         /* the thread's fs base (its thread-local storage), 0 if unknown:
+			       * BPF reads it from the task; a snapshot does not carry it */
 };
 
 /* STACK SNAPSHOTS. Sent when the process has no tables yet (or the pc is in a mapping user
@@ -225,6 +236,15 @@ struct stack_chunk {
 	__u64 addr;             /* stack address of data[0] */
 	__u8 data[STACK_CHUNK_BYTES];
 };
+
+/* Go's per-thread state for UNW_GO_SYSTEMSTACK (runtime/runtime2.go; the same from Go 1.16 to
+ * 1.26): the thread's g at fs base + tls offset (the entry's rbp), g.m, m.g0 (the system
+ * stack's g), m.curg (the user goroutine, offset in the entry), its gobuf g.sched: sp (where
+ * the return address into systemstack's caller is), bp (offset in the entry). User space takes
+ * the offsets from runtime.systemstack's own instructions. */
+#define UNW_GO_G_M        48
+#define UNW_GO_M_G0       0
+#define UNW_GO_G_SCHED_SP 56
 
 /* rt_sigframe on x86-64: after the handler returns, sp points just past the return address
  * (pretcode); the ucontext follows and its mcontext (struct sigcontext) starts 40 bytes in. */

@@ -286,6 +286,32 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 	case UNW_STOP:
 		st->result = USTAT_COMPLETE;
 		return 1;
+	case UNW_GO_SYSTEMSTACK: {
+		/* A return address into runtime.systemstack: the system stack (g0) ends here. When
+		 * the thread's g is that g0, its m's user goroutine (curg) saved where it called
+		 * systemstack (gosave_systemstack_switch: sched.sp holds the return address into
+		 * systemstack's caller, sched.bp its RBP; the runtime zeroes sched.sp on the way
+		 * back). Go's own traceback takes the same link. Anything else is the end. */
+		__u64 g, mp, g0, curg, ssp, sbp;
+
+		if (!st->fsbase || (st->flags & UNW_S_GO_SWITCHED) ||
+		    UNW_READ_U64(st, st->fsbase + (__s64)e->rbp * 8, &g) || !g ||
+		    UNW_READ_U64(st, g + UNW_GO_G_M, &mp) || !mp ||
+		    UNW_READ_U64(st, mp + UNW_GO_M_G0, &g0) || g0 != g ||
+		    UNW_READ_U64(st, mp + (__u64)(e->off & 0xff) * 8, &curg) || !curg ||
+		    curg == g ||
+		    UNW_READ_U64(st, curg + UNW_GO_G_SCHED_SP, &ssp) || !ssp ||
+		    UNW_READ_U64(st, curg + (__u64)(e->off >> 8) * 8, &sbp) ||
+		    UNW_READ_U64(st, ssp, &ra) || !ra) {
+			st->result = USTAT_COMPLETE;
+			return 1;
+		}
+		st->pc = ra;
+		st->sp = ssp + 8;
+		st->bp = sbp;
+		st->flags |= UNW_S_RETADDR | UNW_S_GO_SWITCHED;
+		return 0;
+	}
 	default:
 		st->result = USTAT_ERR_INVALID;
 		return 1;
