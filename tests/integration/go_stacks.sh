@@ -4,13 +4,17 @@
 # normal and stripped (-ldflags='-s -w'), profiled by scorch record, then by the agent (which
 # unwinds a new process's first samples from stack snapshots, in user space):
 #   - 99% of the samples end at a root of the Go runtime: runtime.goexit (every goroutine),
-#     runtime.mstart / rt0_go (threads), or where a system stack part begins
-#     (runtime.systemstack, mcall, morestack, asmcgocall), with no [unwind error] / [unknown];
+#     runtime.mstart / rt0_go (threads), or where a system stack part begins and the goroutine
+#     is not followed (mcall, morestack, asmcgocall; systemstack in a stack snapshot), with no
+#     [unwind error] / [unknown];
 #   - the hot functions are named, under their goroutine's root;
 #   - time.now's vDSO calls (made on the system stack) have whole stacks:
 #     runtime.goexit;main.main.func1;main.workNow;time.Now;time.now;<vDSO>;
-#   - no false caller: nothing above the frames that begin a system stack part (the words
-#     above them there are stale: runtime.newproc once showed up as systemstack's caller).
+#   - what runs on the system stack through runtime.systemstack goes on in the goroutine that
+#     called it, to runtime.goexit (from BPF: a snapshot does not hold the goroutine's g);
+#   - no false caller: nothing above mcall or morestack (the words above them on the system
+#     stack are stale: runtime.newproc once showed up as systemstack's caller), and newproc
+#     above systemstack only with its own closure (runtime.newproc.func1) below.
 . tests/integration/server.inc
 need_bpf
 
@@ -21,12 +25,12 @@ cp tests/helpers/go/stacks/stacks.go tests/helpers/go/stacks/go.mod "$TMP/src/"
 	go build -o "$TMP/gostk" . && go build -ldflags='-s -w' -o "$TMP/gostk_s" .) \
 	> "$TMP/go.log" 2>&1 || { echo "SKIP: go cannot build the workload: $(tail -3 "$TMP/go.log")"; exit 0; }
 
-ROOTS='^[^;]*;runtime\.(goexit|mstart|rt0_go|systemstack|mcall|morestack|asmcgocall|clone)(;|$)'
+ROOTS='^[^;]*;(runtime\.(goexit|mstart|rt0_go|systemstack|mcall|morestack|asmcgocall|clone)|gogo)(;|$)'
 BAD='\[unwind error\]|\[unknown\]|\[unknown frame\]|\[truncated\]'
 
-# check WHAT PROGRAM FOLDED: the properties above for PROGRAM's samples with a user stack (not
-# those taken while it exits, or before its exec, under the name of its parent), figures
-# printed.
+# check WHAT PROGRAM FOLDED [bpf]: the properties above for PROGRAM's samples with a user stack
+# (not those taken while it exits, or before its exec, under the name of its parent), figures
+# printed; bpf: systemstack's stacks must be whole.
 check() {
 	what=$1 f=$3.user
 	grep "^$2;" "$3" | grep -v "^$2;[^;]*_\[k\]" > "$f"
@@ -52,16 +56,28 @@ check() {
 	[ "$vdso" -gt 0 ] || fail "$what: no time.now stack into the vDSO"
 	[ $((whole * 100)) -ge $((now * 98)) ] ||
 		fail "$what: $whole of $now time.now stacks whole: $(grep ';time\.now' "$f" | grep -v ';runtime\.goexit;main\.main\.func1;main\.workNow;time\.Now;time\.now' | head -5)"
-	# the system stack's first frames: nothing above them
-	n=$(count_matching "$f" ';[^;]+;runtime\.(systemstack|mcall|morestack)(;|$)')
-	[ "$n" = 0 ] || fail "$what: $n samples with a caller above a system stack switch:" \
-		"$(grep -E ';[^;]+;runtime\.(systemstack|mcall|morestack)(;| )' "$f" | head -5)"
+	# the system stack's first frames where the goroutine is not followed: nothing above
+	n=$(count_matching "$f" ';[^;]+;runtime\.(mcall|morestack)(;|$)')
+	[ "$n" = 0 ] || fail "$what: $n samples with a caller above mcall/morestack:" \
+		"$(grep -E ';[^;]+;runtime\.(mcall|morestack)(;| )' "$f" | head -5)"
+	n=$(count_matching "$f" ';runtime\.newproc;runtime\.systemstack(;|$)')
+	m=$(count_matching "$f" ';runtime\.newproc;runtime\.systemstack;runtime\.newproc\.func1(;|$)')
+	[ "$n" = "$m" ] || fail "$what: runtime.newproc above systemstack without its closure:" \
+		"$(grep ';runtime\.newproc;runtime\.systemstack' "$f" | grep -v 'systemstack;runtime\.newproc\.func1' | head -5)"
+	sys=$(count_matching "$f" ';runtime\.systemstack;')
+	whole=$(count_matching "$f" '^[^;]*;runtime\.goexit;.*;runtime\.systemstack;')
+	echo "$what: $sys samples on the system stack through systemstack, $whole whole to goexit"
+	if [ "${4:-}" = bpf ]; then
+		[ "$sys" -gt 0 ] || fail "$what: no sample on the system stack through systemstack"
+		[ $((whole * 100)) -ge $((sys * 95)) ] ||
+			fail "$what: $whole of $sys systemstack stacks whole: $(grep ';runtime\.systemstack;' "$f" | grep -v ';runtime\.goexit;' | head -5)"
+	fi
 }
 
 for b in gostk gostk_s; do
 	"$SCORCH" record -q -F 499 -o "$TMP/$b.folded" -- "$TMP/$b" 4 > "$TMP/$b.log" 2>&1 ||
 		fail "record $b: $(tail -5 "$TMP/$b.log")"
-	check "record $b" "$b" "$TMP/$b.folded"
+	check "record $b" "$b" "$TMP/$b.folded" bpf
 done
 
 # The agent: the processes start after it, so their first samples come as stack snapshots,

@@ -352,7 +352,8 @@ static int collect_special(void *ctx, uint64_t entry, uint64_t end, const char *
 }
 
 /* The Go runtime's functions that no stack-pointer delta describes, from their funcFlag: the
- * stack roots end the unwind, the stack switches without a frame end the system stack's part,
+ * stack roots end the unwind, runtime.systemstack goes back to the goroutine, the other stack
+ * switches without a frame end the system stack's part,
  * time.now (vDSO on the system stack) unwinds by its frame pointer between its prologue and
  * epilogue, the signal restorer is a signal frame. The same rules with and without the
  * symbols and DWARF (the unstripped binary's .debug_frame must not win over them). */
@@ -364,6 +365,10 @@ static void test_runtime_rows(void)
 	uint64_t now = nm_addr(tpath("normal"), "time.now");
 	uint64_t sigret = nm_addr(tpath("normal"), "runtime.sigreturn.abi0");
 	uint64_t sigtramp = nm_addr(tpath("normal"), "runtime.sigtramp.abi0");
+	uint64_t mcall = nm_addr(tpath("normal"), "runtime.mcall");
+	uint64_t morestack = nm_addr(tpath("normal"), "runtime.morestack.abi0");
+	uint64_t rt0 = nm_addr(tpath("normal"), "runtime.rt0_go.abi0");
+	uint64_t mstart = nm_addr(tpath("normal"), "runtime.mstart.abi0");
 	uint64_t sys_call = insn_addr("runtime.systemstack.abi0", "CALL DI");
 	uint64_t now_frame = insn_addr("time.now", "LEAQ 0x10(SP), BP");
 	uint64_t now_vdso = insn_addr("time.now", "CALL AX");
@@ -373,7 +378,7 @@ static void test_runtime_rows(void)
 
 	if (!have_go)
 		SKIP("go cannot build tests/helpers/go/spin.go here");
-	CHECK(goexit && sysstack && now && sigret && sigtramp);
+	CHECK(goexit && sysstack && now && sigret && sigtramp && mcall && morestack && rt0 && mstart);
 	CHECK(sys_call && now_frame && now_vdso && now_addq);
 	for (i = 0; i < sizeof(builds) / sizeof(builds[0]); i++) {
 		struct elf_file *e = NULL;
@@ -399,9 +404,17 @@ static void test_runtime_rows(void)
 		/* every goroutine's bottom return address is goexit + 1 */
 		check_rule(&t, "goexit", goexit, "stop");
 		check_rule(&t, "goexit+1", goexit + 1, "stop");
-		/* the return address of the call on the system stack */
-		check_rule(&t, "systemstack", sys_call, "stop");
-		check_rule(&t, "systemstack+0", sysstack, "stop");
+		/* the return address of the call on the system stack: back to the goroutine,
+		 * with Go 1.19's offsets (docs/unwinding.md), read from its instructions */
+		check_rule(&t, "systemstack", sys_call,
+			   "go-systemstack(g=fs-8 curg=192 sched.bp=104)");
+		check_rule(&t, "systemstack+0", sysstack,
+			   "go-systemstack(g=fs-8 curg=192 sched.bp=104)");
+		/* mcall: the goroutine is being descheduled; morestack: the end */
+		check_rule(&t, "mcall", mcall, "stop");
+		check_rule(&t, "morestack", morestack, "stop");
+		check_rule(&t, "rt0_go", rt0, "stop");
+		check_rule(&t, "mstart", mstart, "stop");
 		/* time.now: the deltas in the prologue, the frame pointer in the body (over the
 		 * stack switch), the deltas again once RBP is reloaded */
 		check_rule(&t, "time.now+0", now, "cfa=rsp+8");
