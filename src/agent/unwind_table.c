@@ -1004,6 +1004,65 @@ static uint32_t go_systemstack_rule(struct go_runtime *g, uint64_t entry, uint64
 	return rule_pack(&r);
 }
 
+/* runtime.asmcgocall's rule: UNW_GO_ASMCGOCALL with the stack slots its code uses, or STOP:
+ *   MOVQ SP, DX (its SP at entry); ... after the switch: MOVQ DI, G(SP) (the goroutine's g);
+ *   MOVQ 8(DI), DI (g.stack.hi); SUBQ DX, DI; MOVQ DI, D(SP) (the depth);
+ *   without a switch: MOVQ $0, G(SP); MOVQ DX, D(SP) (the SP itself). */
+static uint32_t go_asmcgocall_rule(struct go_runtime *g, uint64_t entry, uint64_t end)
+{
+	const uint8_t *t = g->text;
+	uint64_t len = end - entry, p;
+	uint32_t stop = simple_rule(UNW_STOP, 0, 0);
+	int sp_dx = 0, sw = 0, nosw = 0;
+	uint8_t gs = 0, ds = 0;
+	struct unwind_entry r;
+
+	if (len > GO_TEXT_MAX || len < 32 || go_read_text(g->e, entry, g->text, len))
+		return stop;
+	for (p = 0; p + 18 <= len; p++) {
+		if (!sp_dx && !memcmp(t + p, "\x48\x89\xe2", 3))
+			sp_dx = 1;
+		if (sp_dx && !memcmp(t + p, "\x48\x89\x7c\x24", 4) &&
+		    !memcmp(t + p + 5, "\x48\x8b\x7f\x08\x48\x29\xd7\x48\x89\x7c\x24", 11)) {
+			gs = t[p + 4];
+			ds = t[p + 16];
+			sw = 1;
+		}
+		if (sw && !memcmp(t + p, "\x48\xc7\x44\x24", 4) && t[p + 4] == gs &&
+		    !memcmp(t + p + 5, "\x00\x00\x00\x00\x48\x89\x54\x24", 8) && t[p + 13] == ds)
+			nosw = 1;
+	}
+	if (!nosw || gs % 8 || ds % 8 || gs == ds)
+		return stop;
+	memset(&r, 0, sizeof(r));
+	r.kind = UNW_GO_ASMCGOCALL;
+	r.off = (uint16_t)(gs / 8 | (ds / 8) << 8);
+	return rule_pack(&r);
+}
+
+/* rule over the calls that end the instruction sequence seq (its last 2 bytes: the call) in
+ * [entry, end), whose text is in g->text, and STOP everywhere else: the rule holds only where
+ * the call is made or returns (elsewhere SP and the saved words are not those it reads). */
+static int go_call_rows(struct go_runtime *g, uint64_t entry, uint64_t end, uint32_t rule,
+			const char *seq, size_t n)
+{
+	uint32_t stop = simple_rule(UNW_STOP, 0, 0);
+	uint64_t len = end - entry, p, from = 0;
+	int rc;
+
+	if (rule != stop && len <= GO_TEXT_MAX && !go_read_text(g->e, entry, g->text, len)) {
+		for (p = 0; p + n <= len; p++) {
+			if (memcmp(g->text + p, seq, n))
+				continue;
+			if ((rc = add_row(g->b, entry + from, entry + p + n - 2, stop)) ||
+			    (rc = add_row(g->b, entry + p + n - 2, entry + p + n, rule)))
+				return rc;
+			from = p + n;
+		}
+	}
+	return add_row(g->b, entry + from, end, stop);
+}
+
 static int go_runtime_row(void *ctx, uint64_t entry, uint64_t end, const char *name,
 			  unsigned flags)
 {
@@ -1019,8 +1078,14 @@ static int go_runtime_row(void *ctx, uint64_t entry, uint64_t end, const char *n
 		return 0;
 	if (flags & GOPCLNTAB_TOPFRAME)
 		return add_row(g->b, entry, end, simple_rule(UNW_STOP, 0, 0));
+	/* MOVQ DI, DX; MOVQ 0(DI), DI; CALL DI (the call on the system stack) */
 	if ((flags & GOPCLNTAB_SPWRITE) && !strcmp(name, "runtime.systemstack"))
-		return add_row(g->b, entry, end, go_systemstack_rule(g, entry, end));
+		return go_call_rows(g, entry, end, go_systemstack_rule(g, entry, end),
+				    "\x48\x89\xfa\x48\x8b\x3f\xff\xd7", 8);
+	/* MOVQ BX, DI; MOVQ BX, CX; CALL AX (the C function) */
+	if ((flags & GOPCLNTAB_SPWRITE) && !strcmp(name, "runtime.asmcgocall"))
+		return go_call_rows(g, entry, end, go_asmcgocall_rule(g, entry, end),
+				    "\x48\x89\xdf\x48\x89\xd9\xff\xd0", 8);
 	if (flags & GOPCLNTAB_SPWRITE)
 		return go_spwrite_rows(g, entry, end);
 	return 0;
@@ -1290,7 +1355,7 @@ const struct unwind_entry *unwind_table_lookup(const struct unwind_table *t, uin
 const char *unwind_rule_str(const struct unwind_entry *e, char *buf, size_t size)
 {
 	static const char *const kinds[] = { "invalid", "rsp", "rbp", "plt", "deref", "signal", "stop",
-					     "go-systemstack" };
+					     "go-systemstack", "go-asmcgocall" };
 	unsigned k = e->kind & UNW_KIND_MASK;
 	int n;
 
@@ -1308,6 +1373,10 @@ const char *unwind_rule_str(const struct unwind_entry *e, char *buf, size_t size
 	case UNW_GO_SYSTEMSTACK:
 		n = snprintf(buf, size, "go-systemstack(g=fs%+d curg=%u sched.bp=%u)", e->rbp * 8,
 			     (e->off & 0xff) * 8, (e->off >> 8) * 8);
+		return buf;
+	case UNW_GO_ASMCGOCALL:
+		n = snprintf(buf, size, "go-asmcgocall(g=sp+%u depth=sp+%u)", (e->off & 0xff) * 8,
+			     (e->off >> 8) * 8);
 		return buf;
 	default:
 		n = snprintf(buf, size, "%s", k < sizeof(kinds) / sizeof(kinds[0]) ? kinds[k] : "?");

@@ -67,6 +67,10 @@ enum unwind_kind {
 			    * (g0): the goroutine that switched there goes on from its saved
 			    * registers, found from the thread's g (UNW_GO_* below); when they cannot
 			    * be read, a STOP */
+	UNW_GO_ASMCGOCALL = 8, /* Go's runtime.asmcgocall called C code on the system stack: the
+			    * goroutine's SP is found from what asmcgocall saved on that stack
+			    * (off: low byte = slot of the g / 8, high byte = slot of the depth /
+			    * 8; a g of 0: the depth slot holds the SP itself) */
 };
 
 #define UNW_KIND_MASK 0x0f
@@ -174,6 +178,7 @@ enum unwind_stat {
 #define UNW_S_RETADDR (1u << 0) /* pc is a return address: look up pc - 1 */
 #define UNW_S_GO_SWITCHED (1u << 1) /* UNW_GO_SYSTEMSTACK went back to the goroutine's stack
 				     * (once per unwind: a second time would be a loop) */
+#define UNW_S_GO_CGO (1u << 2) /* UNW_GO_ASMCGOCALL went back to its caller (once per unwind) */
 
 struct unw_state {
 	__u64 pc, sp, bp;     /* registers of the frame being unwound */
@@ -245,6 +250,7 @@ struct stack_chunk {
 #define UNW_GO_G_M        48
 #define UNW_GO_M_G0       0
 #define UNW_GO_G_SCHED_SP 56
+#define UNW_GO_G_STACK_HI 8 /* g.stack.hi: asmcgocall saves the SP as a depth below it */
 
 /* rt_sigframe on x86-64: after the handler returns, sp points just past the return address
  * (pretcode); the ucontext follows and its mcontext (struct sigcontext) starts 40 bytes in. */

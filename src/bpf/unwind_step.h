@@ -312,6 +312,38 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 		st->flags |= UNW_S_RETADDR | UNW_S_GO_SWITCHED;
 		return 0;
 	}
+	case UNW_GO_ASMCGOCALL: {
+		/* A return address into runtime.asmcgocall: the C function it called on the
+		 * system stack returned here, SP is where it was at the call. asmcgocall saved
+		 * there the goroutine's g and how far below g.stack.hi its own SP was (the
+		 * goroutine's stack may move during a callback into Go), or, when it did not
+		 * switch stacks, a g of 0 and the SP itself. At that SP: the return address into
+		 * its caller (runtime.cgocall); RBP is still the caller's (C code saves it). */
+		__u64 gp, depth, hi, osp;
+
+		if ((st->flags & UNW_S_GO_CGO) ||
+		    UNW_READ_U64(st, st->sp + (__u64)(e->off & 0xff) * 8, &gp) ||
+		    UNW_READ_U64(st, st->sp + (__u64)(e->off >> 8) * 8, &depth)) {
+			st->result = USTAT_COMPLETE;
+			return 1;
+		}
+		osp = depth;
+		if (gp) {
+			if (UNW_READ_U64(st, gp + UNW_GO_G_STACK_HI, &hi) || depth > hi) {
+				st->result = USTAT_COMPLETE;
+				return 1;
+			}
+			osp = hi - depth;
+		}
+		if (!osp || UNW_READ_U64(st, osp, &ra) || !ra) {
+			st->result = USTAT_COMPLETE;
+			return 1;
+		}
+		st->pc = ra;
+		st->sp = osp + 8;
+		st->flags |= UNW_S_RETADDR | UNW_S_GO_CGO;
+		return 0;
+	}
 	default:
 		st->result = USTAT_ERR_INVALID;
 		return 1;
