@@ -12,6 +12,7 @@
 #     runtime.goexit;main.main.func1;main.workNow;time.Now;time.now;<vDSO>;
 #   - what runs on the system stack through runtime.systemstack goes on in the goroutine that
 #     called it, to runtime.goexit (from BPF: a snapshot does not hold the goroutine's g);
+#   - C code called through cgo goes on in the goroutine that called it;
 #   - no false caller: nothing above mcall or morestack (the words above them on the system
 #     stack are stale: runtime.newproc once showed up as systemstack's caller), and newproc
 #     above systemstack only with its own closure (runtime.newproc.func1) below.
@@ -79,6 +80,29 @@ for b in gostk gostk_s; do
 		fail "record $b: $(tail -5 "$TMP/$b.log")"
 	check "record $b" "$b" "$TMP/$b.folded" bpf
 done
+
+# cgo (tests/helpers/go/cgo): C code called on the system stack by runtime.asmcgocall goes on
+# in the goroutine that called it.
+mkdir -p "$TMP/cgo"
+cp tests/helpers/go/cgo/cgo.go tests/helpers/go/cgo/go.mod "$TMP/cgo/"
+if (cd "$TMP/cgo" && { [ -n "${HOME:-}" ] || export GOCACHE=/tmp/scorch-go-build-cache; } &&
+	CGO_ENABLED=1 go build -ldflags='-s -w' -o "$TMP/gocgo" .) > "$TMP/cgo.log" 2>&1; then
+	"$SCORCH" record -q -F 499 -o "$TMP/gocgo.folded" -- "$TMP/gocgo" 3 > "$TMP/gocgo.log" 2>&1 ||
+		fail "record gocgo: $(tail -5 "$TMP/gocgo.log")"
+	grep '^gocgo;' "$TMP/gocgo.folded" | grep -v '^gocgo;[^;]*_\[k\]' > "$TMP/gocgo.user"
+	total=$(total_count "$TMP/gocgo.user")
+	c=$(count_matching "$TMP/gocgo.user" ';main\.workC;')
+	whole=$(count_matching "$TMP/gocgo.user" \
+		'^gocgo;runtime\.goexit;main\.main\.func1;main\.workC;main\._Cfunc_spin_c;runtime\.cgocall;runtime\.asmcgocall;[^;]*spin_c')
+	bad=$(count_matching "$TMP/gocgo.user" "$BAD")
+	echo "record gocgo: $total samples, $bad broken; main.workC $c, whole into C $whole"
+	[ "$c" -ge 50 ] || fail "gocgo: only $c samples in main.workC"
+	[ $((whole * 100)) -ge $((c * 95)) ] ||
+		fail "gocgo: $whole of $c cgo stacks whole: $(grep ';main\.workC' "$TMP/gocgo.user" | head -5)"
+	[ $((bad * 100)) -le "$total" ] || fail "gocgo: $bad of $total samples broken"
+else
+	echo "skipped: cgo (the build failed: $(tail -1 "$TMP/cgo.log"))"
+fi
 
 # The agent: the processes start after it, so their first samples come as stack snapshots,
 # unwound in user space with the same step and tables. Each runs an executable of its own (one

@@ -308,6 +308,28 @@ static uint64_t insn_addr(const char *fn, const char *text)
 	return a;
 }
 
+/* The same, the second such instruction. */
+static uint64_t insn_addr2(const char *fn, const char *text)
+{
+	char cmd[1024], buf[512];
+	unsigned long long a = 0;
+	int seen = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "go tool objdump -s '^%s$' %s 2>/dev/null", fn, tpath("normal"));
+	f = popen(cmd, "r");
+	while (f && fgets(buf, sizeof(buf), f)) {
+		char loc[64];
+		unsigned long long v;
+
+		if (!a && strstr(buf, text) && sscanf(buf, " %63s 0x%llx", loc, &v) == 2 && seen++)
+			a = v;
+	}
+	if (f)
+		pclose(f);
+	return a;
+}
+
 static void check_rule(const struct unwind_table *t, const char *name, uint64_t addr,
 		       const char *want)
 {
@@ -352,8 +374,9 @@ static int collect_special(void *ctx, uint64_t entry, uint64_t end, const char *
 }
 
 /* The Go runtime's functions that no stack-pointer delta describes, from their funcFlag: the
- * stack roots end the unwind, runtime.systemstack goes back to the goroutine, the other stack
- * switches without a frame end the system stack's part,
+ * stack roots end the unwind, runtime.systemstack and asmcgocall go back to the goroutine at
+ * their call (and end it elsewhere), the other stack switches without a frame end the system
+ * stack's part,
  * time.now (vDSO on the system stack) unwinds by its frame pointer between its prologue and
  * epilogue, the signal restorer is a signal frame. The same rules with and without the
  * symbols and DWARF (the unstripped binary's .debug_frame must not win over them). */
@@ -369,7 +392,10 @@ static void test_runtime_rows(void)
 	uint64_t morestack = nm_addr(tpath("normal"), "runtime.morestack.abi0");
 	uint64_t rt0 = nm_addr(tpath("normal"), "runtime.rt0_go.abi0");
 	uint64_t mstart = nm_addr(tpath("normal"), "runtime.mstart.abi0");
-	uint64_t sys_call = insn_addr("runtime.systemstack.abi0", "CALL DI");
+	uint64_t sys_call = insn_addr("runtime.systemstack.abi0", "CALL DI") + 1; /* ret - 1 */
+	uint64_t cgocall = nm_addr(tpath("normal"), "runtime.asmcgocall.abi0");
+	uint64_t cgo_call = insn_addr("runtime.asmcgocall.abi0", "CALL AX") + 1;
+	uint64_t cgo_call2 = insn_addr2("runtime.asmcgocall.abi0", "CALL AX") + 1;
 	uint64_t now_frame = insn_addr("time.now", "LEAQ 0x10(SP), BP");
 	uint64_t now_vdso = insn_addr("time.now", "CALL AX");
 	uint64_t now_addq = insn_addr("time.now", "ADDQ $0x18, SP");
@@ -379,7 +405,8 @@ static void test_runtime_rows(void)
 	if (!have_go)
 		SKIP("go cannot build tests/helpers/go/spin.go here");
 	CHECK(goexit && sysstack && now && sigret && sigtramp && mcall && morestack && rt0 && mstart);
-	CHECK(sys_call && now_frame && now_vdso && now_addq);
+	CHECK(sys_call > 1 && now_frame && now_vdso && now_addq && cgocall && cgo_call > 1 &&
+	      cgo_call2 > cgo_call);
 	for (i = 0; i < sizeof(builds) / sizeof(builds[0]); i++) {
 		struct elf_file *e = NULL;
 		struct gopclntab *g = open_go(builds[i], &e);
@@ -408,8 +435,17 @@ static void test_runtime_rows(void)
 		 * with Go 1.19's offsets (docs/unwinding.md), read from its instructions */
 		check_rule(&t, "systemstack", sys_call,
 			   "go-systemstack(g=fs-8 curg=192 sched.bp=104)");
-		check_rule(&t, "systemstack+0", sysstack,
+		check_rule(&t, "systemstack CALL", sys_call - 1,
 			   "go-systemstack(g=fs-8 curg=192 sched.bp=104)");
+		/* elsewhere in it (before the switch, the tail call without one): the end */
+		check_rule(&t, "systemstack+0", sysstack, "stop");
+		check_rule(&t, "systemstack after", sys_call + 1, "stop");
+		/* the C function's return into asmcgocall, with and without a switch */
+		check_rule(&t, "asmcgocall", cgo_call, "go-asmcgocall(g=sp+48 depth=sp+40)");
+		check_rule(&t, "asmcgocall noswitch", cgo_call2,
+			   "go-asmcgocall(g=sp+48 depth=sp+40)");
+		check_rule(&t, "asmcgocall+0", cgocall, "stop");
+		check_rule(&t, "asmcgocall after", cgo_call + 1, "stop");
 		/* mcall: the goroutine is being descheduled; morestack: the end */
 		check_rule(&t, "mcall", mcall, "stop");
 		check_rule(&t, "morestack", morestack, "stop");

@@ -4,7 +4,8 @@
  * (UNW_HOOK_MOVED), a walker that declines (UNW_HOOK_NATIVE: the native rule applies), one that
  * ends the unwind (UNW_HOOK_STOP), and interpreter entries (UNW_F_INTERP) that call the walker
  * of the mapping's kind only; a frame that switched stacks (UNW_F_SWITCH) may lead below SP;
- * Go's runtime.systemstack (UNW_GO_SYSTEMSTACK) leads back to the goroutine's stack. */
+ * Go's runtime.systemstack (UNW_GO_SYSTEMSTACK) and asmcgocall (UNW_GO_ASMCGOCALL) lead back to
+ * the goroutine's stack. */
 #include <linux/types.h>
 
 #include "bpf/sampler.h"
@@ -294,11 +295,62 @@ static void test_go_systemstack(void)
 	CHECK_EQ_INT(E.words[1], INTERP_LO + 0x20);
 }
 
+/* runtime.asmcgocall's rule: at the C function's return, SP is where asmcgocall left it: the
+ * goroutine's g at sp + 48, its SP as a depth below g.stack.hi at sp + 40 (g 0: the SP itself);
+ * there the return address into cgocall, RBP unchanged. */
+static void test_go_asmcgocall(void)
+{
+	struct unw_state st;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		memset(&E, 0, sizeof(E));
+		E.maps[0] = (struct unwind_mapping){ NATIVE_LO, NATIVE_LO + 0x1000, 0, 0, 0,
+						     UNW_MAP_FP, UNWINDER_NATIVE, 0, 1 };
+		E.maps[1] = (struct unwind_mapping){ INTERP_LO, INTERP_LO + 0x1000, INTERP_LO, 0, 2,
+						     0, UNWINDER_NATIVE, 0, 0 };
+		E.entries[0] = (struct unwind_entry){ 0, 6 | 5 << 8, UNW_GO_ASMCGOCALL, 0 };
+		E.entries[1] = (struct unwind_entry){ 0x1000, 0, UNW_INVALID, 0 };
+		/* the system stack at +0x100; the goroutine's g at +0x180 (stack.hi at +0x188 =
+		 * +0x1c0); its SP at +0x40, depth 0x180 */
+		if (i == 0) {
+			E.stack[(0x100 + 48) / 8] = STACK_BASE + 0x180;
+			E.stack[(0x100 + 40) / 8] = 0x180;
+			E.stack[(0x188) / 8] = STACK_BASE + 0x1c0;
+		} else {
+			E.stack[(0x100 + 48) / 8] = 0;
+			E.stack[(0x100 + 40) / 8] = STACK_BASE + 0x40;
+		}
+		E.stack[8] = NATIVE_LO + 0x10; /* return into cgocall */
+		E.stack[15] = 0;               /* cgocall's frame (rbp + 0x70): the end */
+		memset(&st, 0, sizeof(st));
+		st.pc = INTERP_LO + 0x20;
+		st.sp = STACK_BASE + 0x100;
+		st.bp = STACK_BASE + 0x70;
+		st.flags = UNW_S_RETADDR;
+		st.map_count = 2;
+		CHECK_EQ_INT(go_run(&st), 2);
+		CHECK_EQ_INT(st.result, USTAT_COMPLETE);
+		CHECK_EQ_INT(E.words[1], NATIVE_LO + 0x10);
+	}
+	/* a depth past stack.hi: the end */
+	E.stack[(0x100 + 48) / 8] = STACK_BASE + 0x180;
+	E.stack[(0x100 + 40) / 8] = STACK_BASE + 0x1000;
+	memset(&st, 0, sizeof(st));
+	st.pc = INTERP_LO + 0x20;
+	st.sp = STACK_BASE + 0x100;
+	st.flags = UNW_S_RETADDR;
+	st.map_count = 2;
+	CHECK_EQ_INT(go_run(&st), 1);
+	CHECK_EQ_INT(st.result, USTAT_COMPLETE);
+}
+
 int main(void)
 {
 	RUN(test_jit_hands_back);
 	RUN(test_jit_declines_and_stops);
 	RUN(test_stack_switch);
 	RUN(test_go_systemstack);
+	RUN(test_go_asmcgocall);
 	return test_summary();
 }
