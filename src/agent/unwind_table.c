@@ -872,11 +872,13 @@ static int add_gopclntab(struct builder *b, struct elf_file *e, struct gopclntab
  *     caller's again and SP is back: there the deltas' rule. The rule carries UNW_F_SWITCH:
  *     the frame pointer leads from the system stack back to the goroutine's, which may lie
  *     below it;
- *   - SPWRITE without a frame (runtime.systemstack, mcall, morestack, asmcgocall, gogo): STOP.
- *     A return address into one of them is the bottom of the system stack (g0) they switched
- *     to, and what lies above it there is stale; the goroutine's frames continue from
- *     g.sched, which only the thread's g leads to. Ending there keeps the stack true (the
- *     g0 part whole, no false caller);
+ *   - SPWRITE without a frame: a return address into one of them is the bottom of the system
+ *     stack (g0) they switched to, and what lies above it there is stale. At the call of
+ *     runtime.systemstack and runtime.asmcgocall, the rules that go back to the goroutine
+ *     (UNW_GO_SYSTEMSTACK: from the thread's g to m.curg's g.sched; UNW_GO_ASMCGOCALL: from
+ *     what asmcgocall saved on the system stack), with offsets read from their code; STOP
+ *     everywhere else in them and in the others (mcall, morestack, gogo, clone): the end,
+ *     with no false caller;
  *   - the signal restorer (runtime.sigreturn): the signal frame rule, from the byte before it
  *     when that is padding (a return address into it is looked up one byte early).
  *     runtime.sigtramp is a TOPFRAME the deltas unwind: its return address is the restorer. */
