@@ -603,6 +603,7 @@ struct gofunc {
 	int32_t nameoff;
 	uint32_t pcsp, pcfile, pcln, npcdata, cu;
 	uint8_t nfuncdata;
+	uint8_t flag;        /* funcFlag (1.17+; 0 in 1.16, where the byte is padding) */
 	uint64_t pcdata_off; /* file offset of pcdata[0] */
 };
 
@@ -623,6 +624,7 @@ static int read_func(struct gopclntab *g, uint32_t i, struct gofunc *f)
 	memcpy(&f->npcdata, b + base + 24, 4);
 	memcpy(&f->cu, b + base + 28, 4);
 	f->nfuncdata = b[need - 1];
+	f->flag = b[base + (g->layout == 120 ? 37 : 33)];
 	f->pcdata_off = f->off + need;
 	if (f->npcdata > 1024)
 		return -EIO;
@@ -774,4 +776,75 @@ int gopclntab_sp_deltas(struct gopclntab *g, gopclntab_sp_fn fn, void *ctx)
 		pcvalue(g, f.pcsp, f.entry, f.end, 0, fn, ctx, &stop);
 	}
 	return stop;
+}
+
+/* Functions an unwinder must know by name: Go 1.16 has no funcFlag, sigtramp's flag does not
+ * say it is the signal handler, and the signal restorer has none in any release. */
+static const struct {
+	const char *name;
+	unsigned flags;
+} special_names[] = {
+	{ "runtime.goexit", GOPCLNTAB_TOPFRAME },
+	{ "runtime.mstart", GOPCLNTAB_TOPFRAME },
+	{ "runtime.rt0_go", GOPCLNTAB_TOPFRAME | GOPCLNTAB_SPWRITE },
+	{ "runtime.sigtramp", GOPCLNTAB_TOPFRAME | GOPCLNTAB_SIGTRAMP },
+	{ "runtime.systemstack", GOPCLNTAB_SPWRITE },
+	{ "runtime.mcall", GOPCLNTAB_SPWRITE },
+	{ "runtime.morestack", GOPCLNTAB_SPWRITE },
+	{ "runtime.asmcgocall", GOPCLNTAB_SPWRITE },
+	{ "runtime.gogo", GOPCLNTAB_SPWRITE },
+	{ "runtime.nanotime1", GOPCLNTAB_SPWRITE },
+	{ "runtime.walltime1", GOPCLNTAB_SPWRITE },
+	{ "time.now", GOPCLNTAB_SPWRITE },
+	{ "runtime.sigreturn", GOPCLNTAB_SIGRETURN },
+	{ "runtime.sigreturn__sigaction", GOPCLNTAB_SIGRETURN },
+};
+
+/* funcFlag bits (runtime/symtab.go) */
+#define FUNCFLAG_TOPFRAME 1
+#define FUNCFLAG_SPWRITE 2
+
+int gopclntab_special_funcs(struct gopclntab *g, gopclntab_func_fn fn, void *ctx)
+{
+	uint32_t i;
+	size_t k;
+	int rc;
+
+	for (i = 0; i < g->nfunc; i++) {
+		struct gofunc f;
+		const char *name;
+		char pre[17]; /* strlen("runtime.sigreturn") */
+		unsigned flags = 0;
+
+		if (read_func(g, i, &f) < 0 || f.end <= f.entry)
+			continue;
+		if (f.flag & FUNCFLAG_TOPFRAME)
+			flags |= GOPCLNTAB_TOPFRAME;
+		if (f.flag & FUNCFLAG_SPWRITE)
+			flags |= GOPCLNTAB_SPWRITE;
+		/* A name is read whole only where it may matter (reading every name byte by byte
+		 * through the block cache would double the cost of a table): a flagged function,
+		 * the restorer, and in 1.16 the runtime's functions. */
+		if (!flags && (f.nameoff < 0 ||
+			       rd(g, g->funcname_off + (uint32_t)f.nameoff, pre, sizeof(pre)) < 0 ||
+			       (memcmp(pre, "runtime.sigreturn", sizeof(pre)) &&
+				(g->layout != 116 || (memcmp(pre, "runtime.", 8) &&
+						      memcmp(pre, "time.now", 8))))))
+			continue;
+		g->pool_used = 0;
+		name = func_name(g, f.nameoff);
+		if (!name)
+			continue;
+		/* the names stand in for the flags only where there may be none (1.16: an ABI
+		 * wrapper of 1.17+ has the name of its body, not its flags) */
+		if (!strncmp(name, "runtime.", 8) || !strncmp(name, "time.", 5))
+			for (k = 0; k < sizeof(special_names) / sizeof(special_names[0]); k++)
+				if (!strcmp(name, special_names[k].name))
+					flags |= special_names[k].flags &
+						 (g->layout == 116 ? ~0u : ~(GOPCLNTAB_TOPFRAME |
+									GOPCLNTAB_SPWRITE));
+		if (flags && (rc = fn(ctx, f.entry, f.end, name, flags)))
+			return rc;
+	}
+	return 0;
 }

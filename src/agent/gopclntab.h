@@ -72,4 +72,24 @@ size_t gopclntab_lookup(struct gopclntab *g, uint64_t pc, struct gopclntab_frame
 typedef int (*gopclntab_sp_fn)(void *ctx, uint64_t lo, uint64_t hi, int32_t spdelta);
 int gopclntab_sp_deltas(struct gopclntab *g, gopclntab_sp_fn fn, void *ctx);
 
+/* What an unwinder must know of a function besides its deltas: runtime/symtab.go's funcFlag
+ * (Go 1.17+; for 1.16, which has no flags, the same functions by name) and the signal
+ * restorer. */
+#define GOPCLNTAB_TOPFRAME  (1u << 0) /* the outermost frame of its stack: runtime.goexit (every
+				       * goroutine's), runtime.mstart, runtime.rt0_go, and
+				       * runtime.sigtramp (a signal handler's) */
+#define GOPCLNTAB_SPWRITE   (1u << 1) /* writes SP other than by its frame's prologue and
+				       * epilogue (a switch to the system stack, a vDSO call):
+				       * its deltas do not hold after the write */
+#define GOPCLNTAB_SIGTRAMP  (1u << 2) /* runtime.sigtramp: the signal handler */
+#define GOPCLNTAB_SIGRETURN (1u << 3) /* the signal restorer the handler returns into
+				       * (runtime.sigreturn, runtime.sigreturn__sigaction) */
+
+/* Every function with one of the GOPCLNTAB_* flags, as [entry, end) link-time addresses, its
+ * name (valid during the call) and flags. fn returns 0 to go on; a non-zero value stops the
+ * walk and is returned. */
+typedef int (*gopclntab_func_fn)(void *ctx, uint64_t entry, uint64_t end, const char *name,
+				 unsigned flags);
+int gopclntab_special_funcs(struct gopclntab *g, gopclntab_func_fn fn, void *ctx);
+
 #endif

@@ -82,7 +82,7 @@ static int rule_valid(uint32_t r)
 {
 	uint8_t kind = (uint8_t)(r >> 16);
 
-	return (kind & UNW_KIND_MASK) <= UNW_STOP && !(kind & ~(UNW_KIND_MASK | UNW_F_INTERP));
+	return (kind & UNW_KIND_MASK) <= UNW_GO_ASMCGOCALL && !(kind & ~(UNW_KIND_MASK | UNW_F_INTERP | UNW_F_SWITCH));
 }
 
 static size_t put_uleb(uint8_t *p, uint32_t v)

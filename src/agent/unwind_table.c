@@ -27,9 +27,13 @@ struct row {
 	uint32_t rule;
 };
 
-/* Sources in priority order (lower wins where they overlap). */
+/* Sources in priority order (lower wins where they overlap). LV_GO_RUNTIME, the Go runtime's
+ * own functions whose frames no stack-pointer delta describes (add_go_runtime()), wins over
+ * all of them, but as a mask: its rows are added first and the other levels' rows are cut
+ * around them as they are added (add_row()), so that the first level with rows is still a big
+ * one, cut in place (resolve()), not a copy. */
 enum {
-	LV_EH_FRAME, LV_DEBUG_FRAME, LV_DEBUG_FILE, LV_STUBS, LV_FP, LV__COUNT
+	LV_EH_FRAME, LV_DEBUG_FRAME, LV_DEBUG_FILE, LV_STUBS, LV_FP, LV_GO_RUNTIME, LV__COUNT
 };
 
 struct level {
@@ -51,6 +55,8 @@ struct builder {
 	int huge;            /* a row longer than 4 GiB: no table can hold it */
 	int clip;            /* rows are cut to [lo, hi): the executable segments' span */
 	uint64_t lo, hi;
+	size_t mask_first, nmask; /* rows[mask_first, +nmask): LV_GO_RUNTIME's, sorted, disjoint:
+				   * no other level's row covers them */
 };
 
 static uint32_t rule_pack(const struct unwind_entry *e)
@@ -91,7 +97,7 @@ static int reserve(struct builder *b, size_t want)
 	return 0;
 }
 
-static int add_row(struct builder *b, uint64_t start, uint64_t end, uint32_t rule)
+static int add_row_raw(struct builder *b, uint64_t start, uint64_t end, uint32_t rule)
 {
 	struct level *l = &b->lv[b->cur];
 	struct row *r;
@@ -123,6 +129,37 @@ static int add_row(struct builder *b, uint64_t start, uint64_t end, uint32_t rul
 	r->rule = rule;
 	l->n++;
 	return 0;
+}
+
+/* Add [start, end) with rule, less the ranges of the mask (LV_GO_RUNTIME). */
+static int add_row(struct builder *b, uint64_t start, uint64_t end, uint32_t rule)
+{
+	size_t lo = 0, hi = b->nmask;
+	int rc;
+
+	if (!b->nmask || b->cur == LV_GO_RUNTIME)
+		return add_row_raw(b, start, end, rule);
+	/* the first mask row that ends after start */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct row *m = &b->rows[b->mask_first + mid];
+
+		if (m->start + m->len <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < b->nmask && start < end; lo++) {
+		const struct row *m = &b->rows[b->mask_first + lo];
+
+		if (m->start >= end)
+			break;
+		if (m->start > start && (rc = add_row_raw(b, start, m->start, rule)))
+			return rc;
+		if (m->start + m->len > start)
+			start = m->start + m->len;
+	}
+	return start < end ? add_row_raw(b, start, end, rule) : 0;
 }
 
 /* The error of a failed add_row(), as a message. */
@@ -393,6 +430,9 @@ static int resolve(struct builder *b)
 			l->res = v;
 			l->nres = m;
 		} else {
+			/* each level walks the levels before it from their start */
+			for (k = 0; k < nprev; k++)
+				prev[k].i = 0;
 			for (i = 0; i < l->n; i++) {
 				uint64_t s = v[i].start, e = row_end(&v[i]);
 
@@ -724,6 +764,12 @@ static int add_plt(struct builder *b, struct elf_file *e)
 	return 0;
 }
 
+/* Rows of the CFI levels and after (not the Go runtime's few). */
+static size_t cfi_rows(const struct builder *b)
+{
+	return b->n - b->lv[LV_GO_RUNTIME].n;
+}
+
 /* Whether a row of the (sorted) CFI levels holds addr. */
 static int cfi_covers(struct builder *b, uint64_t addr)
 {
@@ -779,12 +825,10 @@ static int add_entry_stop(struct builder *b, struct elf_file *e)
 /* Go: every function's stack-pointer delta (.gopclntab's pcsp, what the Go runtime unwinds
  * with): CFA = rsp + delta + 8, and once the function has a frame (delta > 0) the caller's RBP
  * is at CFA - 16 (Go saves it right below the return address). Exact for frameless leaf
- * functions, where the frame-pointer rule would skip the caller. */
-/* Go: every function's stack-pointer delta (.gopclntab's pcsp, what the Go runtime unwinds
- * with): CFA = rsp + delta + 8, and once the function has a frame (delta > 0) the caller's RBP
- * is at CFA - 16 (Go saves it right below the return address). Exact for frameless leaf
  * functions, where the frame-pointer rule would skip the caller. The entry point's function is
- * left to the STOP rule (add_entry_stop()). */
+ * left to the STOP rule (add_entry_stop()). A negative delta (syscall.rawVforkSyscall pops its
+ * return address into a register around vfork) has no rule: UNW_INVALID, rather than the
+ * frame-pointer rule's guess. */
 struct go_rows {
 	struct builder *b;
 	uint64_t entry;
@@ -795,26 +839,285 @@ static int go_row(void *ctx, uint64_t lo, uint64_t hi, int32_t delta)
 {
 	struct go_rows *g = ctx;
 
-	if (delta < 0 || delta > 0xffff - 8 || (g->entry >= lo && g->entry < hi))
+	if (delta > 0xffff - 8 || (g->entry >= lo && g->entry < hi))
 		return 0; /* not expressible (or a lying table): other sources cover it */
-	g->err = add_row(g->b, lo, hi, simple_rule(UNW_CFA_RSP, (uint16_t)(delta + 8),
-						      delta > 0 ? -2 : 0));
+	if (delta < 0)
+		g->err = add_row(g->b, lo, hi, simple_rule(UNW_INVALID, 0, 0));
+	else
+		g->err = add_row(g->b, lo, hi, simple_rule(UNW_CFA_RSP, (uint16_t)(delta + 8),
+							      delta > 0 ? -2 : 0));
 	return g->err;
 }
 
-static int add_gopclntab(struct builder *b, struct elf_file *e)
+static int add_gopclntab(struct builder *b, struct elf_file *e, struct gopclntab *gp)
 {
-	struct gopclntab *gp;
 	struct go_rows g = { b, elf_entry(e), 0 };
 	size_t before = b->n;
 
-	if (gopclntab_open(e, &gp, NULL) < 0)
-		return 0;
 	gopclntab_sp_deltas(gp, go_row, &g);
-	gopclntab_free(gp);
 	if (b->n > before)
 		b->src |= UT_SRC_GOPCLNTAB;
 	return g.err;
+}
+
+/* The Go runtime's functions whose frames the deltas (and Go's .debug_frame, made from them)
+ * get wrong, from their funcFlag (gopclntab.h), at the top priority:
+ *   - TOPFRAME (runtime.goexit, mstart, rt0_go): STOP. Above them lies no frame: goexit's
+ *     return address is the bottom word of every goroutine's stack, and what the deltas read
+ *     past it is whatever the stack's memory holds;
+ *   - SPWRITE with a frame (time.now, runtime.nanotime1: they move SP to the system stack
+ *     around the vDSO call, after setting up their frame): the frame-pointer rule, which holds
+ *     wherever SP is, from the end of the prologue (SUBQ $n, SP; MOVQ BP, n-8(SP); LEAQ
+ *     n-8(SP), BP) to each epilogue (MOVQ n-8(SP), BP; ADDQ $n, SP; RET), where RBP is the
+ *     caller's again and SP is back: there the deltas' rule. The rule carries UNW_F_SWITCH:
+ *     the frame pointer leads from the system stack back to the goroutine's, which may lie
+ *     below it;
+ *   - SPWRITE without a frame: a return address into one of them is the bottom of the system
+ *     stack (g0) they switched to, and what lies above it there is stale. At the call of
+ *     runtime.systemstack and runtime.asmcgocall, the rules that go back to the goroutine
+ *     (UNW_GO_SYSTEMSTACK: from the thread's g to m.curg's g.sched; UNW_GO_ASMCGOCALL: from
+ *     what asmcgocall saved on the system stack), with offsets read from their code; STOP
+ *     everywhere else in them and in the others (mcall, morestack, gogo, clone): the end,
+ *     with no false caller;
+ *   - the signal restorer (runtime.sigreturn): the signal frame rule, from the byte before it
+ *     when that is padding (a return address into it is looked up one byte early).
+ *     runtime.sigtramp is a TOPFRAME the deltas unwind: its return address is the restorer. */
+#define GO_TEXT_MAX 4096 /* bytes of an SPWRITE function read for its prologue and epilogues */
+
+struct go_runtime {
+	struct builder *b;
+	struct elf_file *e;
+	uint8_t text[GO_TEXT_MAX];
+};
+
+static int go_read_text(struct elf_file *e, uint64_t addr, void *buf, size_t len)
+{
+	uint64_t off;
+
+	if (elf_offset_of_vaddr(e, addr, &off))
+		return -1;
+	return elf_read(e, off, buf, len) < 0 ? -1 : 0;
+}
+
+/* An SPWRITE function: the frame-pointer rule over its frame's body, or STOP. */
+static int go_spwrite_rows(struct go_runtime *g, uint64_t entry, uint64_t end)
+{
+	const uint8_t *t = g->text;
+	uint32_t fp = simple_rule(UNW_CFA_RBP | UNW_F_SWITCH, 16, -2);
+	uint64_t len = end - entry, i, from;
+	uint8_t n;
+	int rc;
+
+	if (len > GO_TEXT_MAX || len < 14 || go_read_text(g->e, entry, g->text, len))
+		return add_row(g->b, entry, end, simple_rule(UNW_STOP, 0, 0));
+	n = t[3];
+	if (t[0] != 0x48 || t[1] != 0x83 || t[2] != 0xec || n < 16 || n > 127 ||
+	    memcmp(t + 4, "\x48\x89\x6c\x24", 4) || t[8] != n - 8 ||
+	    memcmp(t + 9, "\x48\x8d\x6c\x24", 4) || t[13] != n - 8)
+		return add_row(g->b, entry, end, simple_rule(UNW_STOP, 0, 0));
+	/* [entry, entry + 14): the prologue, before any SP write: the deltas hold */
+	from = 14;
+	for (i = 14; i + 10 <= len; i++) {
+		if (memcmp(t + i, "\x48\x8b\x6c\x24", 4) || t[i + 4] != n - 8 ||
+		    memcmp(t + i + 5, "\x48\x83\xc4", 3) || t[i + 8] != n || t[i + 9] != 0xc3)
+			continue;
+		/* the epilogue: the frame pointer until RBP is reloaded, then the deltas' rule
+		 * (SP is the frame's again) */
+		if ((rc = add_row(g->b, entry + from, entry + i + 5, fp)) ||
+		    (rc = add_row(g->b, entry + i + 5, entry + i + 9,
+				  simple_rule(UNW_CFA_RSP, (uint16_t)(n + 8), 0))) ||
+		    (rc = add_row(g->b, entry + i + 9, entry + i + 10,
+				  simple_rule(UNW_CFA_RSP, 8, 0))))
+			return rc;
+		from = i + 10;
+		i += 9;
+	}
+	return add_row(g->b, entry + from, end, fp);
+}
+
+/* runtime.systemstack's rule: UNW_GO_SYSTEMSTACK with the offsets its own instructions use
+ * (amd64, asm_amd64.s), or STOP when they are not the expected ones:
+ *   MOVQ 8(SP), DI; MOVQ %fs:TLS, AX; MOVQ g_m(AX), BX; CMPQ m_gsignal(BX), AX; JEQ;
+ *   MOVQ m_g0(BX), DX; CMPQ DX, AX; JEQ; CMPQ m_curg(BX), AX; JNE; CALL gosave_systemstack_switch
+ * and in gosave_systemstack_switch: LEAQ 8(SP), R9; MOVQ R9, g_sched_sp(R14); ...;
+ * MOVQ BP, g_sched_bp(R14). */
+static uint32_t go_systemstack_rule(struct go_runtime *g, uint64_t entry, uint64_t end)
+{
+	static const uint8_t head[] = { 0x48, 0x8b, 0x7c, 0x24, 0x08, 0x64, 0x48, 0x8b, 0x04, 0x25 };
+	const uint8_t *t = g->text;
+	uint64_t len = end - entry, p, call;
+	int32_t tls, rel;
+	uint32_t curg, sched_bp = 0, stop = simple_rule(UNW_STOP, 0, 0);
+	struct unwind_entry r;
+	int sched_sp = 0;
+
+	if (len > GO_TEXT_MAX || len < 48 || go_read_text(g->e, entry, g->text, len) ||
+	    memcmp(t, head, sizeof(head)))
+		return stop;
+	memcpy(&tls, t + 10, 4);
+	p = 14;
+	if (t[p] != 0x48 || t[p + 1] != 0x8b || t[p + 2] != 0x58 || t[p + 3] != UNW_GO_G_M)
+		return stop;
+	p += 4;
+	/* CMPQ m_gsignal(BX), AX (disp8 or disp32); JEQ */
+	if (t[p] != 0x48 || t[p + 1] != 0x3b || (t[p + 2] != 0x43 && t[p + 2] != 0x83))
+		return stop;
+	p += t[p + 2] == 0x43 ? 4 : 7;
+	if (t[p] != 0x74)
+		return stop;
+	p += 2;
+	/* MOVQ 0(BX), DX (m_g0 is 0); CMPQ DX, AX; JEQ */
+	if (memcmp(t + p, "\x48\x8b\x13\x48\x39\xd0\x74", 7))
+		return stop;
+	p += 8;
+	/* CMPQ m_curg(BX), AX */
+	if (t[p] != 0x48 || t[p + 1] != 0x3b || (t[p + 2] != 0x43 && t[p + 2] != 0x83))
+		return stop;
+	if (t[p + 2] == 0x43) {
+		curg = t[p + 3];
+		p += 4;
+	} else {
+		memcpy(&curg, t + p + 3, 4);
+		p += 7;
+	}
+	if (t[p] != 0x75 || t[p + 2] != 0xe8)
+		return stop;
+	memcpy(&rel, t + p + 3, 4);
+	call = entry + p + 7 + (int64_t)rel;
+	/* gosave_systemstack_switch: where it saves SP and BP in g.sched */
+	if (go_read_text(g->e, call, g->text, 64))
+		return stop;
+	for (p = 0; p + 9 <= 64; p++) {
+		if (!memcmp(t + p, "\x4c\x8d\x4c\x24\x08\x4d\x89\x4e", 8) &&
+		    t[p + 8] == UNW_GO_G_SCHED_SP)
+			sched_sp = 1;
+		if (!memcmp(t + p, "\x49\x89\x6e", 3) && !sched_bp)
+			sched_bp = t[p + 3];
+		if (t[p] == 0xc3)
+			break;
+	}
+	if (!sched_sp || !sched_bp || sched_bp % 8 || curg % 8 || curg / 8 > 0xff ||
+	    tls % 8 || tls / 8 < -128 || tls / 8 > 127)
+		return stop;
+	memset(&r, 0, sizeof(r));
+	r.kind = UNW_GO_SYSTEMSTACK;
+	r.off = (uint16_t)(curg / 8 | (sched_bp / 8) << 8);
+	r.rbp = (int8_t)(tls / 8);
+	return rule_pack(&r);
+}
+
+/* runtime.asmcgocall's rule: UNW_GO_ASMCGOCALL with the stack slots its code uses, or STOP:
+ *   MOVQ SP, DX (its SP at entry); ... after the switch: MOVQ DI, G(SP) (the goroutine's g);
+ *   MOVQ 8(DI), DI (g.stack.hi); SUBQ DX, DI; MOVQ DI, D(SP) (the depth);
+ *   without a switch: MOVQ $0, G(SP); MOVQ DX, D(SP) (the SP itself). */
+static uint32_t go_asmcgocall_rule(struct go_runtime *g, uint64_t entry, uint64_t end)
+{
+	const uint8_t *t = g->text;
+	uint64_t len = end - entry, p;
+	uint32_t stop = simple_rule(UNW_STOP, 0, 0);
+	int sp_dx = 0, sw = 0, nosw = 0;
+	uint8_t gs = 0, ds = 0;
+	struct unwind_entry r;
+
+	if (len > GO_TEXT_MAX || len < 32 || go_read_text(g->e, entry, g->text, len))
+		return stop;
+	for (p = 0; p + 18 <= len; p++) {
+		if (!sp_dx && !memcmp(t + p, "\x48\x89\xe2", 3))
+			sp_dx = 1;
+		if (sp_dx && !memcmp(t + p, "\x48\x89\x7c\x24", 4) &&
+		    !memcmp(t + p + 5, "\x48\x8b\x7f\x08\x48\x29\xd7\x48\x89\x7c\x24", 11)) {
+			gs = t[p + 4];
+			ds = t[p + 16];
+			sw = 1;
+		}
+		if (sw && !memcmp(t + p, "\x48\xc7\x44\x24", 4) && t[p + 4] == gs &&
+		    !memcmp(t + p + 5, "\x00\x00\x00\x00\x48\x89\x54\x24", 8) && t[p + 13] == ds)
+			nosw = 1;
+	}
+	if (!nosw || gs % 8 || ds % 8 || gs == ds)
+		return stop;
+	memset(&r, 0, sizeof(r));
+	r.kind = UNW_GO_ASMCGOCALL;
+	r.off = (uint16_t)(gs / 8 | (ds / 8) << 8);
+	return rule_pack(&r);
+}
+
+/* rule over the calls that end the instruction sequence seq (its last 2 bytes: the call) in
+ * [entry, end), whose text is in g->text, and STOP everywhere else: the rule holds only where
+ * the call is made or returns (elsewhere SP and the saved words are not those it reads). */
+static int go_call_rows(struct go_runtime *g, uint64_t entry, uint64_t end, uint32_t rule,
+			const char *seq, size_t n)
+{
+	uint32_t stop = simple_rule(UNW_STOP, 0, 0);
+	uint64_t len = end - entry, p, from = 0;
+	int rc;
+
+	if (rule != stop && len <= GO_TEXT_MAX && !go_read_text(g->e, entry, g->text, len)) {
+		for (p = 0; p + n <= len; p++) {
+			if (memcmp(g->text + p, seq, n))
+				continue;
+			if ((rc = add_row(g->b, entry + from, entry + p + n - 2, stop)) ||
+			    (rc = add_row(g->b, entry + p + n - 2, entry + p + n, rule)))
+				return rc;
+			from = p + n;
+		}
+	}
+	return add_row(g->b, entry + from, end, stop);
+}
+
+static int go_runtime_row(void *ctx, uint64_t entry, uint64_t end, const char *name,
+			  unsigned flags)
+{
+	struct go_runtime *g = ctx;
+	uint8_t pad;
+
+	if (flags & GOPCLNTAB_SIGRETURN) {
+		if (!go_read_text(g->e, entry - 1, &pad, 1) && pad == 0xcc)
+			entry--;
+		return add_row(g->b, entry, end, simple_rule(UNW_SIGNAL, 0, 0));
+	}
+	if (flags & GOPCLNTAB_SIGTRAMP)
+		return 0;
+	if (flags & GOPCLNTAB_TOPFRAME)
+		return add_row(g->b, entry, end, simple_rule(UNW_STOP, 0, 0));
+	/* MOVQ DI, DX; MOVQ 0(DI), DI; CALL DI (the call on the system stack) */
+	if ((flags & GOPCLNTAB_SPWRITE) && !strcmp(name, "runtime.systemstack"))
+		return go_call_rows(g, entry, end, go_systemstack_rule(g, entry, end),
+				    "\x48\x89\xfa\x48\x8b\x3f\xff\xd7", 8);
+	/* MOVQ BX, DI; MOVQ BX, CX; CALL AX (the C function) */
+	if ((flags & GOPCLNTAB_SPWRITE) && !strcmp(name, "runtime.asmcgocall"))
+		return go_call_rows(g, entry, end, go_asmcgocall_rule(g, entry, end),
+				    "\x48\x89\xdf\x48\x89\xd9\xff\xd0", 8);
+	if (flags & GOPCLNTAB_SPWRITE)
+		return go_spwrite_rows(g, entry, end);
+	return 0;
+}
+
+/* Before any other level: its rows become the mask the others are cut around. */
+static int add_go_runtime(struct builder *b, struct elf_file *e, struct gopclntab *gp)
+{
+	struct go_runtime *g = try_malloc(sizeof(*g));
+	struct level *l = &b->lv[LV_GO_RUNTIME];
+	const struct row *v;
+	size_t i;
+	int rc;
+
+	if (!g)
+		return -ENOMEM;
+	g->b = b;
+	g->e = e;
+	set_level(b, LV_GO_RUNTIME);
+	rc = gopclntab_special_funcs(gp, go_runtime_row, g);
+	xfree(g);
+	if (rc || sort_level(b, l))
+		return rc ? rc : -ENOMEM;
+	v = b->rows + l->first;
+	for (i = 1; i < l->n; i++)
+		if (v[i].start < v[i - 1].start + v[i - 1].len)
+			return 0; /* overlapping functions: a lying table, no mask */
+	b->mask_first = l->first;
+	b->nmask = l->n;
+	return 0;
 }
 
 /* V8's embedded builtins (Builtins_* in node and libnode) have no CFI; like the JIT code they
@@ -953,6 +1256,7 @@ int unwind_table_build(struct elf_file *e, struct elf_file *debug, const struct 
 	struct builder b;
 	struct elf_section_info si;
 	struct v8_ranges v8 = { NULL, 0, 0 };
+	struct gopclntab *gp = NULL;
 	int rc, is_go;
 
 	memset(out, 0, sizeof(*out));
@@ -960,31 +1264,42 @@ int unwind_table_build(struct elf_file *e, struct elf_file *debug, const struct 
 	b.stats = &out->stats;
 	set_clip(&b, e);
 	is_go = !elf_section_info(e, ".gopclntab", &si) || !elf_section_info(e, ".go.buildinfo", &si);
+	if (is_go && gopclntab_open(e, &gp, NULL) < 0)
+		gp = NULL;
 	rc = v8_builtins_find(e, &v8);
 	if (rc) {
 		xfree(v8.r);
+		gopclntab_free(gp);
 		return errmsg_set(err, rc, "out of memory for V8 builtins");
 	}
 
-	set_level(&b, LV_EH_FRAME);
-	rc = add_section_cfi(&b, e, ".eh_frame", CFI_EH_FRAME, UT_SRC_EH_FRAME, err);
+	rc = gp ? add_go_runtime(&b, e, gp) : 0;
+	if (rc)
+		rc = add_error(&b, err);
+	if (!rc) {
+		set_level(&b, LV_EH_FRAME);
+		rc = add_section_cfi(&b, e, ".eh_frame", CFI_EH_FRAME, UT_SRC_EH_FRAME, err);
+	}
 	if (!rc) {
 		set_level(&b, LV_DEBUG_FRAME);
 		rc = add_section_cfi(&b, e, ".debug_frame", CFI_DEBUG_FRAME, UT_SRC_DEBUG_FRAME, err);
 	}
-	if (!rc && debug && !b.n) {
+	if (!rc && debug && !cfi_rows(&b)) {
 		set_level(&b, LV_DEBUG_FILE);
 		rc = add_section_cfi(&b, debug, ".debug_frame", CFI_DEBUG_FRAME, UT_SRC_DEBUG_FILE, err);
-		if (!rc && !b.n)
+		if (!rc && !cfi_rows(&b))
 			rc = add_section_cfi(&b, debug, ".eh_frame", CFI_EH_FRAME, UT_SRC_DEBUG_FILE, err);
 	}
-	if (!rc && is_go && !b.lv[LV_DEBUG_FILE].n) {
+	if (!rc && gp && !b.lv[LV_DEBUG_FILE].n) {
 		/* Go's stack-pointer deltas rank with a debug file's CFI (it has none) */
 		set_level(&b, LV_DEBUG_FILE);
-		rc = add_gopclntab(&b, e);
+		rc = add_gopclntab(&b, e, gp);
+		if (rc)
+			rc = add_error(&b, err);
 	}
+	gopclntab_free(gp);
 	if (!rc) {
-		int had_cfi = b.n > 0;
+		int had_cfi = cfi_rows(&b) > 0;
 
 		set_level(&b, LV_STUBS);
 		rc = add_entry_stop(&b, e);
@@ -1041,7 +1356,8 @@ const struct unwind_entry *unwind_table_lookup(const struct unwind_table *t, uin
 
 const char *unwind_rule_str(const struct unwind_entry *e, char *buf, size_t size)
 {
-	static const char *const kinds[] = { "invalid", "rsp", "rbp", "plt", "deref", "signal", "stop" };
+	static const char *const kinds[] = { "invalid", "rsp", "rbp", "plt", "deref", "signal", "stop",
+					     "go-systemstack", "go-asmcgocall" };
 	unsigned k = e->kind & UNW_KIND_MASK;
 	int n;
 
@@ -1056,6 +1372,14 @@ const char *unwind_rule_str(const struct unwind_entry *e, char *buf, size_t size
 	case UNW_DEREF_RBP:
 		n = snprintf(buf, size, "cfa=*(rbp%+d)", (int16_t)e->off);
 		break;
+	case UNW_GO_SYSTEMSTACK:
+		n = snprintf(buf, size, "go-systemstack(g=fs%+d curg=%u sched.bp=%u)", e->rbp * 8,
+			     (e->off & 0xff) * 8, (e->off >> 8) * 8);
+		return buf;
+	case UNW_GO_ASMCGOCALL:
+		n = snprintf(buf, size, "go-asmcgocall(g=sp+%u depth=sp+%u)", (e->off & 0xff) * 8,
+			     (e->off >> 8) * 8);
+		return buf;
 	default:
 		n = snprintf(buf, size, "%s", k < sizeof(kinds) / sizeof(kinds[0]) ? kinds[k] : "?");
 		break;
@@ -1069,6 +1393,11 @@ const char *unwind_rule_str(const struct unwind_entry *e, char *buf, size_t size
 		size_t len = strlen(buf);
 
 		snprintf(buf + len, size - len, " interp");
+	}
+	if (e->kind & UNW_F_SWITCH) {
+		size_t len = strlen(buf);
+
+		snprintf(buf + len, size - len, " switch");
 	}
 	return buf;
 }

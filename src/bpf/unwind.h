@@ -25,9 +25,13 @@
  *                      UNW_PLT: low byte = base, high byte = threshold:
  *                               CFA = rsp + base + ((pc & 15) >= threshold ? 8 : 0)
  *                      UNW_DEREF_RBP: CFA = *(rbp + (s16)off)
- *   6      1    kind   low 4 bits enum unwind_kind, high bits UNW_F_*
+ *                      UNW_GO_SYSTEMSTACK: low byte = offset of m.curg / 8, high byte =
+ *                               offset of g.sched.bp / 8
+ *   6      1    kind   low 4 bits enum unwind_kind, high bits UNW_F_* (UNW_F_INTERP,
+ *                      UNW_F_SWITCH)
  *   7      1    rbp    s8: 0 = RBP unchanged in the caller; else the caller's RBP is saved at
- *                      CFA + 8 * rbp (for UNW_DEREF_RBP, always: at old RBP + 8 * rbp)
+ *                      CFA + 8 * rbp (for UNW_DEREF_RBP, always: at old RBP + 8 * rbp;
+ *                      for UNW_GO_SYSTEMSTACK: the thread's g is at fs base + 8 * rbp)
  * The return address is always at CFA - 8 (x86-64); rows whose CFI says otherwise are
  * UNW_INVALID.
  */
@@ -59,12 +63,23 @@ enum unwind_kind {
 	UNW_DEREF_RBP = 4,
 	UNW_SIGNAL = 5,    /* a signal trampoline: registers come from the rt_sigframe */
 	UNW_STOP = 6,      /* the outermost frame (_start, thread entry): the stack is complete */
+	UNW_GO_SYSTEMSTACK = 7, /* Go's runtime.systemstack called a function on the system stack
+			    * (g0): the goroutine that switched there goes on from its saved
+			    * registers, found from the thread's g (UNW_GO_* below); when they cannot
+			    * be read, a STOP */
+	UNW_GO_ASMCGOCALL = 8, /* Go's runtime.asmcgocall called C code on the system stack: the
+			    * goroutine's SP is found from what asmcgocall saved on that stack
+			    * (off: low byte = slot of the g / 8, high byte = slot of the depth /
+			    * 8; a g of 0: the depth slot holds the SP itself) */
 };
 
 #define UNW_KIND_MASK 0x0f
 #define UNW_F_INTERP  0x80 /* the address is inside an interpreter's eval loop: the walker of
                             * the mapping's kind is called there (unwind_step.h:
                             * UNW_RUNTIME_HOOK) */
+#define UNW_F_SWITCH  0x40 /* the frame moved SP to another stack (Go's time.now calls the
+                            * vDSO on the system stack; its frame pointer leads back): the
+                            * CFA may lie below SP, on the stack it came from */
 
 struct unwind_entry {
 	__u32 pc;
@@ -161,6 +176,9 @@ enum unwind_stat {
 /* The unwinder's state (unwind_step.h), shared with interpreter walkers: registers of the frame
  * being unwound, where the process's mappings are, and how the unwind ended. */
 #define UNW_S_RETADDR (1u << 0) /* pc is a return address: look up pc - 1 */
+#define UNW_S_GO_SWITCHED (1u << 1) /* UNW_GO_SYSTEMSTACK went back to the goroutine's stack
+				     * (once per unwind: a second time would be a loop) */
+#define UNW_S_GO_CGO (1u << 2) /* UNW_GO_ASMCGOCALL went back to its caller (once per unwind) */
 
 struct unw_state {
 	__u64 pc, sp, bp;     /* registers of the frame being unwound */
@@ -183,6 +201,8 @@ struct unw_state {
 	__u64 last_lookup;    /* the address last looked up in a table */
 	__u32 last_map;       /* index in unw_maps of the mapping last found, + 1 (0: none) */
 	__u32 last_entry;     /* index in unw_entries of last_lookup's entry, + 1 (0: none) */
+	__u64 fsbase;         /* the thread's fs base (its thread-local storage), 0 if unknown:
+			       * BPF reads it from the task; a snapshot does not carry it */
 };
 
 /* STACK SNAPSHOTS. Sent when the process has no tables yet (or the pc is in a mapping user
@@ -221,6 +241,16 @@ struct stack_chunk {
 	__u64 addr;             /* stack address of data[0] */
 	__u8 data[STACK_CHUNK_BYTES];
 };
+
+/* Go's per-thread state for UNW_GO_SYSTEMSTACK (runtime/runtime2.go; the same from Go 1.16 to
+ * 1.26): the thread's g at fs base + tls offset (the entry's rbp), g.m, m.g0 (the system
+ * stack's g), m.curg (the user goroutine, offset in the entry), its gobuf g.sched: sp (where
+ * the return address into systemstack's caller is), bp (offset in the entry). User space takes
+ * the offsets from runtime.systemstack's own instructions. */
+#define UNW_GO_G_M        48
+#define UNW_GO_M_G0       0
+#define UNW_GO_G_SCHED_SP 56
+#define UNW_GO_G_STACK_HI 8 /* g.stack.hi: asmcgocall saves the SP as a depth below it */
 
 /* rt_sigframe on x86-64: after the handler returns, sp points just past the return address
  * (pretcode); the ucontext follows and its mcontext (struct sigcontext) starts 40 bytes in. */

@@ -286,12 +286,73 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 	case UNW_STOP:
 		st->result = USTAT_COMPLETE;
 		return 1;
+	case UNW_GO_SYSTEMSTACK: {
+		/* A return address into runtime.systemstack: the system stack (g0) ends here. When
+		 * the thread's g is that g0, its m's user goroutine (curg) saved where it called
+		 * systemstack (gosave_systemstack_switch: sched.sp holds the return address into
+		 * systemstack's caller, sched.bp its RBP; the runtime zeroes sched.sp on the way
+		 * back). Go's own traceback takes the same link. Anything else is the end. */
+		__u64 g, mp, g0, curg, ssp, sbp;
+
+		if (!st->fsbase || (st->flags & UNW_S_GO_SWITCHED) ||
+		    UNW_READ_U64(st, st->fsbase + (__s64)e->rbp * 8, &g) || !g ||
+		    UNW_READ_U64(st, g + UNW_GO_G_M, &mp) || !mp ||
+		    UNW_READ_U64(st, mp + UNW_GO_M_G0, &g0) || g0 != g ||
+		    UNW_READ_U64(st, mp + (__u64)(e->off & 0xff) * 8, &curg) || !curg ||
+		    curg == g ||
+		    UNW_READ_U64(st, curg + UNW_GO_G_SCHED_SP, &ssp) || !ssp ||
+		    UNW_READ_U64(st, curg + (__u64)(e->off >> 8) * 8, &sbp) ||
+		    UNW_READ_U64(st, ssp, &ra) || !ra) {
+			st->result = USTAT_COMPLETE;
+			return 1;
+		}
+		st->pc = ra;
+		st->sp = ssp + 8;
+		st->bp = sbp;
+		st->flags |= UNW_S_RETADDR | UNW_S_GO_SWITCHED;
+		return 0;
+	}
+	case UNW_GO_ASMCGOCALL: {
+		/* A return address into runtime.asmcgocall: the C function it called on the
+		 * system stack returned here, SP is where it was at the call. asmcgocall saved
+		 * there the goroutine's g and how far below g.stack.hi its own SP was (the
+		 * goroutine's stack may move during a callback into Go), or, when it did not
+		 * switch stacks, a g of 0 and the SP itself. At that SP: the return address into
+		 * its caller (runtime.cgocall); RBP is still the caller's (C code saves it). */
+		__u64 gp, depth, hi, osp;
+
+		if ((st->flags & UNW_S_GO_CGO) ||
+		    UNW_READ_U64(st, st->sp + (__u64)(e->off & 0xff) * 8, &gp) ||
+		    UNW_READ_U64(st, st->sp + (__u64)(e->off >> 8) * 8, &depth)) {
+			st->result = USTAT_COMPLETE;
+			return 1;
+		}
+		osp = depth;
+		if (gp) {
+			if (UNW_READ_U64(st, gp + UNW_GO_G_STACK_HI, &hi) || depth > hi) {
+				st->result = USTAT_COMPLETE;
+				return 1;
+			}
+			osp = hi - depth;
+		}
+		if (!osp || UNW_READ_U64(st, osp, &ra) || !ra) {
+			st->result = USTAT_COMPLETE;
+			return 1;
+		}
+		st->pc = ra;
+		st->sp = osp + 8;
+		st->flags |= UNW_S_RETADDR | UNW_S_GO_CGO;
+		return 0;
+	}
 	default:
 		st->result = USTAT_ERR_INVALID;
 		return 1;
 	}
-	if (cfa <= st->sp || cfa - st->sp > (1ULL << 30)) {
-		st->result = USTAT_ERR_LOOP; /* the CFA must move up the stack */
+	if ((cfa <= st->sp || cfa - st->sp > (1ULL << 30)) &&
+	    (!(e->kind & UNW_F_SWITCH) || cfa == st->sp)) {
+		/* the CFA must move up the stack, except out of a frame that switched stacks
+		 * (where it lies on the other one; the frames after it check again) */
+		st->result = USTAT_ERR_LOOP;
 		return 1;
 	}
 	if (e->rbp == -2 && kind != UNW_DEREF_RBP) {

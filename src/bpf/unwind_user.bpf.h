@@ -412,6 +412,7 @@ static __always_inline __u32 unwind_user_regs(struct sample_record *rec, __u32 s
 	stp->bp = bp;
 	stp->pid = pid;
 	stp->out_base = start; /* BPF: where the words go in rec->frames */
+	stp->fsbase = BPF_CORE_READ(bpf_get_current_task_btf(), thread.fsbase);
 	up = bpf_map_lookup_elem(&unw_pids, &pid);
 	if (!up) {
 		ustat_inc(USTAT_ERR_NO_PID);

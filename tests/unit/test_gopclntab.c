@@ -4,7 +4,8 @@
  * function entries must match `go tool nm` / `go tool addr2line` of the unstripped twin; a pc
  * inside inlined code must give the inlined function (at its line) then its caller (at the
  * call's line); the unwind table of the stripped binary must use the stack-pointer deltas
- * (frameless leaf: CFA = rsp + 8). A truncated copy must not crash anything. */
+ * (frameless leaf: CFA = rsp + 8), and the Go runtime's own rules (roots, stack switches,
+ * time.now, the signal restorer), stripped or not. A truncated copy must not crash anything. */
 #include "agent/elf.h"
 #include "agent/gopclntab.h"
 #include "agent/unwind_table.h"
@@ -285,6 +286,188 @@ static void test_unwind_rows(void)
 	elf_close(e);
 }
 
+/* The address of the first instruction of fn (in the unstripped build) whose disassembly
+ * contains text, per go tool objdump; 0 if none. */
+static uint64_t insn_addr(const char *fn, const char *text)
+{
+	char cmd[1024], buf[512];
+	unsigned long long a = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "go tool objdump -s '^%s$' %s 2>/dev/null", fn, tpath("normal"));
+	f = popen(cmd, "r");
+	while (f && fgets(buf, sizeof(buf), f)) {
+		char loc[64];
+		unsigned long long v;
+
+		if (!a && strstr(buf, text) && sscanf(buf, " %63s 0x%llx", loc, &v) == 2)
+			a = v;
+	}
+	if (f)
+		pclose(f);
+	return a;
+}
+
+/* The same, the second such instruction. */
+static uint64_t insn_addr2(const char *fn, const char *text)
+{
+	char cmd[1024], buf[512];
+	unsigned long long a = 0;
+	int seen = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "go tool objdump -s '^%s$' %s 2>/dev/null", fn, tpath("normal"));
+	f = popen(cmd, "r");
+	while (f && fgets(buf, sizeof(buf), f)) {
+		char loc[64];
+		unsigned long long v;
+
+		if (!a && strstr(buf, text) && sscanf(buf, " %63s 0x%llx", loc, &v) == 2 && seen++)
+			a = v;
+	}
+	if (f)
+		pclose(f);
+	return a;
+}
+
+static void check_rule(const struct unwind_table *t, const char *name, uint64_t addr,
+		       const char *want)
+{
+	const struct unwind_entry *u = addr ? unwind_table_lookup(t, addr) : NULL;
+	char buf[128];
+
+	CHECK(u != NULL);
+	if (!u) {
+		fprintf(stderr, "  %s (%#llx): no rule\n", name, (unsigned long long)addr);
+		return;
+	}
+	unwind_rule_str(u, buf, sizeof(buf));
+	if (strcmp(buf, want))
+		fprintf(stderr, "  %s (%#llx): %s, want %s\n", name, (unsigned long long)addr, buf, want);
+	CHECK_EQ_STR(buf, want);
+}
+
+struct special {
+	uint64_t goexit, sigtramp, systemstack, now, sigreturn;
+	int n;
+};
+
+static int collect_special(void *ctx, uint64_t entry, uint64_t end, const char *name,
+			   unsigned flags)
+{
+	struct special *s = ctx;
+
+	(void)end;
+	s->n++;
+	if (!strcmp(name, "runtime.goexit") && flags == GOPCLNTAB_TOPFRAME)
+		s->goexit = entry;
+	if (!strcmp(name, "runtime.sigtramp") &&
+	    flags == (GOPCLNTAB_TOPFRAME | GOPCLNTAB_SIGTRAMP))
+		s->sigtramp = entry;
+	if (!strcmp(name, "runtime.systemstack") && flags == GOPCLNTAB_SPWRITE)
+		s->systemstack = entry;
+	if (!strcmp(name, "time.now") && flags == GOPCLNTAB_SPWRITE)
+		s->now = entry;
+	if (!strcmp(name, "runtime.sigreturn") && flags == GOPCLNTAB_SIGRETURN)
+		s->sigreturn = entry;
+	return 0;
+}
+
+/* The Go runtime's functions that no stack-pointer delta describes, from their funcFlag: the
+ * stack roots end the unwind, runtime.systemstack and asmcgocall go back to the goroutine at
+ * their call (and end it elsewhere), the other stack switches without a frame end the system
+ * stack's part,
+ * time.now (vDSO on the system stack) unwinds by its frame pointer between its prologue and
+ * epilogue, the signal restorer is a signal frame. The same rules with and without the
+ * symbols and DWARF (the unstripped binary's .debug_frame must not win over them). */
+static void test_runtime_rows(void)
+{
+	static const char *const builds[] = { "normal", "stripped" };
+	uint64_t goexit = nm_addr(tpath("normal"), "runtime.goexit.abi0");
+	uint64_t sysstack = nm_addr(tpath("normal"), "runtime.systemstack.abi0");
+	uint64_t now = nm_addr(tpath("normal"), "time.now");
+	uint64_t sigret = nm_addr(tpath("normal"), "runtime.sigreturn.abi0");
+	uint64_t sigtramp = nm_addr(tpath("normal"), "runtime.sigtramp.abi0");
+	uint64_t mcall = nm_addr(tpath("normal"), "runtime.mcall");
+	uint64_t morestack = nm_addr(tpath("normal"), "runtime.morestack.abi0");
+	uint64_t rt0 = nm_addr(tpath("normal"), "runtime.rt0_go.abi0");
+	uint64_t mstart = nm_addr(tpath("normal"), "runtime.mstart.abi0");
+	uint64_t sys_call = insn_addr("runtime.systemstack.abi0", "CALL DI") + 1; /* ret - 1 */
+	uint64_t cgocall = nm_addr(tpath("normal"), "runtime.asmcgocall.abi0");
+	uint64_t cgo_call = insn_addr("runtime.asmcgocall.abi0", "CALL AX") + 1;
+	uint64_t cgo_call2 = insn_addr2("runtime.asmcgocall.abi0", "CALL AX") + 1;
+	uint64_t now_frame = insn_addr("time.now", "LEAQ 0x10(SP), BP");
+	uint64_t now_vdso = insn_addr("time.now", "CALL AX");
+	uint64_t now_addq = insn_addr("time.now", "ADDQ $0x18, SP");
+	struct special sp;
+	size_t i;
+
+	if (!have_go)
+		SKIP("go cannot build tests/helpers/go/spin.go here");
+	CHECK(goexit && sysstack && now && sigret && sigtramp && mcall && morestack && rt0 && mstart);
+	CHECK(sys_call > 1 && now_frame && now_vdso && now_addq && cgocall && cgo_call > 1 &&
+	      cgo_call2 > cgo_call);
+	for (i = 0; i < sizeof(builds) / sizeof(builds[0]); i++) {
+		struct elf_file *e = NULL;
+		struct gopclntab *g = open_go(builds[i], &e);
+		struct unwind_table t;
+		struct errmsg err = { "" };
+
+		fprintf(stderr, "  %s\n", builds[i]);
+		CHECK(g != NULL);
+		memset(&sp, 0, sizeof(sp));
+		if (g)
+			CHECK_EQ_INT(gopclntab_special_funcs(g, collect_special, &sp), 0);
+		CHECK(sp.n >= 10 && sp.n < 100);
+		CHECK_EQ_INT(sp.goexit, goexit);
+		CHECK_EQ_INT(sp.sigtramp, sigtramp);
+		CHECK_EQ_INT(sp.systemstack, sysstack);
+		CHECK_EQ_INT(sp.now, now);
+		CHECK_EQ_INT(sp.sigreturn, sigret);
+		gopclntab_free(g);
+		if (!e)
+			continue;
+		CHECK_EQ_INT(unwind_table_build(e, NULL, NULL, 0, &t, &err), 0);
+		/* every goroutine's bottom return address is goexit + 1 */
+		check_rule(&t, "goexit", goexit, "stop");
+		check_rule(&t, "goexit+1", goexit + 1, "stop");
+		/* the return address of the call on the system stack: back to the goroutine,
+		 * with Go 1.19's offsets (docs/unwinding.md), read from its instructions */
+		check_rule(&t, "systemstack", sys_call,
+			   "go-systemstack(g=fs-8 curg=192 sched.bp=104)");
+		check_rule(&t, "systemstack CALL", sys_call - 1,
+			   "go-systemstack(g=fs-8 curg=192 sched.bp=104)");
+		/* elsewhere in it (before the switch, the tail call without one): the end */
+		check_rule(&t, "systemstack+0", sysstack, "stop");
+		check_rule(&t, "systemstack after", sys_call + 1, "stop");
+		/* the C function's return into asmcgocall, with and without a switch */
+		check_rule(&t, "asmcgocall", cgo_call, "go-asmcgocall(g=sp+48 depth=sp+40)");
+		check_rule(&t, "asmcgocall noswitch", cgo_call2,
+			   "go-asmcgocall(g=sp+48 depth=sp+40)");
+		check_rule(&t, "asmcgocall+0", cgocall, "stop");
+		check_rule(&t, "asmcgocall after", cgo_call + 1, "stop");
+		/* mcall: the goroutine is being descheduled; morestack: the end */
+		check_rule(&t, "mcall", mcall, "stop");
+		check_rule(&t, "morestack", morestack, "stop");
+		check_rule(&t, "rt0_go", rt0, "stop");
+		check_rule(&t, "mstart", mstart, "stop");
+		/* time.now: the deltas in the prologue, the frame pointer in the body (over the
+		 * stack switch), the deltas again once RBP is reloaded */
+		check_rule(&t, "time.now+0", now, "cfa=rsp+8");
+		check_rule(&t, "time.now frame", now_frame + 5, "cfa=rbp+16 rbp=cfa-16 switch");
+		check_rule(&t, "time.now vDSO call", now_vdso, "cfa=rbp+16 rbp=cfa-16 switch");
+		check_rule(&t, "time.now ADDQ", now_addq, "cfa=rsp+32");
+		check_rule(&t, "time.now RET", now_addq + 4, "cfa=rsp+8");
+		/* the restorer, from the padding byte before it */
+		check_rule(&t, "sigreturn-1", sigret - 1, "signal");
+		check_rule(&t, "sigreturn", sigret, "signal");
+		/* the handler itself unwinds by its deltas, to the restorer */
+		check_rule(&t, "sigtramp+0", sigtramp, "cfa=rsp+8");
+		unwind_table_release(&t);
+		elf_close(e);
+	}
+}
+
 /* A file cut short: no crash, no lies (lookups give nothing or the truth). */
 static void test_truncated(void)
 {
@@ -398,6 +581,7 @@ int main(void)
 	RUN(test_inlined);
 	RUN(test_addr2line);
 	RUN(test_unwind_rows);
+	RUN(test_runtime_rows);
 	RUN(test_truncated);
 	sh("rm -rf %s", tmpdir);
 	return test_summary();

@@ -3,7 +3,9 @@
  * (UNW_MAP_RUNTIME, a JIT) whose walker unwinds its frame and gives the caller's registers back
  * (UNW_HOOK_MOVED), a walker that declines (UNW_HOOK_NATIVE: the native rule applies), one that
  * ends the unwind (UNW_HOOK_STOP), and interpreter entries (UNW_F_INTERP) that call the walker
- * of the mapping's kind only. */
+ * of the mapping's kind only; a frame that switched stacks (UNW_F_SWITCH) may lead below SP;
+ * Go's runtime.systemstack (UNW_GO_SYSTEMSTACK) and asmcgocall (UNW_GO_ASMCGOCALL) lead back to
+ * the goroutine's stack. */
 #include <linux/types.h>
 
 #include "bpf/sampler.h"
@@ -164,9 +166,191 @@ static void test_jit_declines_and_stops(void)
 	CHECK_EQ_INT(E.hook_calls, 1);
 }
 
+/* A frame that switched stacks (Go's time.now on the system stack, its frame pointer on the
+ * goroutine's, lower): with UNW_F_SWITCH the CFA may lie below SP; without it that is a loop. */
+static size_t run_switch(uint8_t flags, uint32_t *result)
+{
+	struct unw_state st;
+	int i;
+
+	memset(&E, 0, sizeof(E));
+	/* the goroutine's frame (rbp = STACK_BASE + 0x40): saved rbp, return into native code */
+	E.stack[8] = STACK_BASE + 0x80;
+	E.stack[9] = NATIVE_LO + 0x10;
+	/* native frame (rbp = STACK_BASE + 0x80): the end */
+	E.stack[16] = 0;
+	E.stack[17] = 0;
+	E.maps[0] = (struct unwind_mapping){ NATIVE_LO, NATIVE_LO + 0x1000, 0, 0, 0, UNW_MAP_FP,
+					     UNWINDER_NATIVE, 0, 1 };
+	E.maps[1] = (struct unwind_mapping){ INTERP_LO, INTERP_LO + 0x1000, INTERP_LO, 0, 2, 0,
+					     UNWINDER_NATIVE, 0, 0 };
+	E.entries[0] = (struct unwind_entry){ 0, 16, UNW_CFA_RBP | flags, -2 };
+	E.entries[1] = (struct unwind_entry){ 0x1000, 0, UNW_INVALID, 0 };
+	memset(&st, 0, sizeof(st));
+	st.pc = INTERP_LO + 0x20;
+	st.sp = STACK_BASE + 0x100; /* the system stack, above */
+	st.bp = STACK_BASE + 0x40;
+	st.map_count = 2;
+	for (i = 0; i < 64; i++)
+		if (unwind_step(&st))
+			break;
+	*result = st.result;
+	return st.n;
+}
+
+static void test_stack_switch(void)
+{
+	uint32_t result;
+	size_t n;
+
+	n = run_switch(UNW_F_SWITCH, &result);
+	CHECK_EQ_INT(result, USTAT_COMPLETE);
+	CHECK_EQ_INT(n, 2);
+	CHECK_EQ_INT(E.words[0], INTERP_LO + 0x20);
+	CHECK_EQ_INT(E.words[1], NATIVE_LO + 0x10);
+	n = run_switch(0, &result);
+	CHECK_EQ_INT(result, USTAT_ERR_LOOP);
+	CHECK_EQ_INT(n, 1);
+}
+
+/* runtime.systemstack's rule: from the system stack (g0) back to the goroutine that switched
+ * there, through the thread's g (fs base - 8), g.m, m.g0 == g, m.curg and its g.sched. The
+ * "memory" is E.stack: fs base at +0x1f8 (g at +0x1f0), g0 at +0x100, m at +0x140, curg at
+ * +0x180; the goroutine's frames at +0x40 (sched.sp: return into native code) and +0x80. */
+#define GO_G0 (STACK_BASE + 0x100)
+#define GO_M (STACK_BASE + 0x140)
+#define GO_CURG (STACK_BASE + 0x180)
+#define GO_FS (STACK_BASE + 0x1f8)
+
+static void go_setup(struct unw_state *st, __u64 curg_sp)
+{
+	memset(&E, 0, sizeof(E));
+	E.stack[(GO_FS - 8 - STACK_BASE) / 8] = GO_G0;               /* TLS g */
+	E.stack[(GO_G0 + UNW_GO_G_M - STACK_BASE) / 8] = GO_M;        /* g0.m */
+	E.stack[(GO_M + UNW_GO_M_G0 - STACK_BASE) / 8] = GO_G0;       /* m.g0 */
+	E.stack[(GO_M + 24 - STACK_BASE) / 8] = GO_CURG;              /* m.curg at 24 */
+	E.stack[(GO_CURG + UNW_GO_G_SCHED_SP - STACK_BASE) / 8] = curg_sp;
+	E.stack[(GO_CURG + 16 - STACK_BASE) / 8] = STACK_BASE + 0x70;  /* sched.bp at 16 */
+	/* the goroutine: return address into native code at sched.sp; its frame (rbp + 0x70):
+	 * saved rbp, return address 0 (the end) */
+	E.stack[8] = NATIVE_LO + 0x10;
+	E.stack[14] = 0;
+	E.stack[15] = 0;
+	E.maps[0] = (struct unwind_mapping){ NATIVE_LO, NATIVE_LO + 0x1000, 0, 0, 0, UNW_MAP_FP,
+					     UNWINDER_NATIVE, 0, 1 };
+	E.maps[1] = (struct unwind_mapping){ INTERP_LO, INTERP_LO + 0x1000, INTERP_LO, 0, 2, 0,
+					     UNWINDER_NATIVE, 0, 0 };
+	E.entries[0] = (struct unwind_entry){ 0, 3 | 2 << 8, UNW_GO_SYSTEMSTACK, -1 };
+	E.entries[1] = (struct unwind_entry){ 0x1000, 0, UNW_INVALID, 0 };
+	memset(st, 0, sizeof(*st));
+	st->pc = INTERP_LO + 0x20; /* a return address into systemstack */
+	st->sp = STACK_BASE + 0x1c0;
+	st->flags = UNW_S_RETADDR;
+	st->fsbase = GO_FS;
+	st->map_count = 2;
+}
+
+static size_t go_run(struct unw_state *st)
+{
+	int i;
+
+	for (i = 0; i < 64; i++)
+		if (unwind_step(st))
+			break;
+	return st->n;
+}
+
+static void test_go_systemstack(void)
+{
+	struct unw_state st;
+
+	/* on g0: the goroutine's frames follow */
+	go_setup(&st, STACK_BASE + 0x40);
+	CHECK_EQ_INT(go_run(&st), 2);
+	CHECK_EQ_INT(st.result, USTAT_COMPLETE);
+	CHECK_EQ_INT(E.words[0], INTERP_LO + 0x20);
+	CHECK_EQ_INT(E.words[1], NATIVE_LO + 0x10);
+	/* no fs base (a snapshot), the thread's g is not g0 (a signal handler's), no curg, no
+	 * saved sp (systemstack returned): the end, with no caller */
+	go_setup(&st, STACK_BASE + 0x40);
+	st.fsbase = 0;
+	CHECK_EQ_INT(go_run(&st), 1);
+	CHECK_EQ_INT(st.result, USTAT_COMPLETE);
+	go_setup(&st, STACK_BASE + 0x40);
+	E.stack[(GO_FS - 8 - STACK_BASE) / 8] = GO_CURG;
+	E.stack[(GO_CURG + UNW_GO_G_M - STACK_BASE) / 8] = GO_M;
+	CHECK_EQ_INT(go_run(&st), 1);
+	CHECK_EQ_INT(st.result, USTAT_COMPLETE);
+	go_setup(&st, STACK_BASE + 0x40);
+	E.stack[(GO_M + 24 - STACK_BASE) / 8] = 0;
+	CHECK_EQ_INT(go_run(&st), 1);
+	go_setup(&st, 0);
+	CHECK_EQ_INT(go_run(&st), 1);
+	CHECK_EQ_INT(st.result, USTAT_COMPLETE);
+	/* a goroutine stack leading into systemstack again: once only */
+	go_setup(&st, STACK_BASE + 0x40);
+	E.stack[8] = INTERP_LO + 0x20;
+	CHECK_EQ_INT(go_run(&st), 2);
+	CHECK_EQ_INT(st.result, USTAT_COMPLETE);
+	CHECK_EQ_INT(E.words[1], INTERP_LO + 0x20);
+}
+
+/* runtime.asmcgocall's rule: at the C function's return, SP is where asmcgocall left it: the
+ * goroutine's g at sp + 48, its SP as a depth below g.stack.hi at sp + 40 (g 0: the SP itself);
+ * there the return address into cgocall, RBP unchanged. */
+static void test_go_asmcgocall(void)
+{
+	struct unw_state st;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		memset(&E, 0, sizeof(E));
+		E.maps[0] = (struct unwind_mapping){ NATIVE_LO, NATIVE_LO + 0x1000, 0, 0, 0,
+						     UNW_MAP_FP, UNWINDER_NATIVE, 0, 1 };
+		E.maps[1] = (struct unwind_mapping){ INTERP_LO, INTERP_LO + 0x1000, INTERP_LO, 0, 2,
+						     0, UNWINDER_NATIVE, 0, 0 };
+		E.entries[0] = (struct unwind_entry){ 0, 6 | 5 << 8, UNW_GO_ASMCGOCALL, 0 };
+		E.entries[1] = (struct unwind_entry){ 0x1000, 0, UNW_INVALID, 0 };
+		/* the system stack at +0x100; the goroutine's g at +0x180 (stack.hi at +0x188 =
+		 * +0x1c0); its SP at +0x40, depth 0x180 */
+		if (i == 0) {
+			E.stack[(0x100 + 48) / 8] = STACK_BASE + 0x180;
+			E.stack[(0x100 + 40) / 8] = 0x180;
+			E.stack[(0x188) / 8] = STACK_BASE + 0x1c0;
+		} else {
+			E.stack[(0x100 + 48) / 8] = 0;
+			E.stack[(0x100 + 40) / 8] = STACK_BASE + 0x40;
+		}
+		E.stack[8] = NATIVE_LO + 0x10; /* return into cgocall */
+		E.stack[15] = 0;               /* cgocall's frame (rbp + 0x70): the end */
+		memset(&st, 0, sizeof(st));
+		st.pc = INTERP_LO + 0x20;
+		st.sp = STACK_BASE + 0x100;
+		st.bp = STACK_BASE + 0x70;
+		st.flags = UNW_S_RETADDR;
+		st.map_count = 2;
+		CHECK_EQ_INT(go_run(&st), 2);
+		CHECK_EQ_INT(st.result, USTAT_COMPLETE);
+		CHECK_EQ_INT(E.words[1], NATIVE_LO + 0x10);
+	}
+	/* a depth past stack.hi: the end */
+	E.stack[(0x100 + 48) / 8] = STACK_BASE + 0x180;
+	E.stack[(0x100 + 40) / 8] = STACK_BASE + 0x1000;
+	memset(&st, 0, sizeof(st));
+	st.pc = INTERP_LO + 0x20;
+	st.sp = STACK_BASE + 0x100;
+	st.flags = UNW_S_RETADDR;
+	st.map_count = 2;
+	CHECK_EQ_INT(go_run(&st), 1);
+	CHECK_EQ_INT(st.result, USTAT_COMPLETE);
+}
+
 int main(void)
 {
 	RUN(test_jit_hands_back);
 	RUN(test_jit_declines_and_stops);
+	RUN(test_stack_switch);
+	RUN(test_go_systemstack);
+	RUN(test_go_asmcgocall);
 	return test_summary();
 }

@@ -1,0 +1,3 @@
+module scorch.test/cgo
+
+go 1.19

@@ -1,0 +1,3 @@
+module scorch.test/stacks
+
+go 1.19
