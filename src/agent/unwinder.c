@@ -119,6 +119,8 @@ struct uproc {
 	uint32_t first, count;     /* slice in the mapping space */
 	int published;
 	int unseen;                /* published with UNW_PID_UNSEEN */
+	int eager;                 /* published with UNW_PID_EAGER */
+	uint64_t eager_until_ns;   /* the end of its eager time (0: not published yet) */
 	uint64_t last_read_ns;
 };
 
@@ -181,6 +183,7 @@ struct unwinder {
 	struct u64map procs;     /* pid + 1 -> struct uproc * */
 	struct u64map execd;     /* pid + 1 -> keyhash of its executable, until it is sampled or
 				    exits (-a: which executables' processes get sampled) */
+	struct u64map eager;     /* pid + 1 -> 1 while published with UNW_PID_EAGER */
 	struct ufile *lru_head, *lru_tail;
 	struct ufile *vdso;      /* the vDSO's file, and the length of its mapping */
 	size_t vdso_len;
@@ -846,11 +849,19 @@ static void proc_release_maps(struct unwinder *u, struct umap *maps, size_t n)
 	xfree(maps);
 }
 
+/* The flags of p's entry in unw_pids. */
+static uint32_t proc_flags(const struct uproc *p)
+{
+	return (p->unseen ? UNW_PID_UNSEEN : 0) | (p->eager ? UNW_PID_EAGER : 0);
+}
+
 /* Write p's mappings into a new slice, switch the pid entry to it, free the old slice. */
 static int proc_publish(struct unwinder *u, struct uproc *p)
 {
 	uint32_t first = 0, count = (uint32_t)p->n, i;
 	struct unwind_pid up;
+	uint64_t now = now_ns();
+	int runtime = 0;
 
 	if (p->n > UNW_MAX_PID_MAPPINGS)
 		count = UNW_MAX_PID_MAPPINGS;
@@ -879,6 +890,7 @@ static int proc_publish(struct unwinder *u, struct uproc *p)
 		}
 		bm->flags |= m->flags;
 		bm->kind = m->kind;
+		runtime |= m->kind != UNWINDER_NATIVE;
 	}
 	if (u->mmapped) { /* the heap copy is what user space reads; BPF reads the map */
 		int e = maps_write(u, first, count);
@@ -892,10 +904,20 @@ static int proc_publish(struct unwinder *u, struct uproc *p)
 	 * user space sees one (exec_sampled()). */
 	if (!p->published && u64map_get(&u->execd, (uint64_t)p->pid + 1))
 		p->unseen = 1;
+	/* A runtime's process, in its first UNWINDER_EAGER_NS from its first publication: the
+	 * samples that run its code wake the reader (UNW_PID_EAGER), so that the runtime reads
+	 * what they name before the process exits or frees it. */
+	if (!p->eager_until_ns)
+		p->eager_until_ns = now + UNWINDER_EAGER_NS;
+	p->eager = runtime && now < p->eager_until_ns;
+	if (p->eager)
+		u64map_put(&u->eager, (uint64_t)p->pid + 1, 1);
+	else
+		u64map_remove(&u->eager, (uint64_t)p->pid + 1);
 	memset(&up, 0, sizeof(up));
 	up.first = first;
 	up.count = count;
-	up.flags = p->unseen ? UNW_PID_UNSEEN : 0;
+	up.flags = proc_flags(p);
 	if (u->pids_fd >= 0 && bpf_map_update_elem(u->pids_fd, &p->pid, &up, BPF_ANY)) {
 		int e = -errno;
 
@@ -1158,6 +1180,7 @@ static void exec_sampled(struct unwinder *u, int pid)
 		/* its first sample is here (with its lineage): later ones need none */
 		struct unwind_pid up = { p->first, p->count, 0 };
 
+		up.flags = proc_flags(p) & ~UNW_PID_UNSEEN;
 		if (bpf_map_update_elem(u->pids_fd, &p->pid, &up, BPF_EXIST) == 0)
 			p->unseen = 0;
 	}
@@ -1204,11 +1227,36 @@ int unwinder_exec(struct unwinder *u, const struct event_hdr *hdr, size_t size)
 	return f->hot;
 }
 
+/* A sample of a process published with UNW_PID_EAGER (one hash lookup per sample while some
+ * process is): past its eager time, its entry loses the flag. */
+static void eager_sampled(struct unwinder *u, int pid, uint64_t time_ns)
+{
+	struct uproc *p;
+	struct unwind_pid up;
+
+	if (!u64map_get(&u->eager, (uint64_t)pid + 1))
+		return;
+	p = proc_get(u, pid);
+	if (p && p->eager && time_ns < p->eager_until_ns)
+		return;
+	u64map_remove(&u->eager, (uint64_t)pid + 1);
+	if (!p || !p->eager)
+		return;
+	p->eager = 0;
+	memset(&up, 0, sizeof(up));
+	up.first = p->first;
+	up.count = p->count;
+	up.flags = proc_flags(p);
+	if (p->published && u->pids_fd >= 0)
+		bpf_map_update_elem(u->pids_fd, &p->pid, &up, BPF_EXIST);
+}
+
 void unwinder_forget_pid(struct unwinder *u, int pid)
 {
 	struct uproc *p = proc_get(u, pid);
 
 	u64map_remove(&u->execd, (uint64_t)pid + 1);
+	u64map_remove(&u->eager, (uint64_t)pid + 1);
 	if (!p)
 		return;
 	if (u->pids_fd >= 0)
@@ -1473,6 +1521,8 @@ int unwinder_fix_sample(struct unwinder *u, const struct event_hdr *hdr, size_t 
 		return 0;
 	if (hdr->pid && u->execd.count)
 		exec_sampled(u, (int)hdr->pid);
+	if (hdr->pid && u->eager.count)
+		eager_sampled(u, (int)hdr->pid, hdr->time_ns);
 	head = sizeof(*hdr) + sizeof(*body);
 	if (size < head)
 		return -EINVAL;
@@ -1569,6 +1619,7 @@ struct unwinder *unwinder_new(struct bpf_object *obj, const struct unwinder_opts
 	u64map_init(&u->inodes);
 	u64map_init(&u->procs);
 	u64map_init(&u->execd);
+	u64map_init(&u->eager);
 	if (obj) {
 		struct bpf_map *me = bpf_object__find_map_by_name(obj, "unw_entries");
 		struct bpf_map *mm = bpf_object__find_map_by_name(obj, "unw_maps");
@@ -1703,6 +1754,7 @@ void unwinder_free(struct unwinder *u)
 	u64map_release(&u->inodes);
 	u64map_release(&u->procs);
 	u64map_release(&u->execd);
+	u64map_release(&u->eager);
 	xfree(u->ea.free);
 	xfree(u->ma.free);
 	xfree(u->fixbuf);

@@ -109,6 +109,11 @@ struct unwinder_opts {
 #define UNWINDER_DEFAULT_ENTRIES  (4u << 20)  /* 32 MiB of unwind entries */
 #define UNWINDER_DEFAULT_MAPPINGS (64u << 10) /* 2.5 MiB of process mappings */
 #define UNWINDER_DEFAULT_PIDS     16384u
+/* A runtime's process is eager (bpf/unwind.h: UNW_PID_EAGER) this long from its first
+ * publication: the samples that run its runtime's code wake the reader at once, so that the
+ * runtime names their frames before a short-lived process exits or frees its code. Then it is
+ * read at the sampler's pace, with its names mostly cached. */
+#define UNWINDER_EAGER_NS         (2000ULL * 1000000ULL)
 #define UNWINDER_MAX_FILES        8192u /* files known but neither mapped nor loaded */
 
 /* Create the unwinder. obj: the loaded sampler BPF object (its maps unw_entries, unw_maps,

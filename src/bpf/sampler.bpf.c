@@ -230,7 +230,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		/* Kernel threads have no user stack. */
 		if (BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm)) {
 			nu = unwind_user(ctx, rec, nk, &wake);
-			phase_done(wake ? PHASE_SNAPSHOT : PHASE_USTACK, &t);
+			phase_done(wake == UNW_WAKE_SNAPSHOT ? PHASE_SNAPSHOT : PHASE_USTACK, &t);
 		}
 		if (nu && runtime_only_kind)
 			nu = runtime_only(nk, nu);

@@ -142,6 +142,10 @@ struct unwind_pid {
 /* struct unwind_pid.flags */
 #define UNW_PID_UNSEEN (1u << 0) /* published at its exec, before user space saw a sample of
 				  * it: samples still carry the process's lineage (sampler.h) */
+#define UNW_PID_EAGER (1u << 1)  /* a young process of a runtime (its first UNWINDER_EAGER_NS):
+				  * a sample that went through a runtime's walker wakes the
+				  * reader, which reads what the frames name before the process
+				  * exits or frees it (docs/runtimes.md, "Short-lived processes") */
 
 #define UNW_MAX_PID_MAPPINGS 4096   /* mappings per process (16 lookup steps) */
 #define UNW_MAX_FILE_ENTRIES (1u << 24) /* entries per file (24 lookup steps) */

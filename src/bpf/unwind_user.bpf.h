@@ -12,8 +12,10 @@
  * (unwinder.c), so no early sample is lost. An unwind that fails ends with an
  * [unwind error] marker, one cut at the limit with [truncated]; both are counted.
  *
- * *wake is set when user space should see the sample at once (a snapshot: user space must read
- * the process's maps while it lives): the sampler then wakes the reader.
+ * *wake is set when user space should see the sample at once: UNW_WAKE_SNAPSHOT (user space
+ * must read the process's maps while it lives) or UNW_WAKE_EAGER (a young process's runtime
+ * frames, whose names user space must read while the process lives, UNW_PID_EAGER): the
+ * sampler then wakes the reader.
  *
  * Runtimes: entries flagged UNW_F_INTERP (e.g. CPython's eval loop) and mappings flagged
  * UNW_MAP_RUNTIME (JIT code) call UNW_RUNTIME_HOOK (unwind_step.h), which the includer defines
@@ -27,6 +29,10 @@
 #define SCORCH_UNWIND_USER_BPF_H
 
 #include "unwind.h"
+
+/* *wake of unwind_user() and unwind_user_regs() */
+#define UNW_WAKE_SNAPSHOT 1
+#define UNW_WAKE_EAGER 2
 
 
 struct {
@@ -423,6 +429,10 @@ static __always_inline __u32 unwind_user_regs(struct sample_record *rec, __u32 s
 	ustat_inc(USTAT_UNWINDS);
 	bpf_loop(MAX_USER_WORDS, unwind_loop_cb, NULL, 0);
 	st = *stp;
+	/* A young process of a runtime: user space reads what its frames name while it still
+	 * runs (a process of 50 ms is gone before the reader's next timed poll). */
+	if (st.rt_begun && (up->flags & UNW_PID_EAGER))
+		*wake = UNW_WAKE_EAGER;
 	ustat_add(USTAT_FRAMES, st.frames);
 	if (st.result == USTAT_ERR_NO_MAPPING || st.result == USTAT_ERR_NO_TABLE) {
 		/* a mapping user space has not seen yet: let it unwind this one */
@@ -449,7 +459,7 @@ static __always_inline __u32 unwind_user_regs(struct sample_record *rec, __u32 s
 	}
 	return st.n;
 snapshot:
-	*wake = 1; /* user space must read the process's maps now */
+	*wake = UNW_WAKE_SNAPSHOT; /* user space must read the process's maps now */
 	return unwind_snapshot(rec, stp, start, pc, sp, bp);
 }
 

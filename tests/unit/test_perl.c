@@ -255,6 +255,16 @@ static void check_image(unsigned minor, int threaded)
 	put32(&im, cop_in_outer + im.o.cop_line, 12);
 	CHECK(perl_cache_cop(cache, 2, cop_in_outer, 11, perl_proc_mem(p), perl_proc_offsets(p)) ==
 	      NULL);
+	/* ... the new statement is read as an entry of its own, and the old one, read before the
+	 * reuse, keeps its entry for the samples that still name it */
+	{
+		const struct perl_cop *c = perl_cache_cop(cache, 1, cop_in_outer, 12, perl_proc_mem(p),
+							  perl_proc_offsets(p));
+
+		CHECK(c != NULL && c->line == 12);
+		c = perl_cache_cop(cache, 1, cop_in_outer, 11, NULL, NULL);
+		CHECK(c != NULL && c->line == 11);
+	}
 	/* a sub whose name cannot be read: validation fails */
 	{
 		uint64_t body;

@@ -602,6 +602,26 @@ static void build_debug_offsets(void)
 	memcpy(mem_rt + 24, w, n * 8);
 }
 
+/* Code object a, cached under checksum old, dies and another (firstlineno 40) is made at its
+ * address: the new one is read as an entry of its own, and a's entry stays for the samples
+ * that still name it (a module body's code object is freed when its import ends). */
+static void test_code_reuse(struct python_proc *p, struct python_code_cache *cc, uint64_t a,
+			    uint32_t old)
+{
+	const struct python_code *c;
+	uint32_t fresh = 0;
+
+	put32(mem_codes, C_FIRSTLINE, 40);
+	CHECK_EQ_INT(python_code_checksum(python_proc_mem(p), python_proc_offsets(p), a, &fresh), 0);
+	CHECK(fresh != old);
+	c = python_code_cache_get(cc, 0, a, fresh, python_proc_mem(p), python_proc_offsets(p),
+				  python_proc_types(p));
+	CHECK(c != NULL && c->firstlineno == 40);
+	c = python_code_cache_get(cc, 0, a, old, NULL, NULL, NULL);
+	CHECK(c != NULL && c->firstlineno == 10 && !strcmp(c->qualname, "Worker.work"));
+	put32(mem_codes, C_FIRSTLINE, 10);
+}
+
 static void test_py314_image(void)
 {
 	struct procmem_region regions[] = {
@@ -706,6 +726,8 @@ static void test_py314_image(void)
 			/* a reused address: the checksum no longer matches */
 			th.v[0].frames[0].checksum ^= 1;
 			CHECK_EQ_INT(python_proc_symbolize(p, cc, &th.v[0].frames[0], &s), -ENOENT);
+			th.v[0].frames[0].checksum ^= 1;
+			test_code_reuse(p, cc, code_a, th.v[0].frames[0].checksum);
 		}
 	}
 	CHECK_EQ_INT(python_proc_script(p, &script), 0);

@@ -522,6 +522,30 @@ static void check_image(unsigned minor)
 			CHECK(ruby_cache_iseq(cache, 1, iseq_outer,
 					      (uint32_t)(words[i + 1] >> 32) & 0xffffff,
 					      ruby_proc_mem(p)) == NULL);
+		/* another iseq at that address (its body's size differs) is read as an entry of
+		 * its own, and the one read before keeps its entry, for the samples that still
+		 * name it */
+		if (i + 1 < n) {
+			uint32_t size, old = 0, fresh = 0;
+			int round;
+
+			memcpy(&size, im.m.mem + (body + im.o.body_size - im.m.base), 4);
+			for (round = 0; round < 2; round++) {
+				put32(&im, body + im.o.body_size, round ? size + 1 : size);
+				n = ruby_proc_walk_ec(p, ec, words, 64, 0);
+				for (i = 0; i < n; i++)
+					if ((words[i] >> FW_TAG_SHIFT) == FW_TAG_RUBY_ISEQ &&
+					    (words[i] & FW_DATA_MASK) == iseq_outer)
+						break;
+				CHECK(i + 1 < n);
+				if (i + 1 < n)
+					*(round ? &fresh : &old) = (uint32_t)(words[i + 1] >> 32) & 0xffffff;
+			}
+			CHECK(fresh != old);
+			CHECK(ruby_cache_iseq(cache, 1, iseq_outer, fresh, ruby_proc_mem(p)) != NULL);
+			put32(&im, body + im.o.body_size, size);
+			CHECK(ruby_cache_iseq(cache, 1, iseq_outer, old, NULL) != NULL);
+		}
 	}
 	/* a broken chain: the walk stops with a mark, not garbage */
 	put64(&im, ec + im.o.ec_cfp, 8);

@@ -640,6 +640,7 @@ struct cache_entry {
 	uint32_t pid;
 	uint8_t kind;
 	uint64_t addr;
+	int32_t line_byte;       /* the COP's line byte it was read for (-1: a sub) */
 	struct perl_sub sub;
 	struct perl_cop cop;
 };
@@ -651,9 +652,12 @@ struct perl_cache {
 	struct perl_cache_stats st;
 };
 
-static uint64_t cache_key(uint32_t pid, uint64_t addr, uint8_t kind)
+/* A COP freed and its address reused by another (the ops of a BEGIN block, of a required
+ * file's top level) has an entry per line byte, kept for the samples that still name it. */
+static uint64_t cache_key(uint32_t pid, uint64_t addr, uint8_t kind, int32_t line_byte)
 {
-	uint64_t k = hash_combine(hash_u64(((uint64_t)pid << 8 | kind) + 1), addr);
+	uint64_t k = hash_combine(hash_u64(((uint64_t)(uint32_t)line_byte << 40 |
+					    (uint64_t)pid << 8 | kind) + 1), addr);
 
 	return (k == 0 || k == ~0ULL) ? 1 : k;
 }
@@ -696,7 +700,7 @@ void perl_cache_free(struct perl_cache *c)
 static struct cache_entry *get(struct perl_cache *c, uint32_t pid, uint64_t addr, uint8_t kind,
 			       int32_t line_byte, struct procmem *m, const struct perl_offsets *o)
 {
-	uint64_t key = cache_key(pid, addr, kind), *slot;
+	uint64_t key = cache_key(pid, addr, kind, line_byte), *slot;
 	struct cache_entry *e = NULL, fresh;
 	int rc;
 
@@ -705,12 +709,10 @@ static struct cache_entry *get(struct perl_cache *c, uint32_t pid, uint64_t addr
 	if (slot) {
 		e = &c->entries[*slot - 1];
 		if (e->pid == pid && e->addr == addr && e->kind == kind &&
-		    (line_byte < 0 || (int32_t)(e->cop.line & 0xff) == line_byte)) {
+		    e->line_byte == line_byte) {
 			c->st.hits++;
 			return e;
 		}
-		if (e->pid == pid && e->addr == addr && e->kind == kind)
-			c->st.checksum_mismatches++;
 	}
 	if (!m || !o)
 		return NULL;
@@ -719,6 +721,7 @@ static struct cache_entry *get(struct perl_cache *c, uint32_t pid, uint64_t addr
 	fresh.pid = pid;
 	fresh.kind = kind;
 	fresh.addr = addr;
+	fresh.line_byte = line_byte;
 	rc = kind == ENT_SUB ? perl_sub_read(m, o, addr, &fresh.sub)
 			     : perl_cop_read(m, o, addr, &fresh.cop);
 	if (rc < 0) {
@@ -731,7 +734,7 @@ static struct cache_entry *get(struct perl_cache *c, uint32_t pid, uint64_t addr
 		return NULL;
 	}
 	if (slot) {
-		entry_release(e);
+		entry_release(e); /* a hash collision */
 	} else {
 		if (c->n >= c->max) {
 			c->st.evictions += c->n;
@@ -783,7 +786,7 @@ void perl_cache_forget_pid(struct perl_cache *c, uint32_t pid)
 	u64map_init(&c->index);
 	for (i = 0; i < c->n; i++)
 		u64map_put(&c->index, cache_key(c->entries[i].pid, c->entries[i].addr,
-						c->entries[i].kind), i + 1);
+						c->entries[i].kind, c->entries[i].line_byte), i + 1);
 }
 
 void perl_cache_stats(const struct perl_cache *c, struct perl_cache_stats *st)

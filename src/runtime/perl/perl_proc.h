@@ -13,8 +13,9 @@
  *
  * Names (struct perl_sub) per (pid, GV address): `Package::sub` from the GV's name and its
  * stash's name (`__ANON__::sub` without a stash), a lexical sub by its own name, `<main>` for
- * the program's file-level code. Statements (struct perl_cop) per (pid, COP address), checked
- * against the low byte of the line the walker read: file and line.
+ * the program's file-level code. Statements (struct perl_cop) per (pid, COP address, low byte
+ * of the line the walker read), checked against that byte: file and line; a COP address reused
+ * by another statement is a new entry next to the old one.
  *
  * Ownership: struct perl_process is freed with perl_proc_free(), caches with
  * perl_cache_free(); strings they return live until the next call that may evict, or the free.

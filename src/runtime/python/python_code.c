@@ -359,15 +359,15 @@ struct cache_entry {
 };
 
 struct python_code_cache {
-	struct u64map index; /* key(pid, addr) -> entry index + 1 */
+	struct u64map index; /* key(pid, addr, checksum) -> entry index + 1 */
 	struct cache_entry *entries;
 	size_t n, cap, max;
 	struct python_code_cache_stats st;
 };
 
-static uint64_t cache_key(uint32_t pid, uint64_t addr)
+static uint64_t cache_key(uint32_t pid, uint64_t addr, uint32_t checksum)
 {
-	uint64_t k = hash_combine(hash_u64(pid + 1), addr);
+	uint64_t k = hash_combine(hash_u64(((uint64_t)checksum << 32 | pid) + 1), addr);
 
 	return (k == 0 || k == ~0ULL) ? 1 : k;
 }
@@ -407,7 +407,7 @@ const struct python_code *python_code_cache_get(struct python_code_cache *cc, ui
 						const struct py_offsets *off,
 						const struct python_types *types)
 {
-	uint64_t key = cache_key(pid, addr), *slot;
+	uint64_t key = cache_key(pid, addr, checksum), *slot;
 	struct cache_entry *e = NULL;
 	struct python_code code;
 
@@ -419,8 +419,6 @@ const struct python_code *python_code_cache_get(struct python_code_cache *cc, ui
 			cc->st.hits++;
 			return &e->code;
 		}
-		if (e->pid == pid && e->addr == addr)
-			cc->st.checksum_mismatches++;
 	}
 	if (!m || !off)
 		return NULL;
@@ -436,7 +434,7 @@ const struct python_code *python_code_cache_get(struct python_code_cache *cc, ui
 		return NULL;
 	}
 	if (slot) {
-		/* Same key (same pid and address, or a hash collision): replace in place. */
+		/* a hash collision: replace in place */
 		python_code_release(&e->code);
 	} else {
 		if (cc->n >= cc->max) {
@@ -467,7 +465,8 @@ void python_code_cache_forget_pid(struct python_code_cache *cc, uint32_t pid)
 	u64map_release(&cc->index);
 	u64map_init(&cc->index);
 	for (i = 0; i < cc->n; i++)
-		u64map_put(&cc->index, cache_key(cc->entries[i].pid, cc->entries[i].addr), i + 1);
+		u64map_put(&cc->index, cache_key(cc->entries[i].pid, cc->entries[i].addr,
+						  cc->entries[i].code.checksum), i + 1);
 }
 
 void python_code_cache_stats(const struct python_code_cache *cc,

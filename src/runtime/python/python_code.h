@@ -14,8 +14,10 @@
  *   3.11+    co_linetable   python_line_311(), offset in bytes (code units * 2)
  * Each returns the line, or -1 when the instruction has no line.
  *
- * The cache (struct python_code_cache) keeps decoded code objects per (pid, address) with the
- * checksum of the code object seen at that address, so a reused address is caught and re-read;
+ * The cache (struct python_code_cache) keeps decoded code objects per (pid, address, checksum):
+ * a reused address is caught (a new checksum) and read as a new entry, next to the code object
+ * that was there before, whose samples may still wait to be symbolized (a module body's code
+ * object dies when its import ends, and the next one is often allocated at its address);
  * entries stay after the process exits. Strings returned by the cache are owned by it and valid
  * until the next python_code_cache_get() (which may evict) or python_code_cache_free(). */
 #ifndef SCORCH_AGENT_PYTHON_CODE_H
@@ -81,8 +83,8 @@ struct python_code_cache;
 struct python_code_cache *python_code_cache_new(size_t max_entries);
 void python_code_cache_free(struct python_code_cache *cc); /* NULL ok */
 
-/* The decoded code object for (pid, addr) whose checksum is checksum. On a miss (or a checksum
- * mismatch) it is read through m (when m is not NULL) and cached. Returns NULL when it cannot
+/* The decoded code object for (pid, addr) whose checksum is checksum. On a miss it is read
+ * through m (when m is not NULL) and cached. Returns NULL when it cannot
  * be had (process gone and never seen, unreadable, checksum differs from what is in memory). */
 const struct python_code *python_code_cache_get(struct python_code_cache *cc, uint32_t pid,
 						uint64_t addr, uint32_t checksum,

@@ -515,6 +515,7 @@ struct cache_entry {
 	uint32_t pid;
 	uint8_t kind;
 	uint64_t addr;
+	uint32_t checksum, mask; /* the checksum bits of the word it was read for */
 	union {
 		struct ruby_iseq iseq;
 		struct ruby_cme cme;
@@ -522,15 +523,19 @@ struct cache_entry {
 };
 
 struct ruby_cache {
-	struct u64map index; /* key(pid, addr, kind) -> entry index + 1 */
+	struct u64map index; /* key(pid, addr, kind, checksum, mask) -> entry index + 1 */
 	struct cache_entry *entries;
 	size_t n, cap, max;
 	struct ruby_cache_stats st;
 };
 
-static uint64_t cache_key(uint32_t pid, uint64_t addr, uint8_t kind)
+/* One entry per identity of an address (checksum): an object freed and its address reused
+ * keeps its entry for the samples that still name it. */
+static uint64_t cache_key(uint32_t pid, uint64_t addr, uint8_t kind, uint32_t checksum,
+			  uint32_t mask)
 {
-	uint64_t k = hash_combine(hash_u64(((uint64_t)pid << 8 | kind) + 1), addr);
+	uint64_t k = hash_combine(hash_combine(hash_u64(((uint64_t)pid << 8 | kind) + 1), addr),
+				  (uint64_t)mask << 32 | checksum);
 
 	return (k == 0 || k == ~0ULL) ? 1 : k;
 }
@@ -581,7 +586,7 @@ static struct cache_entry *cache_get(struct ruby_cache *c, uint32_t pid, uint64_
 				     uint8_t kind, uint32_t checksum, uint32_t mask,
 				     struct ruby_mem *rm)
 {
-	uint64_t key = cache_key(pid, addr, kind), *slot;
+	uint64_t key = cache_key(pid, addr, kind, checksum, mask), *slot;
 	struct cache_entry *e = NULL, fresh;
 	int rc;
 
@@ -589,13 +594,11 @@ static struct cache_entry *cache_get(struct ruby_cache *c, uint32_t pid, uint64_
 	slot = u64map_get(&c->index, key);
 	if (slot) {
 		e = &c->entries[*slot - 1];
-		if (e->pid == pid && e->addr == addr && e->kind == kind &&
-		    (entry_checksum(e) & mask) == checksum) {
+		if (e->pid == pid && e->addr == addr && e->kind == kind && e->mask == mask &&
+		    e->checksum == checksum) {
 			c->st.hits++;
 			return e;
 		}
-		if (e->pid == pid && e->addr == addr && e->kind == kind)
-			c->st.checksum_mismatches++;
 	}
 	if (!rm)
 		return NULL;
@@ -604,6 +607,8 @@ static struct cache_entry *cache_get(struct ruby_cache *c, uint32_t pid, uint64_
 	fresh.pid = pid;
 	fresh.kind = kind;
 	fresh.addr = addr;
+	fresh.checksum = checksum;
+	fresh.mask = mask;
 	rc = kind == ENT_ISEQ ? ruby_iseq_read(rm, addr, &fresh.u.iseq)
 			      : ruby_cme_read(rm, addr, &fresh.u.cme);
 	if (rc < 0) {
@@ -617,7 +622,7 @@ static struct cache_entry *cache_get(struct ruby_cache *c, uint32_t pid, uint64_
 		return NULL;
 	}
 	if (slot) {
-		entry_release(e);
+		entry_release(e); /* a hash collision */
 	} else {
 		if (c->n >= c->max) {
 			c->st.evictions += c->n;
@@ -662,7 +667,8 @@ void ruby_cache_forget_pid(struct ruby_cache *c, uint32_t pid)
 	u64map_init(&c->index);
 	for (i = 0; i < c->n; i++)
 		u64map_put(&c->index, cache_key(c->entries[i].pid, c->entries[i].addr,
-						c->entries[i].kind), i + 1);
+						c->entries[i].kind, c->entries[i].checksum,
+						c->entries[i].mask), i + 1);
 }
 
 void ruby_cache_stats(const struct ruby_cache *c, struct ruby_cache_stats *st)

@@ -13,9 +13,10 @@
  * from their method entry (`Integer#times`). Lines come from the iseq's instruction table
  * (the succinct index of insns_info, as rb_iseq_line_no() reads it).
  *
- * The cache (struct ruby_cache) keeps decoded iseqs and method entries per (pid, address) with
- * the checksum the walker computed (ruby.h: rb_checksum()), so a reused address is caught and
- * re-read; entries stay after the process exits (its last samples still need them). Pointers
+ * The cache (struct ruby_cache) keeps decoded iseqs and method entries per (pid, address,
+ * checksum the walker computed: ruby.h, rb_checksum()): a reused address is caught and read as
+ * a new entry, next to the object that was there before, whose samples may still wait to be
+ * symbolized; entries stay after the process exits (its last samples still need them). Pointers
  * returned by the cache are valid until its next get (which may evict) or ruby_cache_free(). */
 #ifndef SCORCH_RUNTIME_RUBY_SYM_H
 #define SCORCH_RUNTIME_RUBY_SYM_H
