@@ -27,6 +27,7 @@
 #include "agent/debugfetch.h"
 #include "agent/demangle.h"
 #include "agent/elf.h"
+#include "agent/fde_index.h"
 #include "agent/gopclntab.h"
 #include "agent/kallsyms.h"
 #include "agent/minidebug.h"
@@ -41,6 +42,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +83,8 @@ struct sym_file {
 	struct elf_file *syms;  /* where names come from first */
 	struct elf_file *syms2; /* then (the file's .dynsym when syms is MiniDebugInfo), or NULL */
 	struct gopclntab *go;   /* Go: names, lines and inlined calls from .gopclntab */
+	struct fde_index *fdes; /* function starts from its CFI, for code no symbol covers */
+	int fdes_tried;         /* fdes built (or failed) since the names were loaded */
 	uint64_t go_lo, go_hi;
 	uint32_t build_id;      /* strtab id of the hex build id, 0 if none */
 	struct u64map addrs;    /* link-time addr + 1 -> result index + 1 */
@@ -111,6 +115,7 @@ struct sym_res {
 	uint32_t name, mangled, file; /* strtab ids (0: none) */
 	int32_t line;
 	uint32_t inl_first, ninl;
+	uint64_t start;               /* no name: link-time start of its FDE + 1 (0: none) */
 };
 
 struct sym_inl {
@@ -263,6 +268,7 @@ static void file_free(struct symbolizer *s, struct sym_file *f)
 	s->open_fds -= (size_t)f->open_fds;
 	srcline_free(f->src);
 	gopclntab_free(f->go);
+	fde_index_free(f->fdes);
 	elf_close(f->elf);
 	elf_close(f->debug);
 	elf_close(f->mini);
@@ -472,7 +478,8 @@ static size_t file_sym_bytes(const struct sym_file *f)
 {
 	return (f->elf ? elf_symbols_bytes(f->elf) : 0) +
 	       (f->debug ? elf_symbols_bytes(f->debug) : 0) +
-	       (f->mini ? elf_symbols_bytes(f->mini) : 0) + (f->go ? gopclntab_bytes(f->go) : 0);
+	       (f->mini ? elf_symbols_bytes(f->mini) : 0) + (f->go ? gopclntab_bytes(f->go) : 0) +
+	       fde_index_bytes(f->fdes);
 }
 
 /* Count f's loaded names again (after they changed) in the symbol budget. */
@@ -499,6 +506,23 @@ static struct elf_file *remote_debug_open(struct symbolizer *s, const struct sym
 		return NULL;
 	}
 	return d;
+}
+
+/* Index f's function starts from its CFI (once per load; the file must still be readable),
+ * for addresses no symbol covers. */
+static void file_fdes(struct symbolizer *s, struct sym_file *f)
+{
+	struct errmsg err = { "" };
+	int rc;
+
+	if (f->fdes_tried || !f->elf || elf_fd(f->elf) < 0)
+		return;
+	f->fdes_tried = 1;
+	rc = fde_index_build(f->elf, &f->fdes, &err);
+	if (rc < 0 && rc != -ENOENT)
+		log_debug("function starts of '%s': %s",
+			  f->path ? strtab_get(s->strings, f->path) : "?", err.msg);
+	file_account(s, f);
 }
 
 /* Load what an opened file needs to be named (symbols of the right source, Go's table), find
@@ -530,6 +554,10 @@ static void file_prepare(struct symbolizer *s, struct sym_file *f, const char *p
 			elf_open_debug_file(f->elf, path, NULL, s->opts.debug_dir, &f->debug);
 	}
 	file_choose_sources(s, f);
+	/* Names without a .symtab (only .dynsym, or none) leave most functions unnamed: their
+	 * starts are read now, while the descriptor is open. Otherwise on the first miss. */
+	if (!elf_has_symtab(f->syms))
+		file_fdes(s, f);
 	if (file_wants_remote(s, f)) {
 		size_t len;
 		const uint8_t *raw = elf_build_id_raw(f->elf, &len);
@@ -556,6 +584,9 @@ static void file_drop(struct symbolizer *s, struct sym_file *f)
 	gopclntab_free(f->go);
 	f->go = NULL;
 	f->go_lo = f->go_hi = 0;
+	fde_index_free(f->fdes);
+	f->fdes = NULL;
+	f->fdes_tried = 0;
 	elf_close(f->debug);
 	f->debug = NULL;
 	elf_close(f->mini);
@@ -1240,8 +1271,16 @@ static uint32_t file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t v
 			cacheable = 0; /* its lines come once the file's DWARF is open again */
 	}
 	if (!r.name) {
+		uint64_t start;
+
 		s->ninl = first_inl;
 		r.ninl = 0;
+		/* no symbol covers it: named after its function's start (its FDE), so that a
+		 * function is one frame however many of its instructions are sampled */
+		file_fdes(s, f);
+		if (!(f->go && vaddr >= f->go_lo && vaddr < f->go_hi) &&
+		    fde_index_lookup(f->fdes, vaddr, &start))
+			r.start = start + 1;
 	}
 	ALLOC_GROW(s->res, s->nres + 1, s->res_cap);
 	s->res[s->nres++] = r;
@@ -1481,9 +1520,23 @@ int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_res
 	if (m->file->build_id)
 		out->build_id = strtab_get(s->strings, m->file->build_id);
 	idx = file_lookup(s, m->file, addr - m->bias);
-	if (!idx || !s->res[idx - 1].name)
+	if (!idx)
 		return 0;
 	r = &s->res[idx - 1];
+	if (!r->name) {
+		const char *base = strrchr(out->module, '/');
+		char buf[320];
+
+		if (!r->start)
+			return 0;
+		/* "liblzma.so.5+0x1a2b0": the file and the link-time address of the function's
+		 * start, as nm, objdump and addr2line give it */
+		snprintf(buf, sizeof(buf), "%.255s+0x%" PRIx64, base ? base + 1 : out->module,
+			 r->start - 1);
+		out->name = out->mangled = strtab_get(s->strings, strtab_intern(s->strings, buf));
+		out->func_start = r->start - 1;
+		return 0;
+	}
 	out->name = strtab_get(s->strings, r->name);
 	out->mangled = strtab_get(s->strings, r->mangled);
 	out->source_file = r->file ? strtab_get(s->strings, r->file) : NULL;

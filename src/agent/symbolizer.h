@@ -49,13 +49,17 @@ struct sym_frame {
 };
 
 struct sym_result {           /* strings owned by the symbolizer, valid until symbolizer_free */
-	const char *name;         /* demangled function name, or NULL if unknown */
+	const char *name;         /* demangled function name; without a symbol, the file's name
+				     and its function's start from the CFI ("libz.so.1+0x3a40",
+				     func_start set); NULL if unknown */
 	const char *mangled;      /* raw symbol name, or NULL */
 	const char *module;       /* path of the mapped file, "[vdso]", the perf map of JIT code,
 				     NULL if no mapping */
 	const char *build_id;     /* hex or NULL */
 	uint64_t map_start, map_limit, map_offset; /* the mapping that holds the address */
 	uint64_t module_offset;   /* file offset of addr, for "module+0xOFF" */
+	uint64_t func_start;      /* name made of the start of the FDE holding addr: that
+				     start (link-time address), else 0 */
 	const char *source_file;  /* of the function's own code at addr (DWARF, .gopclntab) */
 	int line;                 /* 0 when unknown */
 	/* Functions inlined at addr, innermost first; the last one was inlined into `name`
