@@ -108,6 +108,8 @@ struct sym_file {
 	int src_failed;
 	uint64_t src_tick;      /* last use, for the budget's LRU */
 	int64_t src_closed_ns;  /* when the budget last closed its DWARF (0: never) */
+	int src_over;           /* src is open above the budget, for the round (not counted in
+				 * line_bytes; closed by symbolizer_round_end()) */
 };
 
 /* One address's answer: the function and its inlined frames (inl[first .. first + n)). */
@@ -143,6 +145,7 @@ struct sym_map {
 	uint32_t module; /* strtab id of the path (or "[vdso]") */
 	struct sym_file *file;
 	int anon;        /* anonymous executable memory (JIT code) */
+	int main_exe;    /* the process's executable (/proc/PID/exe), not a library */
 };
 
 struct sym_proc {
@@ -177,6 +180,7 @@ struct symbolizer {
 	struct sym_frame out_inl[SYM_MAX_FRAMES]; /* sym_result.inlined of the last lookup */
 
 	uint64_t line_bytes;          /* estimated memory of the open srclines (line_cost()) */
+	uint64_t line_over_bytes;     /* ... of those open above the budget for the round */
 	uint64_t line_opens, line_deferred;
 	uint64_t line_budget;
 	uint64_t tick;
@@ -259,14 +263,27 @@ static uint64_t line_cost(const struct srcline *src)
 	return SYM_DWARF_FACTOR * srcline_cost(src);
 }
 
+/* Close f's DWARF (line info), if open. */
+static void file_src_close(struct symbolizer *s, struct sym_file *f)
+{
+	if (!f->src)
+		return;
+	if (f->src_over)
+		s->line_over_bytes -= line_cost(f->src) < s->line_over_bytes ? line_cost(f->src) :
+									      s->line_over_bytes;
+	else
+		s->line_bytes -= line_cost(f->src);
+	srcline_free(f->src);
+	f->src = NULL;
+	f->src_over = 0;
+}
+
 static void file_free(struct symbolizer *s, struct sym_file *f)
 {
 	if (!f)
 		return;
-	if (f->src)
-		s->line_bytes -= line_cost(f->src);
+	file_src_close(s, f);
 	s->open_fds -= (size_t)f->open_fds;
-	srcline_free(f->src);
 	gopclntab_free(f->go);
 	fde_index_free(f->fdes);
 	elf_close(f->elf);
@@ -574,11 +591,7 @@ static void file_prepare(struct symbolizer *s, struct sym_file *f, const char *p
  * results already cached for it. */
 static void file_drop(struct symbolizer *s, struct sym_file *f)
 {
-	if (f->src) {
-		s->line_bytes -= line_cost(f->src);
-		srcline_free(f->src);
-		f->src = NULL;
-	}
+	file_src_close(s, f);
 	f->src_failed = 0;
 	f->dwarf_src = NULL;
 	gopclntab_free(f->go);
@@ -920,6 +933,8 @@ static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m
 	size_t nmaps = 0, cap = 0, i;
 	uint64_t h, prev_bias = 0;
 	int has_jit = 0;
+	char exe_link[64], exe[4096];
+	ssize_t exe_len;
 
 	/* Unchanged maps (the usual case for a refresh) cost a hash. */
 	h = 0x9a9;
@@ -939,6 +954,10 @@ static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m
 	}
 	if (s->nfiles >= s->evict_at)
 		files_evict_unused(s);
+	/* which mapping is the executable (pprof names it the profile's main file) */
+	snprintf(exe_link, sizeof(exe_link), "/proc/%d/exe", pid);
+	exe_len = readlink(exe_link, exe, sizeof(exe) - 1);
+	exe[exe_len > 0 ? exe_len : 0] = '\0';
 	for (i = 0; i < m->n; i++) {
 		const struct procmaps_entry *e = &m->v[i];
 		struct sym_file *f = NULL;
@@ -969,6 +988,7 @@ static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m
 			int same = prev && procmaps_same_file(prev, e);
 
 			sm->module = strtab_intern(s->strings, e->kind == PROCMAPS_VDSO ? "[vdso]" : e->path);
+			sm->main_exe = e->kind == PROCMAPS_FILE && exe[0] && !strcmp(exe, e->path);
 			sm->bias = mapping_bias(f, e, same ? &prev_bias : NULL);
 			prev = e;
 			prev_bias = sm->bias;
@@ -1118,6 +1138,27 @@ static struct srcline *file_src(struct symbolizer *s, struct sym_file *f)
 		return f->src;
 	/* Decided from the headers, before libdw reads (and inflates) every DWARF section. */
 	cost = SYM_DWARF_FACTOR * srcline_estimate(f->dwarf_src);
+	if (cost > s->line_budget && cost <= SYM_LINE_OVER_FACTOR * s->line_budget) {
+		/* A file alone above the budget (libpython's DWARF is 4 times the agent's, libc's
+		 * debug file 3 times) is opened for this round of lookups only and closed at its
+		 * end (symbolizer_round_end()), such files together within SYM_LINE_OVER_FACTOR
+		 * times the budget: their new addresses get the lines and inlined frames that
+		 * `scorch record` gives, and the results stay cached, so later rounds open them
+		 * only for addresses not seen yet. */
+		if (s->line_over_bytes + cost > SYM_LINE_OVER_FACTOR * s->line_budget) {
+			s->line_deferred++; /* the others' turn: this one's in a later round */
+			return NULL;
+		}
+		if (elf_fd(f->dwarf_src) < 0 ||
+		    srcline_open(elf_fd(f->dwarf_src), "debug info", &f->src, &err) < 0) {
+			f->src_failed = 1;
+			return NULL;
+		}
+		f->src_over = 1;
+		s->line_over_bytes += line_cost(f->src);
+		s->line_opens++;
+		return f->src;
+	}
 	if (f->src_closed_ns &&
 	    (uint64_t)(now_ns() - f->src_closed_ns) <
 		    (s->opts.line_reopen_ns ? s->opts.line_reopen_ns : SYM_LINE_REOPEN_NS) &&
@@ -1148,14 +1189,13 @@ static struct srcline *file_src(struct symbolizer *s, struct sym_file *f)
 		for (i = 0; i < s->nfiles; i++) {
 			struct sym_file *g = s->files[i];
 
-			if (g->src && g != f && (!lru || g->src_tick < lru->src_tick))
+			if (g->src && !g->src_over && g != f &&
+			    (!lru || g->src_tick < lru->src_tick))
 				lru = g;
 		}
 		if (!lru)
 			break;
-		s->line_bytes -= line_cost(lru->src);
-		srcline_free(lru->src);
-		lru->src = NULL;
+		file_src_close(s, lru);
 		lru->src_closed_ns = now_ns();
 	}
 	s->line_opens++;
@@ -1414,11 +1454,7 @@ static size_t take_remote(struct symbolizer *s)
 				f->remote = 2;
 				continue;
 			}
-			if (f->src) {
-				s->line_bytes -= line_cost(f->src);
-				srcline_free(f->src);
-				f->src = NULL;
-			}
+			file_src_close(s, f);
 			f->src_failed = 0;
 			elf_close(f->debug);
 			f->debug = d;
@@ -1510,6 +1546,7 @@ int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_res
 		return 0;
 	}
 	out->module = strtab_get(s->strings, m->module);
+	out->main_exe = m->main_exe;
 	out->map_start = m->start;
 	out->map_limit = m->end;
 	out->map_offset = m->offset;
@@ -1552,6 +1589,15 @@ int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_res
 	out->inlined = i ? s->out_inl : NULL;
 	out->ninlined = i;
 	return 0;
+}
+
+void symbolizer_round_end(struct symbolizer *s)
+{
+	size_t i;
+
+	for (i = 0; s && i < s->nfiles; i++)
+		if (s->files[i]->src_over)
+			file_src_close(s, s->files[i]);
 }
 
 static void kernel_load(struct symbolizer *s)
