@@ -211,6 +211,7 @@ static uint32_t mapping_for(struct loc_cache *c, const struct sym_result *r)
 		return (uint32_t)*v;
 	id = profile_add_mapping(c->p, r->map_start, r->map_limit, r->map_offset, r->module,
 				 r->build_id);
+	c->p->mappings[id - 1].main_exe = (uint8_t)r->main_exe;
 	u64map_put(&c->mappings, key, id);
 	return id;
 }
@@ -484,6 +485,8 @@ int agg_to_profile_kind(struct agg *a, struct symbolizer *sym, enum agg_kind kin
 		profile_add_sample(p, stack, n, labels, nlabels, value);
 	}
 	for (j = 0; j < nslots; j++) {
+		/* the executables first: pprof readers take the first mapping for the main file */
+		profile_mappings_main_first(slots[j].p);
 		u64map_release(&slots[j].cache.locs);
 		u64map_release(&slots[j].cache.native);
 		xfree(slots[j].cache.runs);

@@ -200,6 +200,7 @@ struct walk {
 	uint64_t vaddr;
 	int kind;
 	cfi_row_fn fn;
+	cfi_fde_fn fde_fn; /* cfi_fdes(): ranges only, programs are not run */
 	void *arg;
 	struct cfi_stats *stats;
 	struct cie cache[CIE_CACHE];
@@ -691,6 +692,10 @@ static void parse_fde(struct walk *w, size_t idpos, size_t body_end, uint64_t id
 		w->stats->fdes++;
 	if (pc_range == 0)
 		return;
+	if (w->fde_fn) {
+		w->stop = w->fde_fn(w->arg, pc_begin, pc_begin + pc_range);
+		return;
+	}
 	memset(&pg, 0, sizeof(pg));
 	pg.cie = cie;
 	pg.loc = pg.row_start = pc_begin;
@@ -722,15 +727,13 @@ static void walk_init(struct walk *w, const uint8_t *data, size_t size, uint64_t
 		w->cache[i].offset = SIZE_MAX;
 }
 
-int cfi_parse(const uint8_t *data, size_t size, uint64_t vaddr, int kind, cfi_row_fn fn, void *arg,
-	      struct cfi_stats *stats, struct errmsg *err)
+/* Walk every entry of w's section in order (cfi_parse(), cfi_fdes()). */
+static int walk_section(struct walk *w, struct errmsg *err)
 {
-	struct walk *w, wbuf;
-	size_t off = 0;
-	int first = 1;
+	const uint8_t *data = w->data;
+	size_t size = w->size, off = 0;
+	int kind = w->kind, first = 1;
 
-	w = &wbuf;
-	walk_init(w, data, size, vaddr, kind, fn, arg, stats);
 	if (!data && size)
 		return errmsg_set(err, -EINVAL, "no CFI data");
 	while (off < size) {
@@ -767,6 +770,25 @@ int cfi_parse(const uint8_t *data, size_t size, uint64_t vaddr, int kind, cfi_ro
 		off = next;
 	}
 	return 0;
+}
+
+int cfi_parse(const uint8_t *data, size_t size, uint64_t vaddr, int kind, cfi_row_fn fn, void *arg,
+	      struct cfi_stats *stats, struct errmsg *err)
+{
+	struct walk w;
+
+	walk_init(&w, data, size, vaddr, kind, fn, arg, stats);
+	return walk_section(&w, err);
+}
+
+int cfi_fdes(const uint8_t *data, size_t size, uint64_t vaddr, int kind, cfi_fde_fn fn, void *arg,
+	     struct cfi_stats *stats, struct errmsg *err)
+{
+	struct walk w;
+
+	walk_init(&w, data, size, vaddr, kind, NULL, arg, stats);
+	w.fde_fn = fn;
+	return walk_section(&w, err);
 }
 
 /* The FDEs of an .eh_frame section, counted the way cfi_parse() walks it (up to the first

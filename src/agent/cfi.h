@@ -81,6 +81,16 @@ typedef int (*cfi_row_fn)(void *arg, const struct cfi_row *row);
 int cfi_parse(const uint8_t *data, size_t size, uint64_t vaddr, int kind, cfi_row_fn fn, void *arg,
 	      struct cfi_stats *stats, struct errmsg *err);
 
+/* Called by cfi_fdes() for every FDE with a non-empty range [start, end) (link-time
+ * addresses), in section order. Return 0 to go on, non-zero to stop the walk. */
+typedef int (*cfi_fde_fn)(void *arg, uint64_t start, uint64_t end);
+
+/* Like cfi_parse(), but only the range of each FDE is reported, its program is not run (a
+ * function's start and end, to name code without symbols: fde_index.h). Same returns;
+ * stats->rows stays 0. */
+int cfi_fdes(const uint8_t *data, size_t size, uint64_t vaddr, int kind, cfi_fde_fn fn, void *arg,
+	     struct cfi_stats *stats, struct errmsg *err);
+
 /* Like cfi_parse() on an .eh_frame section, but in the order of its .eh_frame_hdr search
  * table (hdr, hdr_size bytes at link-time address hdr_vaddr), that is by address: the rows of a
  * well-formed section come sorted, which makes building a table linear. Returns -ENOENT, having

@@ -27,6 +27,7 @@
 #include "agent/debugfetch.h"
 #include "agent/demangle.h"
 #include "agent/elf.h"
+#include "agent/fde_index.h"
 #include "agent/gopclntab.h"
 #include "agent/kallsyms.h"
 #include "agent/minidebug.h"
@@ -41,6 +42,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +83,8 @@ struct sym_file {
 	struct elf_file *syms;  /* where names come from first */
 	struct elf_file *syms2; /* then (the file's .dynsym when syms is MiniDebugInfo), or NULL */
 	struct gopclntab *go;   /* Go: names, lines and inlined calls from .gopclntab */
+	struct fde_index *fdes; /* function starts from its CFI, for code no symbol covers */
+	int fdes_tried;         /* fdes built (or failed) since the names were loaded */
 	uint64_t go_lo, go_hi;
 	uint32_t build_id;      /* strtab id of the hex build id, 0 if none */
 	struct u64map addrs;    /* link-time addr + 1 -> result index + 1 */
@@ -104,6 +108,8 @@ struct sym_file {
 	int src_failed;
 	uint64_t src_tick;      /* last use, for the budget's LRU */
 	int64_t src_closed_ns;  /* when the budget last closed its DWARF (0: never) */
+	int src_over;           /* src is open above the budget, for the round (not counted in
+				 * line_bytes; closed by symbolizer_round_end()) */
 };
 
 /* One address's answer: the function and its inlined frames (inl[first .. first + n)). */
@@ -111,6 +117,7 @@ struct sym_res {
 	uint32_t name, mangled, file; /* strtab ids (0: none) */
 	int32_t line;
 	uint32_t inl_first, ninl;
+	uint64_t start;               /* no name: link-time start of its FDE + 1 (0: none) */
 };
 
 struct sym_inl {
@@ -138,6 +145,7 @@ struct sym_map {
 	uint32_t module; /* strtab id of the path (or "[vdso]") */
 	struct sym_file *file;
 	int anon;        /* anonymous executable memory (JIT code) */
+	int main_exe;    /* the process's executable (/proc/PID/exe), not a library */
 };
 
 struct sym_proc {
@@ -172,6 +180,7 @@ struct symbolizer {
 	struct sym_frame out_inl[SYM_MAX_FRAMES]; /* sym_result.inlined of the last lookup */
 
 	uint64_t line_bytes;          /* estimated memory of the open srclines (line_cost()) */
+	uint64_t line_over_bytes;     /* ... of those open above the budget for the round */
 	uint64_t line_opens, line_deferred;
 	uint64_t line_budget;
 	uint64_t tick;
@@ -254,15 +263,29 @@ static uint64_t line_cost(const struct srcline *src)
 	return SYM_DWARF_FACTOR * srcline_cost(src);
 }
 
+/* Close f's DWARF (line info), if open. */
+static void file_src_close(struct symbolizer *s, struct sym_file *f)
+{
+	if (!f->src)
+		return;
+	if (f->src_over)
+		s->line_over_bytes -= line_cost(f->src) < s->line_over_bytes ? line_cost(f->src) :
+									      s->line_over_bytes;
+	else
+		s->line_bytes -= line_cost(f->src);
+	srcline_free(f->src);
+	f->src = NULL;
+	f->src_over = 0;
+}
+
 static void file_free(struct symbolizer *s, struct sym_file *f)
 {
 	if (!f)
 		return;
-	if (f->src)
-		s->line_bytes -= line_cost(f->src);
+	file_src_close(s, f);
 	s->open_fds -= (size_t)f->open_fds;
-	srcline_free(f->src);
 	gopclntab_free(f->go);
+	fde_index_free(f->fdes);
 	elf_close(f->elf);
 	elf_close(f->debug);
 	elf_close(f->mini);
@@ -472,7 +495,8 @@ static size_t file_sym_bytes(const struct sym_file *f)
 {
 	return (f->elf ? elf_symbols_bytes(f->elf) : 0) +
 	       (f->debug ? elf_symbols_bytes(f->debug) : 0) +
-	       (f->mini ? elf_symbols_bytes(f->mini) : 0) + (f->go ? gopclntab_bytes(f->go) : 0);
+	       (f->mini ? elf_symbols_bytes(f->mini) : 0) + (f->go ? gopclntab_bytes(f->go) : 0) +
+	       fde_index_bytes(f->fdes);
 }
 
 /* Count f's loaded names again (after they changed) in the symbol budget. */
@@ -499,6 +523,23 @@ static struct elf_file *remote_debug_open(struct symbolizer *s, const struct sym
 		return NULL;
 	}
 	return d;
+}
+
+/* Index f's function starts from its CFI (once per load; the file must still be readable),
+ * for addresses no symbol covers. */
+static void file_fdes(struct symbolizer *s, struct sym_file *f)
+{
+	struct errmsg err = { "" };
+	int rc;
+
+	if (f->fdes_tried || !f->elf || elf_fd(f->elf) < 0)
+		return;
+	f->fdes_tried = 1;
+	rc = fde_index_build(f->elf, &f->fdes, &err);
+	if (rc < 0 && rc != -ENOENT)
+		log_debug("function starts of '%s': %s",
+			  f->path ? strtab_get(s->strings, f->path) : "?", err.msg);
+	file_account(s, f);
 }
 
 /* Load what an opened file needs to be named (symbols of the right source, Go's table), find
@@ -530,6 +571,10 @@ static void file_prepare(struct symbolizer *s, struct sym_file *f, const char *p
 			elf_open_debug_file(f->elf, path, NULL, s->opts.debug_dir, &f->debug);
 	}
 	file_choose_sources(s, f);
+	/* Names without a .symtab (only .dynsym, or none) leave most functions unnamed: their
+	 * starts are read now, while the descriptor is open. Otherwise on the first miss. */
+	if (!elf_has_symtab(f->syms))
+		file_fdes(s, f);
 	if (file_wants_remote(s, f)) {
 		size_t len;
 		const uint8_t *raw = elf_build_id_raw(f->elf, &len);
@@ -546,16 +591,15 @@ static void file_prepare(struct symbolizer *s, struct sym_file *f, const char *p
  * results already cached for it. */
 static void file_drop(struct symbolizer *s, struct sym_file *f)
 {
-	if (f->src) {
-		s->line_bytes -= line_cost(f->src);
-		srcline_free(f->src);
-		f->src = NULL;
-	}
+	file_src_close(s, f);
 	f->src_failed = 0;
 	f->dwarf_src = NULL;
 	gopclntab_free(f->go);
 	f->go = NULL;
 	f->go_lo = f->go_hi = 0;
+	fde_index_free(f->fdes);
+	f->fdes = NULL;
+	f->fdes_tried = 0;
 	elf_close(f->debug);
 	f->debug = NULL;
 	elf_close(f->mini);
@@ -889,6 +933,8 @@ static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m
 	size_t nmaps = 0, cap = 0, i;
 	uint64_t h, prev_bias = 0;
 	int has_jit = 0;
+	char exe_link[64], exe[4096];
+	ssize_t exe_len;
 
 	/* Unchanged maps (the usual case for a refresh) cost a hash. */
 	h = 0x9a9;
@@ -908,6 +954,10 @@ static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m
 	}
 	if (s->nfiles >= s->evict_at)
 		files_evict_unused(s);
+	/* which mapping is the executable (pprof names it the profile's main file) */
+	snprintf(exe_link, sizeof(exe_link), "/proc/%d/exe", pid);
+	exe_len = readlink(exe_link, exe, sizeof(exe) - 1);
+	exe[exe_len > 0 ? exe_len : 0] = '\0';
 	for (i = 0; i < m->n; i++) {
 		const struct procmaps_entry *e = &m->v[i];
 		struct sym_file *f = NULL;
@@ -938,6 +988,7 @@ static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m
 			int same = prev && procmaps_same_file(prev, e);
 
 			sm->module = strtab_intern(s->strings, e->kind == PROCMAPS_VDSO ? "[vdso]" : e->path);
+			sm->main_exe = e->kind == PROCMAPS_FILE && exe[0] && !strcmp(exe, e->path);
 			sm->bias = mapping_bias(f, e, same ? &prev_bias : NULL);
 			prev = e;
 			prev_bias = sm->bias;
@@ -1087,6 +1138,27 @@ static struct srcline *file_src(struct symbolizer *s, struct sym_file *f)
 		return f->src;
 	/* Decided from the headers, before libdw reads (and inflates) every DWARF section. */
 	cost = SYM_DWARF_FACTOR * srcline_estimate(f->dwarf_src);
+	if (cost > s->line_budget && cost <= SYM_LINE_OVER_FACTOR * s->line_budget) {
+		/* A file alone above the budget (libpython's DWARF is 4 times the agent's, libc's
+		 * debug file 3 times) is opened for this round of lookups only and closed at its
+		 * end (symbolizer_round_end()), such files together within SYM_LINE_OVER_FACTOR
+		 * times the budget: their new addresses get the lines and inlined frames that
+		 * `scorch record` gives, and the results stay cached, so later rounds open them
+		 * only for addresses not seen yet. */
+		if (s->line_over_bytes + cost > SYM_LINE_OVER_FACTOR * s->line_budget) {
+			s->line_deferred++; /* the others' turn: this one's in a later round */
+			return NULL;
+		}
+		if (elf_fd(f->dwarf_src) < 0 ||
+		    srcline_open(elf_fd(f->dwarf_src), "debug info", &f->src, &err) < 0) {
+			f->src_failed = 1;
+			return NULL;
+		}
+		f->src_over = 1;
+		s->line_over_bytes += line_cost(f->src);
+		s->line_opens++;
+		return f->src;
+	}
 	if (f->src_closed_ns &&
 	    (uint64_t)(now_ns() - f->src_closed_ns) <
 		    (s->opts.line_reopen_ns ? s->opts.line_reopen_ns : SYM_LINE_REOPEN_NS) &&
@@ -1117,14 +1189,13 @@ static struct srcline *file_src(struct symbolizer *s, struct sym_file *f)
 		for (i = 0; i < s->nfiles; i++) {
 			struct sym_file *g = s->files[i];
 
-			if (g->src && g != f && (!lru || g->src_tick < lru->src_tick))
+			if (g->src && !g->src_over && g != f &&
+			    (!lru || g->src_tick < lru->src_tick))
 				lru = g;
 		}
 		if (!lru)
 			break;
-		s->line_bytes -= line_cost(lru->src);
-		srcline_free(lru->src);
-		lru->src = NULL;
+		file_src_close(s, lru);
 		lru->src_closed_ns = now_ns();
 	}
 	s->line_opens++;
@@ -1240,8 +1311,16 @@ static uint32_t file_lookup(struct symbolizer *s, struct sym_file *f, uint64_t v
 			cacheable = 0; /* its lines come once the file's DWARF is open again */
 	}
 	if (!r.name) {
+		uint64_t start;
+
 		s->ninl = first_inl;
 		r.ninl = 0;
+		/* no symbol covers it: named after its function's start (its FDE), so that a
+		 * function is one frame however many of its instructions are sampled */
+		file_fdes(s, f);
+		if (!(f->go && vaddr >= f->go_lo && vaddr < f->go_hi) &&
+		    fde_index_lookup(f->fdes, vaddr, &start))
+			r.start = start + 1;
 	}
 	ALLOC_GROW(s->res, s->nres + 1, s->res_cap);
 	s->res[s->nres++] = r;
@@ -1375,11 +1454,7 @@ static size_t take_remote(struct symbolizer *s)
 				f->remote = 2;
 				continue;
 			}
-			if (f->src) {
-				s->line_bytes -= line_cost(f->src);
-				srcline_free(f->src);
-				f->src = NULL;
-			}
+			file_src_close(s, f);
 			f->src_failed = 0;
 			elf_close(f->debug);
 			f->debug = d;
@@ -1471,6 +1546,7 @@ int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_res
 		return 0;
 	}
 	out->module = strtab_get(s->strings, m->module);
+	out->main_exe = m->main_exe;
 	out->map_start = m->start;
 	out->map_limit = m->end;
 	out->map_offset = m->offset;
@@ -1481,9 +1557,23 @@ int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_res
 	if (m->file->build_id)
 		out->build_id = strtab_get(s->strings, m->file->build_id);
 	idx = file_lookup(s, m->file, addr - m->bias);
-	if (!idx || !s->res[idx - 1].name)
+	if (!idx)
 		return 0;
 	r = &s->res[idx - 1];
+	if (!r->name) {
+		const char *base = strrchr(out->module, '/');
+		char buf[320];
+
+		if (!r->start)
+			return 0;
+		/* "liblzma.so.5+0x1a2b0": the file and the link-time address of the function's
+		 * start, as nm, objdump and addr2line give it */
+		snprintf(buf, sizeof(buf), "%.255s+0x%" PRIx64, base ? base + 1 : out->module,
+			 r->start - 1);
+		out->name = out->mangled = strtab_get(s->strings, strtab_intern(s->strings, buf));
+		out->func_start = r->start - 1;
+		return 0;
+	}
 	out->name = strtab_get(s->strings, r->name);
 	out->mangled = strtab_get(s->strings, r->mangled);
 	out->source_file = r->file ? strtab_get(s->strings, r->file) : NULL;
@@ -1499,6 +1589,15 @@ int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_res
 	out->inlined = i ? s->out_inl : NULL;
 	out->ninlined = i;
 	return 0;
+}
+
+void symbolizer_round_end(struct symbolizer *s)
+{
+	size_t i;
+
+	for (i = 0; s && i < s->nfiles; i++)
+		if (s->files[i]->src_over)
+			file_src_close(s, s->files[i]);
 }
 
 static void kernel_load(struct symbolizer *s)

@@ -49,13 +49,18 @@ struct sym_frame {
 };
 
 struct sym_result {           /* strings owned by the symbolizer, valid until symbolizer_free */
-	const char *name;         /* demangled function name, or NULL if unknown */
+	const char *name;         /* demangled function name; without a symbol, the file's name
+				     and its function's start from the CFI ("libz.so.1+0x3a40",
+				     func_start set); NULL if unknown */
 	const char *mangled;      /* raw symbol name, or NULL */
 	const char *module;       /* path of the mapped file, "[vdso]", the perf map of JIT code,
 				     NULL if no mapping */
 	const char *build_id;     /* hex or NULL */
+	int main_exe;             /* module is the process's executable (not a library) */
 	uint64_t map_start, map_limit, map_offset; /* the mapping that holds the address */
 	uint64_t module_offset;   /* file offset of addr, for "module+0xOFF" */
+	uint64_t func_start;      /* name made of the start of the FDE holding addr: that
+				     start (link-time address), else 0 */
 	const char *source_file;  /* of the function's own code at addr (DWARF, .gopclntab) */
 	int line;                 /* 0 when unknown */
 	/* Functions inlined at addr, innermost first; the last one was inlined into `name`
@@ -93,6 +98,9 @@ struct symbolizer_options {
 /* Memory libdw holds per byte of DWARF once every unit of a file was looked up (measured:
  * bench/sym_cost.c, docs/benchmarks.md). */
 #define SYM_DWARF_FACTOR 4
+/* Files alone above the line budget are opened for one round of lookups at a time
+ * (symbolizer_round_end()), apart from the budget, up to this many times it together. */
+#define SYM_LINE_OVER_FACTOR 8
 /* A file whose DWARF the line budget closed is not opened again within this time if that would
  * close another: files that together outgrow the budget do not take turns every interval. */
 #define SYM_LINE_REOPEN_NS (60ull * 1000000000ull)
@@ -123,6 +131,10 @@ void symbolizer_forget_pid(struct symbolizer *s, int pid);
 int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_result *out);
 /* Symbolize a kernel address via /proc/kallsyms: 0, or -ENOENT (unknown / kallsyms hidden). */
 int symbolizer_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out);
+
+/* End a round of lookups (one profile's symbolization): the DWARF of a file above the line
+ * budget, opened for this round's new addresses, is closed (the results stay cached). */
+void symbolizer_round_end(struct symbolizer *s);
 
 /* Load every file seen whose names are not loaded yet, so that the debug files they lack are
  * asked of debuginfod now (for one-shot recordings, before waiting for them; lookups do it

@@ -32,7 +32,7 @@ static const char top_usage[] =
 	"Show the hottest functions of the whole machine (or of some processes), refreshed every\n"
 	"interval. SELF is the share of samples where the function was running, TOTAL where it was\n"
 	"anywhere on the stack; PROCESS the process with most of its samples (+N when others have\n"
-	"some too). Kernel functions end in _[k]; Python ones show file and line.\n"
+	"some too). Kernel functions end in _[k]; runtime ones show their file.\n"
 	"With --off-cpu the shares are of the time threads spent waiting (TIME: seconds of it in\n"
 	"the interval; the reason is a frame of its own, e.g. [off-cpu: io]); with --wall, of\n"
 	"their wall time, running or waiting.\n"

@@ -34,8 +34,9 @@ static void usage(FILE *out)
 	const struct command *c;
 
 	fprintf(out, "usage: scorch [-v] <command> [<args>]\n\n"
-		     "scorch is a continuous profiler for Linux: eBPF sampling of every CPU, native,\n"
-		     "kernel and Python stacks, flame graphs.\n\ncommands:\n");
+		     "scorch is a continuous profiler for Linux: eBPF sampling of every CPU, kernel\n"
+		     "and native stacks (C, C++, Rust, Go) with the frames of CPython, HotSpot/Java,\n"
+		     "V8/Node.js, Ruby, PHP and Perl, flame graphs.\n\ncommands:\n");
 	for (c = commands; c->name; c++)
 		fprintf(out, "  %-10s %s\n", c->name, c->help);
 	fprintf(out, "\nexamples:\n"

@@ -160,7 +160,7 @@ static uint32_t frame_location(struct parser *ps, const char *s, size_t n)
 		kind = FRAME_KERNEL;
 		n -= 4;
 	} else if (profile_frame_split(s, n, &name_len, &file_off, &file_len, &line)) {
-		if (profile_is_python_file(s + file_off, file_len))
+		if (profile_is_runtime_file(s + file_off, file_len))
 			kind = FRAME_PYTHON;
 		if (line > 0)
 			ps->p->show_lines = 1; /* written back as read */

@@ -85,12 +85,30 @@ enum { STATUS_CODE = 1, STATUS_MESSAGE = 2 };         /* google.rpc.Status */
 
 #define NKINDS 4
 
-/* profile.frame.type values per enum frame_kind (markers get none). */
-static const char *const frame_types[NKINDS] = {
+/* profile.frame.type values per enum frame_kind (markers get none), then, for runtime frames,
+ * per language of their file (profile_file_lang(); one the file does not tell gets none). */
+#define NFRAME_TYPES (NKINDS + PROFILE_NLANGS)
+static const char *const frame_types[NFRAME_TYPES] = {
 	[FRAME_NATIVE] = "native",
 	[FRAME_KERNEL] = "kernel",
-	[FRAME_PYTHON] = "cpython",
+	[NKINDS + PROFILE_LANG_PYTHON] = "cpython",
+	[NKINDS + PROFILE_LANG_JS] = "v8js",
+	[NKINDS + PROFILE_LANG_JAVA] = "jvm",
+	[NKINDS + PROFILE_LANG_RUBY] = "ruby",
+	[NKINDS + PROFILE_LANG_PHP] = "php",
+	[NKINDS + PROFILE_LANG_PERL] = "perl",
 };
+
+/* The frame_types index of a frame of function f (-1: none). */
+static int frame_type_of(const struct profile *p, const struct profile_function *f)
+{
+	const char *file;
+
+	if (f->kind != FRAME_PYTHON)
+		return f->kind < NKINDS ? f->kind : -1;
+	file = f->filename ? profile_get_str(p, f->filename) : "";
+	return NKINDS + (int)profile_file_lang(file, strlen(file));
+}
 
 /* Label keys of the model that travel under a semantic-convention name. */
 static const char *const key_map[][2] = {
@@ -105,7 +123,7 @@ struct enc {
 	struct strtab *strs;                 /* string_table */
 	struct strtab *tab[DICT_STACK + 1];  /* serialized entries per dictionary field */
 	struct buf tmp;
-	uint32_t frame_attr[NKINDS];         /* attribute index of each kind's frame type */
+	uint32_t frame_attr[NFRAME_TYPES];   /* attribute index of each frame type */
 	uint32_t *str_of;                    /* per profile: model string id -> string index + 1 */
 	size_t str_of_cap;
 };
@@ -235,8 +253,8 @@ static void enc_profile(struct enc *e, struct protobuf_writer *w, const struct p
 		const struct profile_function *f =
 			l->function && l->function <= p->nfunctions ? &p->functions[l->function - 1] : NULL;
 		uint32_t mid = l->mapping <= p->nmappings ? map_idx[l->mapping] : 0;
-		int kind = f ? f->kind : (mid ? FRAME_NATIVE : -1);
-		uint32_t attr = kind >= 0 && kind < NKINDS ? e->frame_attr[kind] : 0;
+		int kind = f ? frame_type_of(p, f) : (mid ? FRAME_NATIVE : -1);
+		uint32_t attr = kind >= 0 && kind < NFRAME_TYPES ? e->frame_attr[kind] : 0;
 		struct protobuf_writer lw = enc_begin(e);
 
 		protobuf_put_uint64_nz(&lw, LOC_MAPPING, mid);
@@ -332,7 +350,7 @@ int otlp_encode(const struct otlp_resource *res, size_t nres, struct buf *out)
 	e.strs = strtab_new();
 	for (t = 1; t <= DICT_STACK; t++)
 		e.tab[t] = strtab_new();
-	for (k = 0; k < NKINDS; k++)
+	for (k = 0; k < NFRAME_TYPES; k++)
 		e.frame_attr[k] = frame_types[k] ? enc_attr(&e, OTLP_FRAME_TYPE, frame_types[k], 0) : 0;
 
 	for (r = 0; r < nres && !w.err; r++) {
@@ -872,7 +890,8 @@ static int frame_kind_of(struct span s)
 {
 	if (span_eq(s, "kernel"))
 		return FRAME_KERNEL;
-	if (span_eq(s, "cpython"))
+	if (span_eq(s, "cpython") || span_eq(s, "v8js") || span_eq(s, "jvm") || span_eq(s, "ruby") ||
+	    span_eq(s, "php") || span_eq(s, "perl"))
 		return FRAME_PYTHON;
 	return FRAME_NATIVE;
 }
@@ -1097,7 +1116,7 @@ static int infer_kind(struct dec *d, const struct dloc *l, const struct dfn *fn)
 	file = d->strs[fn->file];
 	name = d->strs[fn->name];
 	if (ends_with(file, ".py") || ends_with(file, ".pyw") ||
-	    (!l->map && file.len >= 8 && !memcmp(file.p, "<frozen ", 8)))
+	    (!l->map && profile_is_runtime_file((const char *)file.p, file.len)))
 		return FRAME_PYTHON;
 	if (!l->map && !file.len && name.len >= 2 && name.p[0] == '[' && name.p[name.len - 1] == ']')
 		return FRAME_SPECIAL;

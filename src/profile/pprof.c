@@ -60,12 +60,44 @@ enum {
 #define NKINDS 4
 
 /* Zero-range mappings that carry a frame kind for locations that have no mapping of their own
- * (indexed by enum frame_kind; native needs none). */
-static const char *const marker_names[NKINDS] = {
+ * (native needs none): one per kind, and runtime frames one per language of their file
+ * (profile_file_lang()), so that Java frames are not said to be Python's. Indexed by slot:
+ * the kind for kernel and special frames, MARKER_LANG + lang for runtime frames. */
+#define MARKER_LANG NKINDS
+#define NMARKERS (MARKER_LANG + PROFILE_NLANGS)
+static const char *const marker_names[NMARKERS] = {
 	[FRAME_KERNEL] = PPROF_KERNEL_MAPPING,
-	[FRAME_PYTHON] = PPROF_PYTHON_MAPPING,
 	[FRAME_SPECIAL] = PPROF_SPECIAL_MAPPING,
+	[MARKER_LANG + PROFILE_LANG_NONE] = PPROF_RUNTIME_MAPPING,
+	[MARKER_LANG + PROFILE_LANG_PYTHON] = PPROF_PYTHON_MAPPING,
+	[MARKER_LANG + PROFILE_LANG_JS] = "[javascript]",
+	[MARKER_LANG + PROFILE_LANG_JAVA] = "[java]",
+	[MARKER_LANG + PROFILE_LANG_RUBY] = "[ruby]",
+	[MARKER_LANG + PROFILE_LANG_PHP] = "[php]",
+	[MARKER_LANG + PROFILE_LANG_PERL] = "[perl]",
 };
+
+/* The marker slot of a frame of function f without a mapping, or 0 (native: none). */
+static int marker_slot(const struct profile *p, const struct profile_function *f)
+{
+	const char *file;
+
+	if (f->kind != FRAME_PYTHON)
+		return f->kind == FRAME_NATIVE || f->kind >= NKINDS ? 0 : f->kind;
+	file = f->filename ? profile_get_str(p, f->filename) : "";
+	return MARKER_LANG + (int)profile_file_lang(file, strlen(file));
+}
+
+/* The kind a marker mapping's name stands for, or -1. */
+static int marker_kind(const char *name)
+{
+	int k;
+
+	for (k = 1; k < NMARKERS; k++)
+		if (marker_names[k] && !strcmp(name, marker_names[k]))
+			return k < NKINDS ? k : FRAME_PYTHON;
+	return -1;
+}
 
 /* ------------------------------------------------------------------ encoding */
 
@@ -260,12 +292,8 @@ static void put_location(struct protobuf_writer *w, const struct profile *p, uin
 	uint32_t mid = l->mapping <= p->nmappings ? l->mapping : 0;
 	size_t m, j;
 
-	if (!mid && l->function && l->function <= p->nfunctions) {
-		int k = p->functions[l->function - 1].kind;
-
-		if (k < NKINDS)
-			mid = marker_map[k];
-	}
+	if (!mid && l->function && l->function <= p->nfunctions)
+		mid = marker_map[marker_slot(p, &p->functions[l->function - 1])];
 	m = protobuf_begin(w, PROFILE_LOCATION);
 	protobuf_put_uint64(w, LOCATION_ID, id);
 	protobuf_put_uint64_nz(w, LOCATION_MAPPING_ID, mid);
@@ -289,25 +317,25 @@ int pprof_encode_raw(const struct profile *p, struct buf *out)
 	struct runs runs;
 	struct protobuf_writer w = PROTOBUF_WRITER(out);
 	uint32_t nstr = strtab_count(p->strings), next_str = nstr;
-	uint32_t marker_map[NKINDS] = { 0 }, marker_str[NKINDS] = { 0 };
+	uint32_t marker_map[NMARKERS] = { 0 }, marker_str[NMARKERS] = { 0 };
 	uint32_t next_map = (uint32_t)p->nmappings + 1;
-	uint8_t *mflags = xcalloc(p->nmappings + NKINDS + 1, 1);
+	uint8_t *mflags = xcalloc(p->nmappings + NMARKERS + 1, 1);
 	size_t i, m, start_len = out->len;
 	int k;
 
-	/* Which kinds need a marker mapping (numbered after the real ones, in kind order, with
-	 * their names after the profile's own strings)... */
+	/* Which markers are needed (numbered after the real mappings, in slot order, with their
+	 * names after the profile's own strings)... */
 	for (i = 0; i < p->nlocations; i++) {
 		const struct profile_location *l = &p->locations[i];
 
 		if ((!l->mapping || l->mapping > p->nmappings) && l->function &&
 		    l->function <= p->nfunctions) {
-			k = p->functions[l->function - 1].kind;
-			if (k != FRAME_NATIVE && k < NKINDS)
+			k = marker_slot(p, &p->functions[l->function - 1]);
+			if (k)
 				marker_map[k] = 1;
 		}
 	}
-	for (k = 0; k < NKINDS; k++) {
+	for (k = 0; k < NMARKERS; k++) {
 		if (marker_map[k]) {
 			marker_map[k] = next_map++;
 			marker_str[k] = next_str++;
@@ -320,8 +348,8 @@ int pprof_encode_raw(const struct profile *p, struct buf *out)
 			l->function && l->function <= p->nfunctions ? &p->functions[l->function - 1] : NULL;
 		uint32_t mid = l->mapping <= p->nmappings ? l->mapping : 0;
 
-		if (!mid && f && f->kind < NKINDS)
-			mid = marker_map[f->kind];
+		if (!mid && f)
+			mid = marker_map[marker_slot(p, f)];
 		if (!mid)
 			continue;
 		mflags[mid] |= MF_SEEN;
@@ -340,7 +368,7 @@ int pprof_encode_raw(const struct profile *p, struct buf *out)
 	put_samples(&w, p, &runs);
 	for (i = 0; i < p->nmappings; i++)
 		put_mapping(&w, i + 1, &p->mappings[i], p->mappings[i].file, mflags[i + 1]);
-	for (k = 0; k < NKINDS; k++) {
+	for (k = 0; k < NMARKERS; k++) {
 		if (marker_map[k])
 			put_mapping(&w, marker_map[k], NULL, marker_str[k], mflags[marker_map[k]]);
 	}
@@ -369,8 +397,8 @@ int pprof_encode_raw(const struct profile *p, struct buf *out)
 	for (i = 0; i < nstr && !w.err; i++)
 		protobuf_put_bytes(&w, PROFILE_STRING_TABLE, strtab_get(p->strings, (uint32_t)i),
 				   strtab_len(p->strings, (uint32_t)i));
-	/* Marker names follow the profile's own strings, in kind order (as numbered above). */
-	for (k = 0; k < NKINDS; k++) {
+	/* Marker names follow the profile's own strings, in slot order (as numbered above). */
+	for (k = 0; k < NMARKERS; k++) {
 		if (marker_map[k])
 			protobuf_put_bytes(&w, PROFILE_STRING_TABLE, marker_names[k],
 					   strlen(marker_names[k]));
@@ -760,14 +788,16 @@ static int parse_mapping(struct decoder *d, struct dstr m, size_t index)
 	dm->kind = -1;
 	if (!strncmp(name, "[kernel", 7))
 		dm->kind = FRAME_KERNEL;
-	for (k = 1; k < NKINDS; k++) {
-		if (!strcmp(name, marker_names[k])) {
-			dm->kind = (int8_t)k;
-			dm->marker = !start && !limit && !offset && !build_id;
-		}
+	k = marker_kind(name);
+	if (k >= 0) {
+		dm->kind = (int8_t)k;
+		dm->marker = !start && !limit && !offset && !build_id;
 	}
-	if (!dm->marker)
+	if (!dm->marker) {
 		dm->our = profile_add_mapping(d->p, start, limit, offset, name, str_of(d, build_id));
+		/* tools take the first mapping for the main file */
+		d->p->mappings[dm->our - 1].main_exe = d->p->nmappings == 1;
+	}
 	return 0;
 }
 
@@ -927,7 +957,7 @@ static int line_kind(struct decoder *d, const struct dmapping *dm, const struct 
 	str_ref(d, (uint64_t)fn->name, &id);
 	name = str_of(d, id);
 	if (ends_with(file, ".py") || ends_with(file, ".pyw") ||
-	    (!dm && !strncmp(file, "<frozen ", 8)))
+	    (!dm && profile_is_runtime_file(file, strlen(file))))
 		return FRAME_PYTHON;
 	if (!dm && !*file && name[0] == '[' && ends_with(name, "]"))
 		return FRAME_SPECIAL;

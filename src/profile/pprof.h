@@ -6,12 +6,15 @@
  *
  * Frame kinds (enum frame_kind) have no field in profile.proto; they travel as conventions
  * (docs/formats.md, "pprof"):
- *   - the encoder gives a kernel, python or special frame whose location has no mapping a
- *     zero-range marker mapping named PPROF_KERNEL_MAPPING, PPROF_PYTHON_MAPPING or
- *     PPROF_SPECIAL_MAPPING; the decoder turns such a marker back into "no mapping";
+ *   - the encoder gives a kernel, runtime or special frame whose location has no mapping a
+ *     zero-range marker mapping named PPROF_KERNEL_MAPPING, PPROF_SPECIAL_MAPPING or, for a
+ *     runtime frame, after the language of its file (profile_file_lang()): "[python]",
+ *     "[javascript]", "[java]", "[ruby]", "[php]", "[perl]", else PPROF_RUNTIME_MAPPING; the
+ *     decoder turns such a marker back into "no mapping" (and a runtime frame);
  *   - for foreign profiles the decoder infers: a mapping whose file starts with "[kernel" ->
- *     kernel; a function file ending in ".py"/".pyw" (or "<frozen ...>" without a mapping) ->
- *     python; a name "[...]" without mapping and file -> special; anything else native.
+ *     kernel; a function file ending in ".py"/".pyw" (or, without a mapping, any runtime's
+ *     source file: profile_is_runtime_file()) -> runtime; a name "[...]" without mapping and
+ *     file -> special; anything else native.
  * A pprof location with several lines (inlined calls, innermost first) becomes that many
  * consecutive locations of the model, leaf first. Ids written by the encoder (mapping, function,
  * location = the model's ids; string indexes = the model's string ids) come back unchanged.
@@ -30,6 +33,7 @@
 
 #define PPROF_KERNEL_MAPPING  "[kernel.kallsyms]"
 #define PPROF_PYTHON_MAPPING  "[python]"
+#define PPROF_RUNTIME_MAPPING "[runtime]" /* a runtime frame whose file tells no language */
 #define PPROF_SPECIAL_MAPPING "[special]"
 
 /* Decoder limits besides struct decode_limits: an input beyond them is rejected with -E2BIG. */

@@ -117,6 +117,7 @@ uint32_t profile_add_mapping(struct profile *p, uint64_t start, uint64_t limit, 
 	m->offset = offset;
 	m->file = profile_str(p, file);
 	m->build_id = build_id && *build_id ? profile_str(p, build_id) : 0;
+	m->main_exe = 0;
 	return (uint32_t)p->nmappings;
 }
 
@@ -149,15 +150,24 @@ uint32_t profile_intern_function(struct profile *p, enum frame_kind kind, const 
 	return id;
 }
 
+static uint64_t location_key(const struct profile_location *l)
+{
+	return key_fix(hash_combine(hash_combine(hash_combine(hash_combine(l->address, l->mapping),
+							       l->function),
+					      (uint64_t)l->line),
+				 l->inlined));
+}
+
 uint32_t profile_intern_location_inl(struct profile *p, uint32_t mapping, uint64_t address,
 				     uint32_t function, int64_t line, int inlined)
 {
 	struct profile_priv *priv = p->priv;
 	uint8_t inl = inlined ? 1 : 0;
-	uint64_t key = key_fix(hash_combine(hash_combine(hash_combine(hash_combine(address, mapping),
-								       function),
-						      (uint64_t)line),
-					    inl));
+	struct profile_location want = {
+		.address = address, .mapping = mapping, .function = function, .line = line,
+		.inlined = inl,
+	};
+	uint64_t key = location_key(&want);
 	uint32_t id;
 
 	for (id = chain_first(&priv->locations, key); id; id = priv->locations.next[id - 1]) {
@@ -371,10 +381,59 @@ size_t profile_frame_name(const struct profile *p, uint32_t loc, char *out, size
 	return profile_frame_name_flags(p, loc, p->show_lines ? PROFILE_NAME_LINES : 0, out, outlen);
 }
 
-int profile_is_python_file(const char *file, size_t len)
+static int has_suffix(const char *s, size_t len, const char *suffix)
 {
-	return (len > 3 && !memcmp(file + len - 3, ".py", 3)) ||
-	       (len > 4 && !memcmp(file + len - 4, ".pyw", 4)) || (len > 0 && file[0] == '<');
+	size_t n = strlen(suffix);
+
+	return len > n && !memcmp(s + len - n, suffix, n);
+}
+
+static int has_prefix(const char *s, size_t len, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return len >= n && !memcmp(s, prefix, n);
+}
+
+enum profile_lang profile_file_lang(const char *file, size_t len)
+{
+	static const struct {
+		const char *suffix;
+		enum profile_lang lang;
+	} ext[] = {
+		{ ".py", PROFILE_LANG_PYTHON },  { ".pyw", PROFILE_LANG_PYTHON },
+		{ ".js", PROFILE_LANG_JS },      { ".mjs", PROFILE_LANG_JS },
+		{ ".cjs", PROFILE_LANG_JS },     { ".ts", PROFILE_LANG_JS },
+		{ ".mts", PROFILE_LANG_JS },     { ".cts", PROFILE_LANG_JS },
+		{ ".jsx", PROFILE_LANG_JS },     { ".tsx", PROFILE_LANG_JS },
+		{ ".java", PROFILE_LANG_JAVA },  { ".kt", PROFILE_LANG_JAVA },
+		{ ".scala", PROFILE_LANG_JAVA }, { ".groovy", PROFILE_LANG_JAVA },
+		{ ".clj", PROFILE_LANG_JAVA },   { ".rb", PROFILE_LANG_RUBY },
+		{ ".php", PROFILE_LANG_PHP },    { ".phtml", PROFILE_LANG_PHP },
+		{ ".pl", PROFILE_LANG_PERL },    { ".pm", PROFILE_LANG_PERL },
+		{ ".t", PROFILE_LANG_PERL },
+	};
+	size_t i;
+
+	if (!file || !len)
+		return PROFILE_LANG_NONE;
+	for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++)
+		if (has_suffix(file, len, ext[i].suffix))
+			return ext[i].lang;
+	if (has_prefix(file, len, "node:"))
+		return PROFILE_LANG_JS;    /* Node's own modules: "node:internal/main/..." */
+	if (has_prefix(file, len, "<internal:"))
+		return PROFILE_LANG_RUBY;  /* Ruby's prelude: "<internal:kernel>" */
+	if (has_prefix(file, len, "(eval "))
+		return PROFILE_LANG_PERL;  /* a string eval: "(eval 12)" */
+	if (file[0] == '<')
+		return PROFILE_LANG_PYTHON; /* "<frozen importlib._bootstrap>", "<string>" */
+	return PROFILE_LANG_NONE;
+}
+
+int profile_is_runtime_file(const char *file, size_t len)
+{
+	return profile_file_lang(file, len) != PROFILE_LANG_NONE;
 }
 
 int profile_frame_split(const char *s, size_t n, size_t *name_len, size_t *file_off,
@@ -412,8 +471,9 @@ int profile_frame_split(const char *s, size_t n, size_t *name_len, size_t *file_
 	*file_len = (colon ? colon : n - 1) - *file_off;
 	if (!*file_len)
 		return 0;
-	/* Without a line, only a Python file makes a file part: "f (anything)" is a name. */
-	if (!colon && !profile_is_python_file(s + *file_off, *file_len))
+	/* Without a line, only a runtime's source file makes a file part: "f (anything)" is a
+	 * name (C++: "f(int, (anonymous namespace)::X)"). */
+	if (!colon && !profile_is_runtime_file(s + *file_off, *file_len))
 		return 0;
 	*name_len = open - 1;
 	*line = colon ? v : 0;
@@ -430,12 +490,49 @@ size_t profile_frame_strip_line(const char *s, char *out, size_t outlen)
 		return 0;
 	if (!profile_frame_split(s, n, &name_len, &file_off, &file_len, &line) || !line)
 		w = snprintf(out, outlen, "%s", s);
-	else if (profile_is_python_file(s + file_off, file_len))
+	else if (profile_is_runtime_file(s + file_off, file_len))
 		w = snprintf(out, outlen, "%.*s (%.*s)", (int)name_len, s, (int)file_len, s + file_off);
 	else
 		w = snprintf(out, outlen, "%.*s", (int)name_len, s);
 	len = w < 0 ? 0 : (size_t)w;
 	return len < outlen ? len : outlen - 1;
+}
+
+void profile_mappings_main_first(struct profile *p)
+{
+	struct profile_priv *priv = p->priv;
+	struct profile_mapping *sorted;
+	uint32_t *new_id;
+	size_t i, n = 0;
+	int pass, moved = 0;
+
+	for (i = 0; i < p->nmappings && !moved; i++)
+		moved = p->mappings[i].main_exe && i > 0 && !p->mappings[i - 1].main_exe;
+	if (!moved)
+		return;
+	sorted = xmalloc(p->nmappings * sizeof(*sorted));
+	new_id = xcalloc(p->nmappings + 1, sizeof(*new_id));
+	for (pass = 1; pass >= 0; pass--) {
+		for (i = 0; i < p->nmappings; i++) {
+			if (!!p->mappings[i].main_exe != pass)
+				continue;
+			sorted[n] = p->mappings[i];
+			new_id[i + 1] = (uint32_t)++n;
+		}
+	}
+	memcpy(p->mappings, sorted, n * sizeof(*sorted));
+	xfree(sorted);
+	/* the locations' keys include their mapping: index them again */
+	u64map_release(&priv->locations.first);
+	u64map_init(&priv->locations.first);
+	for (i = 0; i < p->nlocations; i++) {
+		struct profile_location *l = &p->locations[i];
+
+		if (l->mapping && l->mapping <= p->nmappings)
+			l->mapping = new_id[l->mapping];
+		chain_push(&priv->locations, location_key(l), (uint32_t)i + 1);
+	}
+	xfree(new_id);
 }
 
 int64_t profile_total(const struct profile *p)
@@ -463,6 +560,7 @@ void profile_merge(struct profile *dst, const struct profile *src)
 		map_ids[i + 1] = profile_add_mapping(dst, m->start, m->limit, m->offset,
 						     profile_get_str(src, m->file),
 						     profile_get_str(src, m->build_id));
+		dst->mappings[map_ids[i + 1] - 1].main_exe = m->main_exe;
 	}
 	for (i = 0; i < src->nfunctions; i++) {
 		const struct profile_function *f = &src->functions[i];

@@ -32,6 +32,8 @@ struct profile_mapping {
 	uint64_t start, limit, offset;
 	uint32_t file;     /* string id */
 	uint32_t build_id; /* string id, lowercase hex, or 0 */
+	uint8_t main_exe;  /* the executable of its process (not a library); tools take the
+			      first mapping for the main file: profile_mappings_main_first() */
 };
 
 struct profile_function {
@@ -124,7 +126,8 @@ void profile_set_type(struct profile *p, const char *type, const char *unit, int
 /* Set the period type separately, e.g. ("cpu", "nanoseconds") for a samples/count profile. */
 void profile_set_period_type(struct profile *p, const char *type, const char *unit);
 
-/* Mappings are not interned (a process may map one file at several ranges). */
+/* Mappings are not interned (a process may map one file at several ranges). Set main_exe of
+ * the result (p->mappings[id - 1]) for a process's executable. */
 uint32_t profile_add_mapping(struct profile *p, uint64_t start, uint64_t limit, uint64_t offset,
 			     const char *file, const char *build_id);
 uint32_t profile_intern_function(struct profile *p, enum frame_kind kind, const char *name,
@@ -181,17 +184,41 @@ size_t profile_frame_name_flags(const struct profile *p, uint32_t loc, unsigned 
 
 /* Frame names (as written by profile_frame_name()) parsed back: "name (file:LINE)" gives
  * name, file and line (file and line only when LINE is a positive decimal number), "qual
- * (file.py)" and other Python files name and file, anything else the name alone. Sets the
- * offsets and lengths into s; *line is 0 when none. Returns 1 when a file part was found. */
+ * (file.py)" and other runtimes' files (profile_is_runtime_file()) name and file, anything
+ * else the name alone. Sets the offsets and lengths into s; *line is 0 when none. Returns 1
+ * when a file part was found. */
 int profile_frame_split(const char *s, size_t n, size_t *name_len, size_t *file_off,
 			size_t *file_len, int64_t *line);
-/* Whether a frame's file part names Python source ("x.py", "x.pyw", "<frozen ...>",
- * "<string>", ...): such frames keep their file when aggregated by function. */
-int profile_is_python_file(const char *file, size_t len);
+/* The language of a runtime frame's source file, told by its name: Python ("x.py", "x.pyw",
+ * "<frozen ...>", "<string>"), JavaScript ("x.js", "x.mjs", "x.ts", "node:internal/..."),
+ * the JVM ("X.java", "X.kt", ...), Ruby ("x.rb", "<internal:...>"), PHP ("x.php"), Perl
+ * ("x.pl", "x.pm", "(eval N)"); PROFILE_LANG_NONE for anything else (native sources: "x.c",
+ * "x.rs", "x.go", ...). */
+enum profile_lang {
+	PROFILE_LANG_NONE = 0,
+	PROFILE_LANG_PYTHON,
+	PROFILE_LANG_JS,
+	PROFILE_LANG_JAVA,
+	PROFILE_LANG_RUBY,
+	PROFILE_LANG_PHP,
+	PROFILE_LANG_PERL,
+};
+#define PROFILE_NLANGS 7
+enum profile_lang profile_file_lang(const char *file, size_t len);
+/* Whether a frame's file part names a runtime's source (profile_file_lang() knows it): such
+ * frames keep their file when aggregated by function, so that two functions of one name in
+ * two files ("(anonymous)" of a.js and of b.js) stay two frames in every view. */
+int profile_is_runtime_file(const char *file, size_t len);
 /* The by-function form of a frame name written with lines: "f (file.c:12)" -> "f",
- * "q (x.py:12)" -> "q (x.py)"; other names unchanged. Returns the length written to out
- * (NUL-terminated, truncated to outlen). */
+ * "q (x.py:12)" -> "q (x.py)", "(anonymous) (/app/a.js:3)" -> "(anonymous) (/app/a.js)";
+ * other names unchanged. Returns the length written to out (NUL-terminated, truncated to
+ * outlen). */
 size_t profile_frame_strip_line(const char *s, char *out, size_t outlen);
+
+/* Renumber the mappings so that those with main_exe come first (each group in its order), the
+ * locations following; for writers whose readers take the first mapping for the profile's
+ * main file (pprof). Call once the profile is built (location ids stay). */
+void profile_mappings_main_first(struct profile *p);
 
 /* Sum of all sample values. */
 int64_t profile_total(const struct profile *p);

@@ -1,8 +1,10 @@
-/* fuzz_cfi.c: the DWARF CFI parser and the unwind table builder on arbitrary sections.
+/* fuzz_cfi.c: the DWARF CFI parser, the unwind table builder and the function starts
+ * (fde_index.h) on arbitrary sections.
  * Byte 0 picks the section kind (bit 0: .debug_frame), whether to build a whole table (bit 1)
  * and whether an .eh_frame_hdr index comes first (bit 2: bytes 5-6 give its length, it lies
  * 64 KiB below the section); the rest is the section, at a vaddr taken from bytes 1-4. */
 #include "agent/cfi.h"
+#include "agent/fde_index.h"
 #include "agent/unwind_table.h"
 #include "lib/log.h"
 
@@ -59,6 +61,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		  &st, &err);
 	if (st.rows != rows)
 		__builtin_trap();
+	{
+		struct fde_index *x = NULL;
+		uint64_t start, a;
+
+		if (fde_index_build_cfi(data, size, vaddr, mode & 1 ? CFI_DEBUG_FRAME : CFI_EH_FRAME,
+					vaddr, (uint64_t)vaddr + (1u << 20), &x, &err) == 0) {
+			/* a start found is at or below the address, inside the range kept */
+			for (a = vaddr; a < (uint64_t)vaddr + 256; a += 7)
+				if (fde_index_lookup(x, a, &start) && (start > a || start < vaddr))
+					__builtin_trap();
+			fde_index_free(x);
+		} else if (x) {
+			__builtin_trap();
+		}
+	}
 	if (mode & 2) {
 		struct unwind_table t;
 		struct unwind_range r = { vaddr, (uint64_t)vaddr + 64 };

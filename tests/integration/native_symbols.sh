@@ -4,6 +4,7 @@
 # the way users build them:
 #   C -O2 without frame pointers, with DWARF (lines, inlined calls with --lines, pprof Lines);
 #   C++ stripped, names only from a MiniDebugInfo section made here;
+#   C stripped with .dynsym only: static functions named after their start (statics+0xSTART);
 #   Rust release (rustc links with LLD: code one page above its file offset);
 #   Go stripped (-s -w: names from .gopclntab, a frameless leaf keeps its caller);
 #   Node with --perf-basic-prof (JIT code named from /tmp/perf-PID.map).
@@ -89,6 +90,38 @@ if g++ -x c++ -O2 -g -fomit-frame-pointer -o "$TMP/split_cc" tests/helpers/sym/s
 	echo "ok: C++ stripped with MiniDebugInfo"
 else
 	echo "skipped: C++ MiniDebugInfo (g++/objcopy/xz failed: $(tail -1 "$TMP/cc.err"))"
+fi
+
+# --- C stripped (-rdynamic: only .dynsym, which lacks the static functions): a function no
+# symbol covers is one frame, "statics+0xSTART" with START its start (its FDE, = nm's address
+# in the unstripped copy), not one frame per sampled instruction; pprof keeps each exact pc
+if gcc -O2 -rdynamic -o "$TMP/statics.full" tests/helpers/sym/statics.c &&
+	strip -o "$TMP/statics" "$TMP/statics.full"; then
+	ran=$((ran + 1))
+	"$SCORCH" record -q -F 499 -o "$TMP/st.pb.gz" -- "$TMP/statics" 150 > "$TMP/st.log" 2>&1 ||
+		fail "record stripped C: $(cat "$TMP/st.log")"
+	"$SCORCH" convert "$TMP/st.pb.gz" "$TMP/st.folded" || fail "convert stripped C"
+	has "$TMP/st.folded" ';main;work [0-9]+$' "stripped C, .dynsym"
+	for f in mul_loop xorshift_loop float_loop; do
+		start=$(nm "$TMP/statics.full" | awk -v f="$f" '($2 == "t" || $2 == "T") && ($3 == f || index($3, f ".") == 1) { sub(/^0+/, "", $1); print $1; exit }')
+		[ -n "$start" ] || fail "no $f in nm's output"
+		n=$(count_matching "$TMP/st.folded" ";main;statics\\+0x$start\$")
+		echo "stripped C: $f starts at 0x$start: $n samples as statics+0x$start"
+		[ "$n" -ge 20 ] || fail "stripped C: $f is not one frame statics+0x$start: $(sort -t' ' -k2 -n "$TMP/st.folded" | tail -8)"
+	done
+	rows=$(tr ';' '\n' < "$TMP/st.folded" | sed 's/ [0-9]*$//' | grep '^statics+0x' | sort -u | wc -l)
+	echo "stripped C: $rows distinct statics+0x frames"
+	[ "$rows" -le 5 ] || fail "stripped C: $rows statics+0x frames: $(tr ';' '\n' < "$TMP/st.folded" | sed 's/ [0-9]*$//' | grep '^statics+0x' | sort | uniq -c)"
+	if command -v go > /dev/null 2>&1; then
+		HOME=$TMP PPROF_TMPDIR=$TMP go tool pprof -raw "$TMP/st.pb.gz" > "$TMP/st.raw" 2>&1 ||
+			fail "go tool pprof: $(tail -3 "$TMP/st.raw")"
+		pcs=$(grep -E '^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ statics\+0x' "$TMP/st.raw" | awk '{ print $2 }' | sort -u | wc -l)
+		echo "stripped C: $pcs exact addresses kept in pprof locations"
+		[ "$pcs" -gt 3 ] || fail "stripped C: pprof locations lost the exact pcs: $(grep 'statics+0x' "$TMP/st.raw" | head)"
+	fi
+	echo "ok: stripped C named after its functions' starts"
+else
+	echo "skipped: stripped C (gcc or strip failed)"
 fi
 
 # --- Rust release: rustc links with LLD

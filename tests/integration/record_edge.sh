@@ -30,6 +30,12 @@ expect_usage "exclusive" -a -o "$TMP/x.folded" -- true
 $SCORCH record --help > "$TMP/help.txt" || fail "--help exited $?"
 grep -q '^examples:' "$TMP/help.txt" || fail "--help has no examples"
 grep -q 'daemons' "$TMP/help.txt" || fail "--help does not say what happens to daemons"
+# every runtime that works is named, in scorch --help and scorch record --help
+$SCORCH --help > "$TMP/mainhelp.txt" || fail "scorch --help exited $?"
+for rt in CPython HotSpot/Java V8/Node.js Ruby PHP Perl Go 'C, C++, Rust'; do
+	tr '\n' ' ' < "$TMP/help.txt" | grep -q "$rt" || fail "record --help does not list $rt"
+	tr '\n' ' ' < "$TMP/mainhelp.txt" | grep -q "$rt" || fail "scorch --help does not list $rt"
+done
 [ -f "$TMP/x.folded" ] && fail "a failed record left an output file"
 
 need_bpf

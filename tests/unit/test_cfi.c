@@ -1,5 +1,8 @@
-/* test_cfi.c: the DWARF CFI parser on hand-made .eh_frame / .debug_frame sections. */
+/* test_cfi.c: the DWARF CFI parser on hand-made .eh_frame / .debug_frame sections, and the
+ * function starts taken from it (fde_index.h), there and on this test's own binary. */
 #include "agent/cfi.h"
+#include "agent/elf.h"
+#include "agent/fde_index.h"
 #include "lib/log.h"
 #include "test.h"
 
@@ -333,6 +336,90 @@ static void test_sorted_by_index(void)
 	}
 }
 
+/* Function starts: FDEs in any order, a gap, an FDE inside another, one outside the code, an
+ * empty one; a lookup names the FDE that holds the address, nothing in a gap. */
+static void test_fde_index(void)
+{
+	struct sec s = { .n = 0 };
+	struct fde_index *x = NULL;
+	struct errmsg err;
+	uint64_t va = 0x800, st = 0;
+	size_t cie = eh_cie(&s, "zR");
+
+	eh_fde(&s, cie, va, 0x3000, 0x40, "\x41\x0e\x10", 3);
+	eh_fde(&s, cie, va, 0x1000, 0x100, "", 0);
+	eh_fde(&s, cie, va, 0x1080, 0x10, "", 0);   /* inside the one above */
+	eh_fde(&s, cie, va, 0x1000, 0x20, "", 0);   /* same start, shorter: the longer kept */
+	eh_fde(&s, cie, va, 0x2000, 0, "", 0);      /* empty */
+	eh_fde(&s, cie, va, 0x90000, 0x10, "", 0);  /* outside [lo, hi) */
+	eh_fde(&s, cie, va, 0x200, 0x10, "", 0);    /* below lo */
+	u32(&s, 0);
+	CHECK_EQ_INT(fde_index_build_cfi(s.b, s.n, va, CFI_EH_FRAME, 0x1000, 0x10000, &x, &err), 0);
+	CHECK_EQ_INT(fde_index_count(x), 3);
+	CHECK(fde_index_bytes(x) > 0);
+	CHECK_EQ_INT(fde_index_lookup(x, 0x1000, &st), 1);
+	CHECK_EQ_INT(st, 0x1000);
+	CHECK_EQ_INT(fde_index_lookup(x, 0x10ff, &st), 1);
+	CHECK_EQ_INT(st, 0x1000);
+	CHECK_EQ_INT(fde_index_lookup(x, 0x1085, &st), 1);
+	CHECK_EQ_INT(st, 0x1080); /* the one that starts last */
+	CHECK_EQ_INT(fde_index_lookup(x, 0x1090, &st), 1); /* past the inner one: the outer */
+	CHECK_EQ_INT(st, 0x1000);
+	CHECK_EQ_INT(fde_index_lookup(x, 0x1100, &st), 0); /* the gap */
+	CHECK_EQ_INT(fde_index_lookup(x, 0x2000, &st), 0);
+	CHECK_EQ_INT(fde_index_lookup(x, 0x303f, &st), 1);
+	CHECK_EQ_INT(st, 0x3000);
+	CHECK_EQ_INT(fde_index_lookup(x, 0x3040, &st), 0);
+	CHECK_EQ_INT(fde_index_lookup(x, 0x205, &st), 0);
+	CHECK_EQ_INT(fde_index_lookup(x, 0x90005, &st), 0);
+	CHECK_EQ_INT(fde_index_lookup(x, 0xfff, &st), 0);
+	CHECK_EQ_INT(fde_index_lookup(x, UINT64_MAX, &st), 0);
+	CHECK_EQ_INT(fde_index_lookup(NULL, 0x1000, &st), 0);
+	fde_index_free(x);
+	/* nothing inside the code */
+	CHECK_EQ_INT(fde_index_build_cfi(s.b, s.n, va, CFI_EH_FRAME, 0x100000, 0x200000, &x, &err),
+		     -ENOENT);
+	CHECK(x == NULL);
+	/* a section that cannot be walked */
+	CHECK_EQ_INT(fde_index_build_cfi((const uint8_t *)"\xf0\xff\xff\xff", 4, va, CFI_EH_FRAME,
+					 0, 0x10000, &x, &err), -EINVAL);
+	fde_index_free(NULL);
+}
+
+/* On a real file, this test's own binary: every function of the index's own source starts
+ * where its symbol says (gcc gives each function an FDE). */
+static void test_fde_index_self(void)
+{
+	struct elf_file *e = NULL;
+	struct fde_index *x = NULL;
+	struct errmsg err;
+	const struct elf_symbol *syms;
+	size_t n = 0, i, checked = 0;
+
+	CHECK_EQ_INT(elf_open("/proc/self/exe", &e, &err), 0);
+	if (!e)
+		return;
+	CHECK_EQ_INT(fde_index_build(e, &x, &err), 0);
+	CHECK(fde_index_count(x) > 100);
+	CHECK_EQ_INT(elf_symbols_load(e, &err), 0);
+	syms = elf_symbols(e, &n);
+	for (i = 0; i < n; i++) {
+		const char *name = elf_symbol_name(e, &syms[i]);
+		uint64_t st = 0;
+
+		if (!name || syms[i].size < 2 || strncmp(name, "fde_index_", 10))
+			continue;
+		checked++;
+		CHECK_EQ_INT(fde_index_lookup(x, syms[i].addr + syms[i].size / 2, &st), 1);
+		CHECK_EQ_INT(st, syms[i].addr);
+		CHECK_EQ_INT(fde_index_lookup(x, syms[i].addr + syms[i].size - 1, &st), 1);
+		CHECK_EQ_INT(st, syms[i].addr);
+	}
+	CHECK(checked >= 5);
+	fde_index_free(x);
+	elf_close(e);
+}
+
 int main(void)
 {
 	RUN(test_prologue_rows);
@@ -341,5 +428,7 @@ int main(void)
 	RUN(test_debug_frame);
 	RUN(test_malformed);
 	RUN(test_sorted_by_index);
+	RUN(test_fde_index);
+	RUN(test_fde_index_self);
 	return test_summary();
 }

@@ -193,6 +193,53 @@ static void test_round_trip(void)
 	profile_free(p);
 }
 
+/* Runtime frames travel with the frame type of their language (v8js, jvm, ...; not cpython for
+ * all) and come back as runtime frames with their files: two "(anonymous)" of two files stay
+ * two frames. */
+static void test_runtime_frame_types(void)
+{
+	static const char *const types[] = { "v8js", "jvm", "ruby", "php", "perl", "cpython" };
+	static const struct {
+		const char *name, *file;
+	} rt[] = {
+		{ "(anonymous)", "/app/a.js" }, { "(anonymous)", "/app/b.js" },
+		{ "java.util.HashMap.get", "HashMap.java" }, { "Foo#bar", "foo.rb" },
+		{ "handle", "index.php" }, { "main::work", "app.pl" }, { "work", "app.py" },
+	};
+	struct profile *p = profile_new();
+	struct buf b = BUF_INIT(BUF_UNLIMITED);
+	struct otlp_request req;
+	struct errmsg err = { "" };
+	size_t i, n = 0;
+	char buf[128];
+
+	for (i = 0; i < sizeof(rt) / sizeof(rt[0]); i++) {
+		uint32_t fn = profile_intern_function(p, FRAME_PYTHON, rt[i].name, NULL, rt[i].file, 0);
+		uint32_t loc = profile_intern_location(p, 0, 0, fn, 2);
+
+		profile_add_sample(p, &loc, 1, NULL, 0, 1);
+	}
+	CHECK_EQ_INT(encode_one(p, NULL, 0, &b), 0);
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		CHECK(memmem(b.data, b.len, types[i], strlen(types[i])) != NULL);
+	CHECK_EQ_INT(otlp_decode(b.data, b.len, NULL, &req, &err), 0);
+	if (req.nprofiles == 1) {
+		struct profile *q = req.profiles[0].prof;
+
+		for (i = 0; i < q->nsamples; i++) {
+			uint32_t loc = profile_sample_locs(q, &q->samples[i])[0];
+
+			CHECK_EQ_INT(q->functions[q->locations[loc - 1].function - 1].kind, FRAME_PYTHON);
+			profile_frame_name(q, loc, buf, sizeof(buf));
+			n += !strcmp(buf, "(anonymous) (/app/a.js)") || !strcmp(buf, "(anonymous) (/app/b.js)");
+		}
+	}
+	CHECK_EQ_INT(n, 2);
+	otlp_request_release(&req);
+	buf_release(&b);
+	profile_free(p);
+}
+
 /* Several resources and profiles share one dictionary: each profile comes back whole, with its
  * own resource, and equal entries are written once. */
 static void test_shared_dictionary(void)
@@ -650,6 +697,7 @@ static void test_json(void)
 int main(void)
 {
 	RUN(test_round_trip);
+	RUN(test_runtime_frame_types);
 	RUN(test_shared_dictionary);
 	RUN(test_pprof_agreement);
 	RUN(test_foreign_request);

@@ -262,6 +262,117 @@ static void test_roundtrip(void)
 
 static const struct profile_function *fn_of(const struct profile *p, uint32_t loc);
 
+/* The file names of a raw pprof's mappings, in the order of their messages (field 3, name in
+ * field 5), into names[] (at most max); returns how many. */
+static size_t mapping_files(const struct buf *raw, const char **names, size_t max)
+{
+	struct protobuf_reader r = PROTOBUF_READER((const uint8_t *)raw->data, raw->len), mr;
+	struct protobuf_field f, mf;
+	uint64_t idx[16];
+	const char *strs[64];
+	size_t n = 0, ns = 0, i;
+	static char copies[64][64];
+
+	while (protobuf_next(&r, &f) > 0) {
+		if (f.num == 3 && n < 16) {
+			mr = (struct protobuf_reader)PROTOBUF_READER(f.data, f.len);
+			idx[n] = 0;
+			while (protobuf_next(&mr, &mf) > 0)
+				if (mf.num == 5)
+					idx[n] = mf.u;
+			n++;
+		} else if (f.num == 6 && ns < 64) {
+			snprintf(copies[ns], sizeof(copies[ns]), "%.*s", (int)f.len, (const char *)f.data);
+			strs[ns] = copies[ns];
+			ns++;
+		}
+	}
+	for (i = 0; i < n && i < max; i++)
+		names[i] = idx[i] < ns ? strs[idx[i]] : "";
+	return n < max ? n : max;
+}
+
+/* Runtime frames get a marker mapping named after the language of their file, never
+ * "[python]" for another runtime's; they come back as runtime frames with their files. The
+ * executable's mapping is put first (tools take it for the main file) and comes back first. */
+static void test_markers_and_main(void)
+{
+	static const struct {
+		const char *name, *file, *marker;
+	} rt[] = {
+		{ "(anonymous)", "/app/a.js", "[javascript]" },
+		{ "(anonymous)", "/app/b.js", "[javascript]" },
+		{ "java.util.HashMap.get", "HashMap.java", "[java]" },
+		{ "Foo#bar", "foo.rb", "[ruby]" },
+		{ "handle", "index.php", "[php]" },
+		{ "main::work", "app.pl", "[perl]" },
+		{ "work", "app.py", "[python]" },
+		{ "stub", NULL, "[runtime]" },
+	};
+	struct profile *p = profile_new(), *q = NULL;
+	struct buf raw = BUF_INIT(BUF_UNLIMITED);
+	struct errmsg err = { "" };
+	const char *names[16];
+	uint32_t libm, exe, locs[2];
+	size_t n, i, j;
+	char buf[128];
+
+	libm = profile_add_mapping(p, 0x7f0000, 0x7f1000, 0, "/lib/libm.so.6", NULL);
+	exe = profile_add_mapping(p, 0x400000, 0x401000, 0, "/usr/bin/app", NULL);
+	p->mappings[exe - 1].main_exe = 1;
+	locs[1] = profile_intern_location(p, libm, 0x7f0010, 0, 0);
+	locs[0] = profile_intern_location(p, exe, 0x400010, 0, 0);
+	profile_add_sample(p, locs, 2, NULL, 0, 1);
+	for (i = 0; i < sizeof(rt) / sizeof(rt[0]); i++) {
+		uint32_t fn = profile_intern_function(p, FRAME_PYTHON, rt[i].name, NULL, rt[i].file, 0);
+
+		locs[0] = profile_intern_location(p, 0, 0, fn, 3);
+		profile_add_sample(p, locs, 1, NULL, 0, 1);
+	}
+	profile_mappings_main_first(p);
+	CHECK_EQ_STR(profile_get_str(p, p->mappings[0].file), "/usr/bin/app");
+	CHECK_EQ_INT(profile_frame_name(p, profile_sample_locs(p, &p->samples[0])[0], buf,
+					sizeof(buf)), 8);
+	CHECK_EQ_STR(buf, "app+0x10"); /* the location follows its mapping */
+	CHECK_EQ_INT(pprof_encode_raw(p, &raw), 0);
+	n = mapping_files(&raw, names, 16);
+	CHECK(n >= 2);
+	if (n >= 2) {
+		CHECK_EQ_STR(names[0], "/usr/bin/app");
+		CHECK_EQ_STR(names[1], "/lib/libm.so.6");
+	}
+	for (i = 0; i < sizeof(rt) / sizeof(rt[0]); i++) {
+		int found = 0;
+
+		for (j = 0; j < n; j++)
+			found |= !strcmp(names[j], rt[i].marker);
+		CHECK(found);
+	}
+	CHECK_EQ_INT(n, 2 + 7); /* one marker per language, two for JavaScript's two files */
+	CHECK_EQ_INT(pprof_decode(raw.data, raw.len, lim(MAXU), -1, &q, &err), 0);
+	if (q) {
+		CHECK_EQ_INT(q->nmappings, 2);
+		CHECK_EQ_STR(profile_get_str(q, q->mappings[0].file), "/usr/bin/app");
+		CHECK_EQ_INT(q->mappings[0].main_exe, 1);
+		for (i = 0; i < q->nsamples; i++) {
+			const uint32_t *l = profile_sample_locs(q, &q->samples[i]);
+			const struct profile_function *f = fn_of(q, l[0]);
+
+			if (f && f->filename)
+				CHECK_EQ_INT(f->kind, FRAME_PYTHON);
+		}
+		/* the two anonymous functions stay two frames, each with its file */
+		for (i = 0, j = 0; i < q->nsamples; i++) {
+			profile_frame_name(q, profile_sample_locs(q, &q->samples[i])[0], buf, sizeof(buf));
+			j += !strcmp(buf, "(anonymous) (/app/a.js)") || !strcmp(buf, "(anonymous) (/app/b.js)");
+		}
+		CHECK_EQ_INT(j, 2);
+	}
+	profile_free(p);
+	profile_free(q);
+	buf_release(&raw);
+}
+
 /* Inlined frames: a run of locations (inlined ones, then their caller at the same address)
  * becomes one pprof Location with a Line per frame, and comes back as the same run. */
 static void test_inlined(void)
@@ -1079,5 +1190,6 @@ int main(void)
 	RUN(test_decode_limits);
 	RUN(test_decode_budget);
 	RUN(test_go_pprof_inline);
+	RUN(test_markers_and_main);
 	return test_summary();
 }

@@ -237,6 +237,17 @@ static void test_strip_line(void)
 		{ "f (not a line:x1)", "f (not a line:x1)" },
 		{ "vfs_read_[k]", "vfs_read_[k]" },
 		{ "main.main (/go/src/main.go:31)", "main.main" },
+		/* every runtime's frame keeps its file */
+		{ "(anonymous) (/app/a.js:3)", "(anonymous) (/app/a.js)" },
+		{ "(anonymous) (node:internal/main/run_main_module:23)",
+		  "(anonymous) (node:internal/main/run_main_module)" },
+		{ "java.util.HashMap.get (HashMap.java:557)", "java.util.HashMap.get (HashMap.java)" },
+		{ "Foo#bar (app/foo.rb:9)", "Foo#bar (app/foo.rb)" },
+		{ "Kernel#loop (<internal:kernel>:187)", "Kernel#loop (<internal:kernel>)" },
+		{ "handle (/srv/index.php:40)", "handle (/srv/index.php)" },
+		{ "main::work (t/app.pl:7)", "main::work (t/app.pl)" },
+		{ "main::__ANON__ ((eval 3):1)", "main::__ANON__ ((eval 3))" },
+		{ "work (lib.rs:4)", "work" },
 	};
 	size_t i, name_len, file_off, file_len;
 	int64_t line;
@@ -252,6 +263,25 @@ static void test_strip_line(void)
 	CHECK_EQ_INT(file_len, 3);
 	CHECK_EQ_INT(line, 9);
 	CHECK_EQ_INT(profile_frame_split("f (a.c)", 7, &name_len, &file_off, &file_len, &line), 0);
+	/* without a line, a runtime's file is a file part; C++ arguments are not */
+	CHECK_EQ_INT(profile_frame_split("f (x/a.js)", 10, &name_len, &file_off, &file_len, &line), 1);
+	CHECK_EQ_INT(file_len, 6);
+	CHECK_EQ_INT(profile_frame_split("g(int, (anonymous namespace)::X)", 32, &name_len, &file_off,
+					 &file_len, &line), 0);
+	CHECK_EQ_INT(profile_file_lang("a.py", 4), PROFILE_LANG_PYTHON);
+	CHECK_EQ_INT(profile_file_lang("<frozen runpy>", 14), PROFILE_LANG_PYTHON);
+	CHECK_EQ_INT(profile_file_lang("/x/a.mjs", 8), PROFILE_LANG_JS);
+	CHECK_EQ_INT(profile_file_lang("node:fs", 7), PROFILE_LANG_JS);
+	CHECK_EQ_INT(profile_file_lang("Main.java", 9), PROFILE_LANG_JAVA);
+	CHECK_EQ_INT(profile_file_lang("<internal:array>", 16), PROFILE_LANG_RUBY);
+	CHECK_EQ_INT(profile_file_lang("x.rb", 4), PROFILE_LANG_RUBY);
+	CHECK_EQ_INT(profile_file_lang("i.php", 5), PROFILE_LANG_PHP);
+	CHECK_EQ_INT(profile_file_lang("(eval 12)", 9), PROFILE_LANG_PERL);
+	CHECK_EQ_INT(profile_file_lang("M.pm", 4), PROFILE_LANG_PERL);
+	CHECK_EQ_INT(profile_file_lang("/src/x.c", 8), PROFILE_LANG_NONE);
+	CHECK_EQ_INT(profile_file_lang("x.go", 4), PROFILE_LANG_NONE);
+	CHECK_EQ_INT(profile_file_lang(".js", 3), PROFILE_LANG_NONE);
+	CHECK_EQ_INT(profile_file_lang(NULL, 0), PROFILE_LANG_NONE);
 	/* truncated output stays terminated */
 	CHECK_EQ_INT(profile_frame_strip_line("work (app.py:5)", out, 5), 4);
 	CHECK_EQ_STR(out, "work");

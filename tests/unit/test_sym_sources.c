@@ -115,13 +115,18 @@ static void test_minidebuginfo(void)
 
 	if (!have_cxx)
 		SKIP("g++/objcopy/xz cannot make a MiniDebugInfo program here");
-	/* the stripped program alone: .dynsym has neither function */
+	/* the stripped program alone: .dynsym has neither function, which is named after its
+	 * start (its FDE; the address asked, whose file offset is its address with GNU ld) */
 	pid = start_prog(tpath("stripped"), a, 2);
 	CHECK(pid > 0);
 	if (pid > 0) {
+		char want[64];
+
 		s = new_sym();
 		CHECK_EQ_INT(symbolizer_user(s, pid, a[1], &r), 0);
-		CHECK(r.name == NULL);
+		snprintf(want, sizeof(want), "stripped+0x%" PRIx64, r.module_offset);
+		CHECK_EQ_STR(r.name, want);
+		CHECK_EQ_INT(r.func_start, r.module_offset);
 		symbolizer_free(s);
 		stop_prog(pid);
 	}
@@ -276,6 +281,69 @@ out:
 		stop_prog(a);
 	if (b > 0)
 		stop_prog(b);
+}
+
+/* A program whose DWARF alone is above the line budget (up to SYM_LINE_OVER_FACTOR times it)
+ * gets its lines and inlined frames as with room for it: its DWARF is open for the round of
+ * lookups, closed by symbolizer_round_end(), opened again for a new address only. Far above
+ * the budget, names without lines. */
+static void test_line_over(void)
+{
+	struct symbolizer_options o;
+	struct symbolizer_stats st;
+	struct symbolizer *s;
+	struct sym_result r;
+	uint64_t live[1], cost;
+	size_t ninl;
+	pid_t a;
+
+	if (!have_inline)
+		SKIP("gcc/addr2line cannot make the programs here");
+	a = start_prog(tpath("inl"), live, 1);
+	CHECK(a > 0);
+	if (a <= 0)
+		return;
+	memset(&o, 0, sizeof(o));
+	o.no_debuginfod = 1;
+	o.debug_dir = "/nonexistent";
+	s = symbolizer_new_opts(&o);
+	CHECK_EQ_INT(symbolizer_user(s, a, live[0], &r), 0);
+	ninl = r.ninlined;
+	symbolizer_get_stats(s, &st);
+	cost = st.line_bytes;
+	symbolizer_free(s);
+	CHECK(cost > 0);
+
+	o.line_budget = cost / 3;
+	s = symbolizer_new_opts(&o);
+	CHECK_EQ_INT(symbolizer_user(s, a, live[0], &r), 0);
+	CHECK(r.source_file && strstr(r.source_file, "inl.c") && r.line > 0);
+	CHECK_EQ_INT(r.ninlined, ninl);
+	symbolizer_get_stats(s, &st);
+	CHECK_EQ_INT((int)st.line_files, 1);
+	CHECK_EQ_INT((int)st.line_bytes, 0); /* not in the budget */
+	symbolizer_round_end(s);
+	symbolizer_get_stats(s, &st);
+	CHECK_EQ_INT((int)st.line_files, 0);
+	/* cached: no open for the same address; a new one opens it again */
+	CHECK_EQ_INT(symbolizer_user(s, a, live[0], &r), 0);
+	CHECK(r.line > 0);
+	symbolizer_get_stats(s, &st);
+	CHECK_EQ_INT((int)st.line_opens, 1);
+	CHECK_EQ_INT(symbolizer_user(s, a, live[0] + 1, &r), 0);
+	CHECK(r.line > 0);
+	symbolizer_get_stats(s, &st);
+	CHECK_EQ_INT((int)st.line_opens, 2);
+	symbolizer_round_end(s);
+	symbolizer_free(s);
+
+	o.line_budget = cost / (4 * SYM_LINE_OVER_FACTOR);
+	s = symbolizer_new_opts(&o);
+	CHECK_EQ_INT(symbolizer_user(s, a, live[0], &r), 0);
+	CHECK_EQ_STR(r.name, "hot_loop");
+	CHECK_EQ_INT(r.line, 0);
+	symbolizer_free(s);
+	stop_prog(a);
 }
 
 static void test_minidebug_corrupt(void)
@@ -654,6 +722,7 @@ int main(void)
 	RUN(test_minidebuginfo);
 	RUN(test_lazy_sources);
 	RUN(test_line_turns);
+	RUN(test_line_over);
 	RUN(test_minidebug_corrupt);
 	RUN(test_dwarf_inlines);
 	RUN(test_perf_map);

@@ -233,16 +233,23 @@ static void test_debuglink(void)
 	check_addr(s, c.pid, c.stat, "static_fn", "/stripped");
 	check_addr(s, c.pid, c.leaf, "leaf_fn", "/stripped");
 	symbolizer_free(s);
-	/* without debug files there is no name for it, but still a module and offset */
+	/* without debug files no symbol covers it: named after its function's start (its FDE),
+	 * which is the address asked (GNU ld: the code's file offset is its address) */
 	o.no_debug_files = 1;
 	s = symbolizer_new_opts(&o);
 	{
 		struct sym_result r;
+		char want[64];
 
 		CHECK_EQ_INT(symbolizer_user(s, c.pid, c.stat, &r), 0);
-		CHECK(r.name == NULL);
 		CHECK(r.module && strstr(r.module, "/stripped"));
 		CHECK(r.module_offset > 0);
+		CHECK_EQ_INT(r.func_start, r.module_offset);
+		snprintf(want, sizeof(want), "stripped+0x%" PRIx64, r.module_offset);
+		CHECK_EQ_STR(r.name, want);
+		/* any address inside it: the same name */
+		CHECK_EQ_INT(symbolizer_user(s, c.pid, c.stat + 3, &r), 0);
+		CHECK_EQ_STR(r.name, want);
 	}
 	child_stop(&c);
 	symbolizer_free(s);
