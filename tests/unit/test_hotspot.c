@@ -335,12 +335,32 @@ static void test_walk_edges(void)
 		CHECK(w[0] == ((FW_TAG_HS_STUB << FW_TAG_SHIFT) | stub));
 		CHECK(pc == im.caller_ret && sp == s0 + 16 && bp == 0x99);
 
+		/* the caller's return address follows its call (e8 rel32) */
+		im.code[im.caller_ret - 5 - HSIMG_CODE] = 0xe8;
 		pc = stub + 64 + 6; /* two registers pushed below the frame */
 		sp = s0 - 16;
 		bp = s0;
 		n = hotspot_walk(&vm.bpf, image_read, &m, &pc, &sp, &bp, 0, w, 2, &end);
 		CHECK_EQ_INT(n, 2);
 		CHECK(pc == im.caller_ret && sp == s0 + 16 && bp == 0x99);
+
+		/* frameless (two registers pushed, no rbp of its own): rbp is the caller's,
+		 * pointing at words that are no return address; the return address is found
+		 * among the top words */
+		v = 0x5;
+		memcpy(im.stack + (s0 - HSIMG_STACK), &v, 8);
+		v = 0x6;
+		memcpy(im.stack + (s0 + 8 - HSIMG_STACK), &v, 8);
+		v = im.caller_ret;
+		memcpy(im.stack + (s0 + 16 - HSIMG_STACK), &v, 8);
+		v = im.interp + 112 + 0x500; /* into the code cache, after no call */
+		memcpy(im.stack + (s0 + 0x48 - HSIMG_STACK), &v, 8);
+		pc = stub + 64 + 6;
+		sp = s0;
+		bp = s0 + 0x40;
+		n = hotspot_walk(&vm.bpf, image_read, &m, &pc, &sp, &bp, 0, w, 2, &end);
+		CHECK_EQ_INT(n, 2);
+		CHECK(pc == im.caller_ret && sp == s0 + 24 && bp == s0 + 0x40);
 	}
 
 	/* a pc in a free part of the heap: a mark, not a guess */

@@ -23,9 +23,11 @@
  *                may be in its prologue (before frame_complete_offset: the return address is
  *                at sp, or above the pushed rbp) or its epilogue (rbp popped, at the safepoint
  *                poll or the ret): recognised from the instruction bytes.
- *   stub         frame size 0 (StubRoutines, the call stub): fp-based like a C function with
- *                a frame pointer; frameless adapters and leaf stubs caught before their
- *                `push rbp`: return address at sp.
+ *   stub         frame size 0 or none (StubRoutines, the call stub, C1's runtime stubs):
+ *                fp-based like a C function with a frame pointer; frameless adapters and
+ *                leaf stubs caught before their `push rbp`: return address at sp; a leaf stub
+ *                whose rbp leads to no return address after a call: the first of the top
+ *                stack words that is one.
  * Every frame must move sp up: the step fails with a mark (enum hs_mark) otherwise, and on
  * any failed read. The blob of the previous frame is remembered (w->blob): a recursion and
  * frames of one method repeat it. */
@@ -275,11 +277,26 @@ static HS_INLINE int hs_sized(struct hs_walk *w)
 	return hs_move(w, pair[1], sender_sp, pair[0]);
 }
 
+/* addr is a return address into the code cache: the bytes before it are a call (e8 rel32,
+ * ff 15 [rip + d32], ff d0+r or 41 ff d0+r). */
+static HS_INLINE int hs_call_ret(struct hs_walk *w, __u64 addr)
+{
+	__u8 b[8];
+
+	if (!hs_in_cc(w, addr) || HS_READ(w, b, sizeof(b), addr - 8))
+		return 0;
+	return b[3] == 0xe8 || (b[2] == 0xff && b[3] == 0x15) ||
+	       (b[6] == 0xff && (b[7] & 0xf8) == 0xd0);
+}
+
+#define HS_TOP_WORDS 6 /* stack words a frameless leaf stub may have pushed, + 1 */
+
 /* A stub without a frame size: fp-based, or frameless. */
 static HS_INLINE int hs_stub(struct hs_walk *w)
 {
 	__u64 pair[2];
 	__u8 code[4];
+	__u32 i;
 	int leaf = !(w->flags & HS_W_RETADDR);
 
 	if (leaf && w->blob.kind != HS_BLOB_ADAPTER && !HS_READ(w, code, sizeof(code), w->pc)) {
@@ -294,6 +311,20 @@ static HS_INLINE int hs_stub(struct hs_walk *w)
 			if (HS_READ(w, pair, 16, w->sp))
 				return hs_fail(w, HS_MARK_BAD_READ, HS_CAUSE_READ_FRAME);
 			return hs_move(w, pair[1], w->sp + 16, pair[0]);
+		}
+		/* A leaf stub may be frameless (C1's slow_subtype_check pushes registers, no
+		 * rbp; an arraycopy stub after its `leave`): rbp is its frame pointer only when
+		 * it leads to a return address after a call, else the return address is one of
+		 * the top words of the stack. Stubs called from Java return into the code
+		 * cache; the call stub, called from libjvm, falls through to rbp below. */
+		if (w->bp > w->sp && w->bp - w->sp <= HS_MAX_FRAME && !HS_READ(w, pair, 16, w->bp) &&
+		    hs_call_ret(w, pair[1]))
+			return hs_move(w, pair[1], w->bp + 16, pair[0]);
+		if (!HS_READ(w, w->slots, 8 * HS_TOP_WORDS, w->sp)) {
+			for (i = 0; i < HS_TOP_WORDS; i++) {
+				if (hs_call_ret(w, w->slots[i]))
+					return hs_move(w, w->slots[i], w->sp + 8 * (i + 1), w->bp);
+			}
 		}
 	}
 	if (w->blob.kind == HS_BLOB_ADAPTER || w->bp <= w->sp || w->bp - w->sp > HS_MAX_FRAME) {
