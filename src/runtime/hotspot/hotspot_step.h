@@ -21,7 +21,8 @@
  *                the caller's rbp below that. A return address that is the deoptimization
  *                handler stands for the pc saved in the frame (orig_pc_offset). The leaf frame
  *                may be in its prologue (before frame_complete_offset: the return address is
- *                at sp, or above the pushed rbp) or its epilogue (rbp popped, at the safepoint
+ *                at sp, or above the pushed rbp, or above the slot C2's `mov [rsp + N], rbp`
+ *                writes after `sub rsp, N`) or its epilogue (rbp popped, at the safepoint
  *                poll or the ret): recognised from the instruction bytes.
  *   stub         frame size 0 or none (StubRoutines, the call stub, C1's runtime stubs):
  *                fp-based like a C function with a frame pointer; frameless adapters and
@@ -140,7 +141,8 @@ static HS_INLINE int hs_find_blob(struct hs_walk *w, __u64 lookup)
 	/* in words; C1's runtime stubs made without a frame size (no_frame_size, -1: the G1
 	 * barriers) keep a frame pointer like the stubs of size 0 */
 	fsize = (__s32)hs_buf32(w, p->hb_size + p->cb_frame_size);
-	w->blob.frame_size = fsize > 0 ? (__u32)fsize * 8 : 0;
+	w->blob.frame_size = fsize <= 0 ? 0 :
+			     fsize > (__s32)(HS_MAX_FRAME >> 3) ? HS_MAX_FRAME + 1 : (__u32)fsize * 8;
 	w->blob.deopt = 0;
 	w->blob.deopt_mh = 0;
 	w->blob.orig_pc_offset = 0;
