@@ -261,23 +261,24 @@ static V8_INLINE int v8_step(struct v8_walk *w)
 		}
 		w->entry = type == o->type_entry || type == o->type_construct_entry;
 		w->found = V8STAT_TYPED;
-	} else if (exact && fp + o->fp_function < w->sp) {
+	} else {
 		/* The sampled pc in a JavaScript prologue: `push rbp; mov rbp, rsp` done, the
 		 * context or the function not pushed yet (`push rsi`, `push rdi` next): the
 		 * function is still in rdi, the slots below sp are stale. Without rdi (a stack
 		 * snapshot), the frame keeps its native word. */
+		__u64 fn = v8_slot(w, o->fp_function);
 		__u8 op = 0;
+		int unnamed = 0;
 
-		if (!V8_READ(w, &op, 1, w->pc) && (op == 0x56 || op == 0x57)) {
-			if (w->leaf_fn & 1)
-				v8_js_frame(w, w->leaf_fn, rel, exact);
-			else
-				w->replace = 0;
-		} else {
-			v8_js_frame(w, v8_slot(w, o->fp_function), rel, exact);
+		if (exact && fp + o->fp_function < w->sp && !V8_READ(w, &op, 1, w->pc) &&
+		    (op == 0x56 || op == 0x57)) {
+			fn = w->leaf_fn;
+			unnamed = !(fn & 1);
 		}
-	} else {
-		v8_js_frame(w, v8_slot(w, o->fp_function), rel, exact);
+		if (unnamed)
+			w->replace = 0;
+		else
+			v8_js_frame(w, fn, rel, exact);
 	}
 	w->pc = v8_slot(w, 8);
 	w->fp = v8_slot(w, 0);
