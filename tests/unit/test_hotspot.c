@@ -271,6 +271,25 @@ static void test_walk_edges(void)
 	CHECK_EQ_INT(n, 2);
 	CHECK(pc == im.caller_ret && sp == s0 + 8 && bp == 0x77);
 
+	/* C2's prologue without a stack bang, at `mov [rsp + 16], rbp` after `sub rsp, 16`: the
+	 * return address at the top of the allocated frame, not at sp (which holds a stale
+	 * address of the code cache here) */
+	{
+		static const uint8_t mov[] = { 0x48, 0x89, 0x6c, 0x24, 0x10 };
+
+		memcpy(im.code + (im.leaf_prologue - HSIMG_CODE), mov, sizeof(mov));
+	}
+	v = im.interp + 112 + 0x500;
+	memcpy(im.stack + (s0 - HSIMG_STACK), &v, 8);
+	v = im.caller_ret;
+	memcpy(im.stack + (s0 + 24 - HSIMG_STACK), &v, 8);
+	pc = im.leaf_prologue;
+	sp = s0;
+	bp = 0x77;
+	n = hotspot_walk(&vm.bpf, image_read, &m, &pc, &sp, &bp, 0, w, 2, &end);
+	CHECK_EQ_INT(n, 2);
+	CHECK(pc == im.caller_ret && sp == s0 + 32 && bp == 0x77);
+
 	/* epilogue: rbp about to be popped, the return address above it */
 	v = 0x99;
 	memcpy(im.stack + (s0 - HSIMG_STACK), &v, 8);
@@ -295,6 +314,54 @@ static void test_walk_edges(void)
 	CHECK_EQ_INT(end, HOTSPOT_WALK_LEFT);
 	CHECK(w[1] == HS_INFO(42, 0x48)); /* the saved pc, not the handler */
 	CHECK(pc == HSIMG_NATIVE_RA && sp == s0 + 48);
+
+	/* a C1 runtime stub made without a frame size (-1, the G1 barriers): fp-based, at its
+	 * leaf after `push rbp` (`mov rbp, rsp` as HotSpot writes it) and in its body */
+	{
+		static const uint8_t enter[] = { 0x55, 0x48, 0x8b, 0xec, 0x50, 0x51 };
+		uint64_t stub = hsimg_blob(&im, 120, 4, hsimg_str(&im, "g1_post_barrier_slow"), -1,
+					   (uint32_t)-1, 64);
+
+		memcpy(im.code + (stub + 64 - HSIMG_CODE), enter, sizeof(enter));
+		v = 0x99;
+		memcpy(im.stack + (s0 - HSIMG_STACK), &v, 8);
+		v = im.caller_ret;
+		memcpy(im.stack + (s0 + 8 - HSIMG_STACK), &v, 8);
+		pc = stub + 64 + 1;
+		sp = s0;
+		bp = 0x1234;
+		n = hotspot_walk(&vm.bpf, image_read, &m, &pc, &sp, &bp, 0, w, 2, &end);
+		CHECK_EQ_INT(n, 2);
+		CHECK(w[0] == ((FW_TAG_HS_STUB << FW_TAG_SHIFT) | stub));
+		CHECK(pc == im.caller_ret && sp == s0 + 16 && bp == 0x99);
+
+		/* the caller's return address follows its call (e8 rel32) */
+		im.code[im.caller_ret - 5 - HSIMG_CODE] = 0xe8;
+		pc = stub + 64 + 6; /* two registers pushed below the frame */
+		sp = s0 - 16;
+		bp = s0;
+		n = hotspot_walk(&vm.bpf, image_read, &m, &pc, &sp, &bp, 0, w, 2, &end);
+		CHECK_EQ_INT(n, 2);
+		CHECK(pc == im.caller_ret && sp == s0 + 16 && bp == 0x99);
+
+		/* frameless (two registers pushed, no rbp of its own): rbp is the caller's,
+		 * pointing at words that are no return address; the return address is found
+		 * among the top words */
+		v = 0x5;
+		memcpy(im.stack + (s0 - HSIMG_STACK), &v, 8);
+		v = 0x6;
+		memcpy(im.stack + (s0 + 8 - HSIMG_STACK), &v, 8);
+		v = im.caller_ret;
+		memcpy(im.stack + (s0 + 16 - HSIMG_STACK), &v, 8);
+		v = im.interp + 112 + 0x500; /* into the code cache, after no call */
+		memcpy(im.stack + (s0 + 0x48 - HSIMG_STACK), &v, 8);
+		pc = stub + 64 + 6;
+		sp = s0;
+		bp = s0 + 0x40;
+		n = hotspot_walk(&vm.bpf, image_read, &m, &pc, &sp, &bp, 0, w, 2, &end);
+		CHECK_EQ_INT(n, 2);
+		CHECK(pc == im.caller_ret && sp == s0 + 24 && bp == s0 + 0x40);
+	}
 
 	/* a pc in a free part of the heap: a mark, not a guess */
 	pc = HSIMG_CODE + 100 * 128 + 4;

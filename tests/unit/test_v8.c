@@ -789,6 +789,89 @@ static void test_leaves(void)
 	heap_release(&P.x);
 }
 
+static int image_reader(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return procmem_read(ctx, addr, buf, len);
+}
+
+/* Frames at the edges: a JSFunction that ends a heap page whose next page is not mapped (its
+ * V8_OBJ_READ bytes cannot all be read); the leaf in a JavaScript prologue, the function not
+ * pushed yet (stale slots below sp), named from rdi, or kept as its native word without it. */
+static void test_walk_edges(void)
+{
+	struct proc P;
+	struct v8_symbols *s = v8_symbols_new(0);
+	struct v8_walk_result res;
+	struct v8_walk w;
+	const struct v8_layout *l;
+	static const uint8_t prologue[] = { 0x56, 0x57, 0x50 }; /* push rsi; push rdi; push rax */
+	uint64_t words[64], pc, sp, fp, fn, end, outer_fn, fpx;
+	char out[1024];
+	size_t n;
+
+	proc_build(&P, 0, &pc, &sp, &fp);
+	l = &P.x.f.lay;
+	end = P.x.h.base + HEAP_SIZE;
+	fn = end - (l->fn_code + 8) + 1;
+	vh_field(&P.x.h, fn, l->obj_map, vh_map(&P.x.h, VT_JS_FUNCTION));
+	vh_field(&P.x.h, fn, l->fn_shared, P.outer_sfi);
+	vh_field(&P.x.h, fn, l->fn_code, P.outer_code);
+	vh_w64(&P.x.h, fp - 16, fn);
+	n = v8_walk(&P.x.m, &P.p, pc, sp, fp, ~0ULL, proc_in_v8, &P, words, 64, &res);
+	CHECK_EQ_INT(res.frames, 6);
+	v8_symbols_note(s, 77, &P.x.r, words, n);
+	frames_str(s, &P.x.r, &P.x.f, words, n, out, sizeof(out));
+	CHECK_EQ_STR(out, "^inner (/srv/app.js:1);outer (/srv/app.js:4);"
+			  "f (/srv/app.js:7);(anonymous) (/srv/app.js:8);[v8: Stub];"
+			  "(anonymous) (/srv/app.js:8);native");
+
+	/* outer called again from outer, in its prologue at `push rsi`: fp = sp, below it a
+	 * stale even word where the function goes */
+	outer_fn = vh_function(&P.x.h, P.outer_sfi, P.outer_code);
+	vh_w(&P.x.h, P.jit + 0x40 + 0x10, prologue, sizeof(prologue));
+	fpx = fp - 0x80;
+	vh_w64(&P.x.h, fpx - 8, 0x53dad0a8f91ULL);
+	vh_w64(&P.x.h, fpx - 16, 0x200000000ULL);
+	vh_w64(&P.x.h, fpx, fp);
+	vh_w64(&P.x.h, fpx + 8, P.jit + 0x40 + 0x61);
+	memset(&w, 0, sizeof(w));
+	w.p = P.p;
+	w.pc = P.jit + 0x40 + 0x10;
+	w.sp = w.fp = fpx;
+	w.flags = V8_W_EXACT;
+	w.leaf_bc = ~0ULL;
+	w.leaf_fn = outer_fn;
+	CHECK_EQ_INT(v8_walk_step(&w, image_reader, &P.x.m), 0);
+	CHECK_EQ_INT(w.found, V8STAT_COMPILED);
+	CHECK_EQ_INT(w.nout, 3);
+	CHECK(w.out[0] == ((FW_TAG_V8_SFI << FW_TAG_SHIFT) | P.outer_sfi));
+	CHECK(w.pc == P.jit + 0x40 + 0x61 && w.fp == fp && w.sp == fpx + 16);
+	/* without rdi (a stack snapshot): no mark, the native word stays, on to the caller */
+	memset(&w, 0, sizeof(w));
+	w.p = P.p;
+	w.pc = P.jit + 0x40 + 0x10;
+	w.sp = w.fp = fpx;
+	w.flags = V8_W_EXACT;
+	w.leaf_bc = ~0ULL;
+	CHECK_EQ_INT(v8_walk_step(&w, image_reader, &P.x.m), 0);
+	CHECK_EQ_INT(w.nout, 0);
+	CHECK_EQ_INT(w.replace, 0);
+	CHECK(w.pc == P.jit + 0x40 + 0x61 && w.fp == fp);
+	/* after `push rsi`, at `push rdi`: the context is pushed, the function still in rdi */
+	memset(&w, 0, sizeof(w));
+	w.p = P.p;
+	w.pc = P.jit + 0x40 + 0x11;
+	w.fp = fpx;
+	w.sp = fpx - 8;
+	w.flags = V8_W_EXACT;
+	w.leaf_bc = ~0ULL;
+	w.leaf_fn = outer_fn;
+	CHECK_EQ_INT(v8_walk_step(&w, image_reader, &P.x.m), 0);
+	CHECK_EQ_INT(w.found, V8STAT_COMPILED);
+	v8_symbols_free(s);
+	heap_release(&P.x);
+}
+
 /* Objects move and die: a checksum that does not match is never another function's name. */
 static void test_reuse(void)
 {
@@ -1080,6 +1163,7 @@ int main(void)
 	RUN(test_walk_both);
 	RUN(test_script_read_again);
 	RUN(test_leaves);
+	RUN(test_walk_edges);
 	RUN(test_reuse);
 	RUN(test_hostile);
 	RUN(test_main_script);

@@ -86,6 +86,14 @@ static long hs_frame_cb(__u32 i, void *data)
 		return 1;
 	}
 	if (hotspot_bpf_step() != HS_STEP_OK) {
+		kind = w->kind_last;
+		hs_stat_add(HSSTAT_FAIL_LEAF, !(w->flags & HS_W_RETADDR));
+		if (kind)
+			hs_stat_add(kind == HS_BLOB_INTERP ? HSSTAT_FAIL_INTERP :
+				    kind == HS_BLOB_NMETHOD || kind == HS_BLOB_NATIVE ?
+				    HSSTAT_FAIL_JIT : HSSTAT_FAIL_STUB, 1);
+		if (w->cause < HS_CAUSE__COUNT)
+			hs_stat_add(HSSTAT_CAUSE + w->cause, 1);
 		c->done = 2;
 		return 1;
 	}

@@ -65,6 +65,24 @@ enum hs_mark {
 	HS_MARK_TRUNCATED = 4, /* more Java frames than a sample keeps */
 };
 
+/* Why a step failed (struct hs_walk's cause): the finer reason behind the mark, counted per
+ * cause in hs_stats (HSSTAT_CAUSE + cause). */
+enum hs_cause {
+	HS_CAUSE_NONE = 0,
+	HS_CAUSE_NO_HEAP,    /* the pc is in no code heap */
+	HS_CAUSE_NO_BLOCK,   /* the segment map leads to no block, a free one, or one too short */
+	HS_CAUSE_READ_BLOB,  /* the segment map, blob header or blob name could not be read */
+	HS_CAUSE_FRAME_SIZE, /* the blob's frame size is larger than HS_MAX_FRAME */
+	HS_CAUSE_LAYOUT,     /* interpreter frame slots out of the step's window */
+	HS_CAUSE_INTERP_FP,  /* interpreted frame: rbp is no frame pointer above sp */
+	HS_CAUSE_PROLOGUE,   /* leaf in a prologue: no return address at sp or above rbp */
+	HS_CAUSE_STUB_FP,    /* a caller frame in a stub without frame size nor frame pointer */
+	HS_CAUSE_READ_FRAME, /* the frame's slots or return address could not be read */
+	HS_CAUSE_SP,         /* the caller's sp would not be above sp (or too far) */
+	HS_CAUSE_PC0,        /* the caller's pc is 0 */
+	HS_CAUSE__COUNT,
+};
+
 /* Counters in the hs_stats map (per CPU). */
 enum hs_stat {
 	HSSTAT_SAMPLES = 0,   /* samples whose unwind entered the code cache of a known JVM */
@@ -77,7 +95,12 @@ enum hs_stat {
 	HSSTAT_DEOPT,         /* frames returning into a deoptimization handler */
 	HSSTAT_CACHE_HITS,    /* frames whose blob was the one of the previous frame */
 	HSSTAT_WALK_NS,       /* time spent in the walker, ns */
-	HSSTAT__COUNT,
+	HSSTAT_FAIL_LEAF,     /* walks that failed at their first frame */
+	HSSTAT_FAIL_INTERP,   /* walks that failed at an interpreted frame */
+	HSSTAT_FAIL_JIT,      /* ... at a compiled frame (nmethod, native wrapper) */
+	HSSTAT_FAIL_STUB,     /* ... at a stub or adapter */
+	HSSTAT_CAUSE,         /* HS_CAUSE__COUNT counters from here: walks failed per cause */
+	HSSTAT__COUNT = HSSTAT_CAUSE + HS_CAUSE__COUNT,
 };
 
 #define HS_MAX_HEAPS 4
@@ -160,7 +183,10 @@ struct hs_walk {
 	__u32 pos, limit;    /* BPF: where the words go in the record */
 	__u32 active;        /* the process is a known JVM */
 	__u32 frames;
-	__u32 prologue, deopt, hits, kind_last;
+	__u32 prologue, deopt, hits;
+	__u32 kind_last;     /* the kind of the last frame stepped, failed or not (0: no blob) */
+	__u32 cause;         /* enum hs_cause when a step failed */
+	__u32 pad2;
 	struct hs_blob blob; /* the last blob found (hi == 0: none) */
 	__u8 buf[HS_HDR + 8];
 	__u64 slots[16];     /* HS_SLOTS used: a power of two for the verifier */

@@ -456,6 +456,22 @@ static void bpf_counters(int fd, uint64_t out[HSSTAT__COUNT])
 	xfree(vals);
 }
 
+/* --stats names of enum hs_cause (hotspot.h), in its order. */
+static const char *const cause_names[HS_CAUSE__COUNT] = {
+	[HS_CAUSE_NONE] = "none",
+	[HS_CAUSE_NO_HEAP] = "no_heap",
+	[HS_CAUSE_NO_BLOCK] = "no_block",
+	[HS_CAUSE_READ_BLOB] = "read_blob",
+	[HS_CAUSE_FRAME_SIZE] = "frame_size",
+	[HS_CAUSE_LAYOUT] = "layout",
+	[HS_CAUSE_INTERP_FP] = "interp_fp",
+	[HS_CAUSE_PROLOGUE] = "prologue",
+	[HS_CAUSE_STUB_FP] = "stub_fp",
+	[HS_CAUSE_READ_FRAME] = "read_frame",
+	[HS_CAUSE_SP] = "sp",
+	[HS_CAUSE_PC0] = "pc0",
+};
+
 static void hs_print_stats(void *state, FILE *f)
 {
 	struct hs_state *s = state;
@@ -463,6 +479,7 @@ static void hs_print_stats(void *state, FILE *f)
 	uint64_t b[HSSTAT__COUNT];
 	struct hotspot_threads_stats ts = s->threads;
 	struct hs_inst *in;
+	int k;
 
 	hotspot_cache_stats(s->cache, &cs);
 	bpf_counters(s->stats_fd, b);
@@ -475,7 +492,7 @@ static void hs_print_stats(void *state, FILE *f)
 		"bpf_samples=%llu bpf_hooks=%llu bpf_interp=%llu bpf_jit=%llu bpf_stub=%llu "
 		"bpf_errors=%llu bpf_prologue=%llu bpf_deopt=%llu bpf_blob_hits=%llu "
 		"bpf_walk_ns=%llu thread_lookups=%llu thread_named=%llu thread_reads=%llu "
-		"thread_scans=%llu thread_read_errors=%llu threads_cached=%zu thread_ms=%.1f\n",
+		"thread_scans=%llu thread_read_errors=%llu threads_cached=%zu thread_ms=%.1f",
 		s->live, (unsigned long long)s->frames_noted, (unsigned long long)s->symbolized,
 		(unsigned long long)s->inlined, (unsigned long long)cs.lookups,
 		(unsigned long long)cs.hits, (unsigned long long)cs.reads,
@@ -491,6 +508,13 @@ static void hs_print_stats(void *state, FILE *f)
 		(unsigned long long)ts.lookups, (unsigned long long)ts.named,
 		(unsigned long long)ts.reads, (unsigned long long)ts.scans,
 		(unsigned long long)ts.read_errors, ts.threads, s->thread_ns / 1e6);
+	fprintf(f, " bpf_fail_leaf=%llu bpf_fail_interp=%llu bpf_fail_jit=%llu bpf_fail_stub=%llu",
+		(unsigned long long)b[HSSTAT_FAIL_LEAF], (unsigned long long)b[HSSTAT_FAIL_INTERP],
+		(unsigned long long)b[HSSTAT_FAIL_JIT], (unsigned long long)b[HSSTAT_FAIL_STUB]);
+	for (k = 1; k < HS_CAUSE__COUNT; k++)
+		fprintf(f, " bpf_fail_%s=%llu", cause_names[k],
+			(unsigned long long)b[HSSTAT_CAUSE + k]);
+	fputc('\n', f);
 }
 
 const struct runtime_ops hotspot_runtime_ops = {

@@ -21,11 +21,14 @@
  *                the caller's rbp below that. A return address that is the deoptimization
  *                handler stands for the pc saved in the frame (orig_pc_offset). The leaf frame
  *                may be in its prologue (before frame_complete_offset: the return address is
- *                at sp, or above the pushed rbp) or its epilogue (rbp popped, at the safepoint
+ *                at sp, or above the pushed rbp, or above the slot C2's `mov [rsp + N], rbp`
+ *                writes after `sub rsp, N`) or its epilogue (rbp popped, at the safepoint
  *                poll or the ret): recognised from the instruction bytes.
- *   stub         frame size 0 (StubRoutines, the call stub): fp-based like a C function with
- *                a frame pointer; frameless adapters and leaf stubs caught before their
- *                `push rbp`: return address at sp.
+ *   stub         frame size 0 or none (StubRoutines, the call stub, C1's runtime stubs):
+ *                fp-based like a C function with a frame pointer; frameless adapters and
+ *                leaf stubs caught before their `push rbp`: return address at sp; a leaf stub
+ *                whose rbp leads to no return address after a call: the first of the top
+ *                stack words that is one.
  * Every frame must move sp up: the step fails with a mark (enum hs_mark) otherwise, and on
  * any failed read. The blob of the previous frame is remembered (w->blob): a recursion and
  * frames of one method repeat it. */
@@ -64,17 +67,20 @@ static HS_INLINE int hs_in_cc(const struct hs_walk *w, __u64 pc)
 	return pc >= w->p.cc_lo && pc < w->p.cc_hi;
 }
 
-static HS_INLINE int hs_fail(struct hs_walk *w, __u32 mark)
+static HS_INLINE int hs_fail(struct hs_walk *w, __u32 mark, __u32 cause)
 {
 	w->mark = mark;
+	w->cause = cause;
 	return HS_STEP_FAIL;
 }
 
 /* Move to the caller: checks that the stack grows towards the caller. */
 static HS_INLINE int hs_move(struct hs_walk *w, __u64 pc, __u64 sp, __u64 bp)
 {
-	if (sp <= w->sp || sp - w->sp > HS_MAX_FRAME || pc == 0)
-		return hs_fail(w, HS_MARK_BAD_FRAME);
+	if (sp <= w->sp || sp - w->sp > HS_MAX_FRAME)
+		return hs_fail(w, HS_MARK_BAD_FRAME, HS_CAUSE_SP);
+	if (pc == 0)
+		return hs_fail(w, HS_MARK_BAD_FRAME, HS_CAUSE_PC0);
 	w->pc = pc;
 	w->sp = sp;
 	w->bp = bp;
@@ -89,6 +95,7 @@ static HS_INLINE int hs_find_blob(struct hs_walk *w, __u64 lookup)
 	const struct hs_proc *p = &w->p;
 	__u64 lo = 0, hi = 0, segmap = 0, seg, block, blob, name = 0;
 	__u32 log2 = 0, i, tag = 0, namebytes = 0, size;
+	__s32 fsize;
 	__u8 b = 0;
 
 	for (i = 0; i < HS_MAX_HEAPS; i++) {
@@ -101,37 +108,41 @@ static HS_INLINE int hs_find_blob(struct hs_walk *w, __u64 lookup)
 		}
 	}
 	if (!hi || log2 < 4 || log2 > 20)
-		return hs_fail(w, HS_MARK_NO_BLOB);
+		return hs_fail(w, HS_MARK_NO_BLOB, HS_CAUSE_NO_HEAP);
 	seg = (lookup - lo) >> log2;
 	/* Each entry of the segment map says how many segments back the block starts (0: here,
 	 * 0xff: free); a long block takes several hops. */
 	for (i = 0; i < HS_MAX_HOPS; i++) {
 		if (HS_READ(w, &b, 1, segmap + seg))
-			return hs_fail(w, HS_MARK_BAD_READ);
+			return hs_fail(w, HS_MARK_BAD_READ, HS_CAUSE_READ_BLOB);
 		tag = b;
 		if (tag == 0 || tag == 0xff || tag > seg)
 			break;
 		seg -= tag;
 	}
 	if (tag != 0)
-		return hs_fail(w, HS_MARK_NO_BLOB);
+		return hs_fail(w, HS_MARK_NO_BLOB, HS_CAUSE_NO_BLOCK);
 	block = lo + (seg << log2);
 	if (HS_READ(w, w->buf, HS_HDR, block) && HS_READ(w, w->buf, HS_HDR_MIN, block))
-		return hs_fail(w, HS_MARK_BAD_READ);
+		return hs_fail(w, HS_MARK_BAD_READ, HS_CAUSE_READ_BLOB);
 	if (!w->buf[p->hb_used & (HS_HDR - 1)])
-		return hs_fail(w, HS_MARK_NO_BLOB); /* a free block */
+		return hs_fail(w, HS_MARK_NO_BLOB, HS_CAUSE_NO_BLOCK); /* a free block */
 	blob = block + p->hb_size;
 	size = hs_buf32(w, p->hb_size + p->cb_size);
 	if (size < 64 || size > (1u << 30) || lookup < blob || lookup - blob >= size)
-		return hs_fail(w, HS_MARK_NO_BLOB);
+		return hs_fail(w, HS_MARK_NO_BLOB, HS_CAUSE_NO_BLOCK);
 	name = hs_buf64(w, p->hb_size + p->cb_name);
 	if (HS_READ(w, &namebytes, 4, name))
-		return hs_fail(w, HS_MARK_BAD_READ);
+		return hs_fail(w, HS_MARK_BAD_READ, HS_CAUSE_READ_BLOB);
 	w->blob.lo = blob;
 	w->blob.hi = blob + size;
 	w->blob.code_begin = hs_buf64(w, p->hb_size + p->cb_code_begin);
 	w->blob.frame_complete = (__s32)hs_buf32(w, p->hb_size + p->cb_frame_complete);
-	w->blob.frame_size = hs_buf32(w, p->hb_size + p->cb_frame_size) * 8;
+	/* in words; C1's runtime stubs made without a frame size (no_frame_size, -1: the G1
+	 * barriers) keep a frame pointer like the stubs of size 0 */
+	fsize = (__s32)hs_buf32(w, p->hb_size + p->cb_frame_size);
+	w->blob.frame_size = fsize <= 0 ? 0 :
+			     fsize > (__s32)(HS_MAX_FRAME >> 3) ? HS_MAX_FRAME + 1 : (__u32)fsize * 8;
 	w->blob.deopt = 0;
 	w->blob.deopt_mh = 0;
 	w->blob.orig_pc_offset = 0;
@@ -151,7 +162,7 @@ static HS_INLINE int hs_find_blob(struct hs_walk *w, __u64 lookup)
 		w->blob.kind = HS_BLOB_STUB;
 	}
 	if (w->blob.frame_size > HS_MAX_FRAME)
-		return hs_fail(w, HS_MARK_BAD_FRAME);
+		return hs_fail(w, HS_MARK_BAD_FRAME, HS_CAUSE_FRAME_SIZE);
 	return 0;
 }
 
@@ -164,12 +175,13 @@ static HS_INLINE int hs_interp(struct hs_walk *w)
 	__s32 im = p->if_method - HS_SLOT_LO, ib = p->if_bcp - HS_SLOT_LO,
 	      is = p->if_sender_sp - HS_SLOT_LO;
 
+	w->kind_last = HS_BLOB_INTERP;
 	if (fp <= w->sp || fp - w->sp > HS_MAX_FRAME || fp < 8 * -HS_SLOT_LO)
-		return hs_fail(w, HS_MARK_BAD_FRAME);
+		return hs_fail(w, HS_MARK_BAD_FRAME, HS_CAUSE_INTERP_FP);
 	if (HS_READ(w, w->slots, 8 * HS_SLOTS, fp + 8 * HS_SLOT_LO))
-		return hs_fail(w, HS_MARK_BAD_READ);
+		return hs_fail(w, HS_MARK_BAD_READ, HS_CAUSE_READ_FRAME);
 	if (im < 0 || im >= HS_SLOTS || ib < 0 || ib >= HS_SLOTS || is < 0 || is >= HS_SLOTS)
-		return hs_fail(w, HS_MARK_BAD_FRAME);
+		return hs_fail(w, HS_MARK_BAD_FRAME, HS_CAUSE_LAYOUT);
 	HS_BARRIER(im);
 	HS_BARRIER(ib);
 	HS_BARRIER(is);
@@ -183,7 +195,6 @@ static HS_INLINE int hs_interp(struct hs_walk *w)
 		bci = (__u32)(bcp - (cm + p->cm_size));
 	w->out[0] = (FW_TAG_HS_INTERP << FW_TAG_SHIFT) | (method & FW_DATA_MASK);
 	w->out[1] = HS_INFO(cm >> 3, bci);
-	w->kind_last = HS_BLOB_INTERP;
 	/* the caller's sp is its unextended sp (a compiled caller computes its frame from it) */
 	if (sender_sp <= fp)
 		sender_sp = fp + 16;
@@ -197,6 +208,7 @@ static HS_INLINE int hs_leaf_edges(struct hs_walk *w, int prologue, int *rc)
 {
 	__u8 code[16];
 	__u64 pair[2];
+	__u32 disp;
 
 	if (HS_READ(w, code, sizeof(code), w->pc))
 		return 0;
@@ -224,12 +236,27 @@ static HS_INLINE int hs_leaf_edges(struct hs_walk *w, int prologue, int *rc)
 	}
 	if (!prologue)
 		return 0;
-	/* In the prologue: the return address is at sp (before `push rbp` or `sub rsp`), or
-	 * just above a pushed rbp; either way it points into the code cache (Java code is
-	 * called from Java code, adapters or the call stub). */
+	w->prologue++;
+	/* C2's prologue without a stack bang: `sub rsp, N` then `mov [rsp + N], rbp`; at the
+	 * mov, the frame is allocated but rbp (still the caller's) not saved yet: the return
+	 * address is just above the slot being written */
+	disp = code[0] == 0x48 && code[1] == 0x89 && code[2] == 0x6c && code[3] == 0x24 ?
+		       code[4] :
+	       code[0] == 0x48 && code[1] == 0x89 && code[2] == 0xac && code[3] == 0x24 ?
+		       (__u32)code[4] | (__u32)code[5] << 8 | (__u32)code[6] << 16 |
+			       (__u32)code[7] << 24 :
+		       0;
+	if (disp && disp + 16 == w->blob.frame_size) {
+		if (HS_READ(w, pair, 8, w->sp + disp + 8))
+			return 0;
+		*rc = hs_move(w, pair[0], w->sp + disp + 16, w->bp);
+		return 1;
+	}
+	/* Else the return address is at sp (before `push rbp` or `sub rsp`), or just above a
+	 * pushed rbp; either way it points into the code cache (Java code is called from Java
+	 * code, adapters or the call stub). */
 	if (HS_READ(w, pair, 16, w->sp))
 		return 0;
-	w->prologue++;
 	if (hs_in_cc(w, pair[0])) {
 		*rc = hs_move(w, pair[0], w->sp + 8, w->bp);
 		return 1;
@@ -238,7 +265,7 @@ static HS_INLINE int hs_leaf_edges(struct hs_walk *w, int prologue, int *rc)
 		*rc = hs_move(w, pair[1], w->sp + 16, pair[0]);
 		return 1;
 	}
-	*rc = hs_fail(w, HS_MARK_BAD_FRAME);
+	*rc = hs_fail(w, HS_MARK_BAD_FRAME, HS_CAUSE_PROLOGUE);
 	return 1;
 }
 
@@ -248,38 +275,69 @@ static HS_INLINE int hs_sized(struct hs_walk *w)
 	__u64 pair[2], sender_sp = w->sp + w->blob.frame_size;
 
 	if (HS_READ(w, pair, 16, sender_sp - 16))
-		return hs_fail(w, HS_MARK_BAD_READ);
+		return hs_fail(w, HS_MARK_BAD_READ, HS_CAUSE_READ_FRAME);
 	return hs_move(w, pair[1], sender_sp, pair[0]);
 }
+
+/* addr is a return address into the code cache: the bytes before it are a call (e8 rel32,
+ * ff 15 [rip + d32], ff d0+r or 41 ff d0+r). */
+static HS_INLINE int hs_call_ret(struct hs_walk *w, __u64 addr)
+{
+	__u8 b[8];
+
+	if (!hs_in_cc(w, addr) || HS_READ(w, b, sizeof(b), addr - 8))
+		return 0;
+	return b[3] == 0xe8 || (b[2] == 0xff && b[3] == 0x15) ||
+	       (b[6] == 0xff && (b[7] & 0xf8) == 0xd0);
+}
+
+#define HS_TOP_WORDS 6 /* stack words a frameless leaf stub may have pushed, + 1 */
 
 /* A stub without a frame size: fp-based, or frameless. */
 static HS_INLINE int hs_stub(struct hs_walk *w)
 {
 	__u64 pair[2];
 	__u8 code[4];
+	__u32 i;
 	int leaf = !(w->flags & HS_W_RETADDR);
 
 	if (leaf && w->blob.kind != HS_BLOB_ADAPTER && !HS_READ(w, code, sizeof(code), w->pc)) {
 		if (code[0] == 0x55 || code[0] == 0xc3) { /* push rbp / ret: frameless here */
 			if (HS_READ(w, pair, 8, w->sp))
-				return hs_fail(w, HS_MARK_BAD_READ);
+				return hs_fail(w, HS_MARK_BAD_READ, HS_CAUSE_READ_FRAME);
 			return hs_move(w, pair[0], w->sp + 8, w->bp);
 		}
-		if (code[0] == 0x48 && code[1] == 0x89 && code[2] == 0xe5) { /* mov rbp, rsp */
+		/* mov rbp, rsp (HotSpot's assembler writes it 48 8b ec) */
+		if (code[0] == 0x48 && ((code[1] == 0x89 && code[2] == 0xe5) ||
+					(code[1] == 0x8b && code[2] == 0xec))) {
 			if (HS_READ(w, pair, 16, w->sp))
-				return hs_fail(w, HS_MARK_BAD_READ);
+				return hs_fail(w, HS_MARK_BAD_READ, HS_CAUSE_READ_FRAME);
 			return hs_move(w, pair[1], w->sp + 16, pair[0]);
+		}
+		/* A leaf stub may be frameless (C1's slow_subtype_check pushes registers, no
+		 * rbp; an arraycopy stub after its `leave`): rbp is its frame pointer only when
+		 * it leads to a return address after a call, else the return address is one of
+		 * the top words of the stack. Stubs called from Java return into the code
+		 * cache; the call stub, called from libjvm, falls through to rbp below. */
+		if (w->bp > w->sp && w->bp - w->sp <= HS_MAX_FRAME && !HS_READ(w, pair, 16, w->bp) &&
+		    hs_call_ret(w, pair[1]))
+			return hs_move(w, pair[1], w->bp + 16, pair[0]);
+		if (!HS_READ(w, w->slots, 8 * HS_TOP_WORDS, w->sp)) {
+			for (i = 0; i < HS_TOP_WORDS; i++) {
+				if (hs_call_ret(w, w->slots[i]))
+					return hs_move(w, w->slots[i], w->sp + 8 * (i + 1), w->bp);
+			}
 		}
 	}
 	if (w->blob.kind == HS_BLOB_ADAPTER || w->bp <= w->sp || w->bp - w->sp > HS_MAX_FRAME) {
 		if (!leaf)
-			return hs_fail(w, HS_MARK_BAD_FRAME);
+			return hs_fail(w, HS_MARK_BAD_FRAME, HS_CAUSE_STUB_FP);
 		if (HS_READ(w, pair, 8, w->sp))
-			return hs_fail(w, HS_MARK_BAD_READ);
+			return hs_fail(w, HS_MARK_BAD_READ, HS_CAUSE_READ_FRAME);
 		return hs_move(w, pair[0], w->sp + 8, w->bp);
 	}
 	if (HS_READ(w, pair, 16, w->bp))
-		return hs_fail(w, HS_MARK_BAD_READ);
+		return hs_fail(w, HS_MARK_BAD_READ, HS_CAUSE_READ_FRAME);
 	return hs_move(w, pair[1], w->bp + 16, pair[0]);
 }
 
@@ -291,6 +349,8 @@ static HS_INLINE int hs_step(struct hs_walk *w)
 	int rc = HS_STEP_OK, leaf = !(w->flags & HS_W_RETADDR), prologue;
 
 	w->mark = 0;
+	w->cause = 0;
+	w->kind_last = 0;
 	if (lookup >= p->interp_lo && lookup < p->interp_hi)
 		return hs_interp(w);
 	if (lookup >= w->blob.lo && lookup < w->blob.hi) {

@@ -193,6 +193,7 @@ __noinline int v8_bpf_walk(__u32 op)
 	w->flags = (st->flags & UNW_S_RETADDR) ? 0 : V8_W_EXACT;
 	/* the sample's own registers belong to its leaf frame only */
 	w->leaf_bc = n == 1 && (w->flags & V8_W_EXACT) ? v8_user_reg(w->p.off.bc_offset_reg) : ~0ULL;
+	w->leaf_fn = n == 1 && (w->flags & V8_W_EXACT) ? v8_user_reg(7) : 0; /* rdi */
 	w->pos = base + n;
 	w->limit = base + MAX_USER_WORDS - 1;
 	w->first = 1;

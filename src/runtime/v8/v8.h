@@ -141,6 +141,8 @@ struct v8_walk {
 	__u64 pc, sp, fp;      /* in: the frame; out: its caller's */
 	__u32 flags;           /* V8_W_* */
 	__u64 leaf_bc;         /* at the sample: the bytecode offset register (~0: unknown) */
+	__u64 leaf_fn;         /* at the sample: rdi, the JSFunction called (0: unknown); read in
+				* a JavaScript prologue, before the function is pushed */
 	__u32 nout;            /* words in out[] */
 	__u32 replace;         /* 1: out[] replaces the native word of pc; 0: it follows it */
 	__u32 found;           /* enum v8_stat of the frame found (V8STAT_INTERP, ...) */

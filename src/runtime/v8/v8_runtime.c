@@ -31,6 +31,7 @@ struct v8_state {
 	struct v8_symbols *sym;
 	size_t live;
 	uint64_t words, claims, claim_errors;
+	uint64_t snap_frames, snap_bad; /* frames of stack snapshots stepped, [v8: unreadable frame] */
 };
 
 struct range {
@@ -369,6 +370,7 @@ static int v8_attach(void *state, void *data, const struct runtime_attach *at, v
  * offset comes from the frame. */
 static int v8_jit_step(void *state, void *inst, struct unw_state *st, const struct unwinder_io *io)
 {
+	struct v8_state *s = state;
 	struct v8_inst *in = inst;
 	struct v8_walk w;
 	uint32_t i;
@@ -382,6 +384,8 @@ static int v8_jit_step(void *state, void *inst, struct unw_state *st, const stru
 	w.leaf_bc = ~0ULL;
 	if (v8_walk_step(&w, io->read, io->io))
 		return UNW_HOOK_NATIVE;
+	s->snap_frames++;
+	s->snap_bad += w.found == V8STAT_BAD;
 	if (w.replace && st->n > 0)
 		st->n--;
 	for (i = 0; i < w.nout; i++)
@@ -458,7 +462,8 @@ static void v8_print_stats(void *state, FILE *f)
 		"hits=%llu reads=%llu read_errors=%llu checksum_mismatches=%llu moved=%llu code_scans=%llu "
 		"code_scan_hits=%llu functions=%zu codes=%zu scripts=%zu bpf_samples=%llu "
 		"bpf_frames=%llu bpf_interp=%llu bpf_compiled=%llu bpf_jitpc=%llu bpf_typed=%llu "
-		"bpf_bad=%llu bpf_errors=%llu bpf_walk_ns=%llu\n",
+		"bpf_bad=%llu bpf_errors=%llu bpf_walk_ns=%llu snapshot_frames=%llu "
+		"snapshot_bad=%llu\n",
 		s->live, (unsigned long long)s->words, (unsigned long long)s->claims,
 		(unsigned long long)s->claim_errors, (unsigned long long)ss.lookups,
 		(unsigned long long)ss.hits, (unsigned long long)ss.reads,
@@ -468,7 +473,8 @@ static void v8_print_stats(void *state, FILE *f)
 		(unsigned long long)b[V8STAT_FRAMES], (unsigned long long)b[V8STAT_INTERP],
 		(unsigned long long)b[V8STAT_COMPILED], (unsigned long long)b[V8STAT_JITPC],
 		(unsigned long long)b[V8STAT_TYPED], (unsigned long long)b[V8STAT_BAD],
-		(unsigned long long)b[V8STAT_ERRORS], (unsigned long long)b[V8STAT_WALK_NS]);
+		(unsigned long long)b[V8STAT_ERRORS], (unsigned long long)b[V8STAT_WALK_NS],
+		(unsigned long long)s->snap_frames, (unsigned long long)s->snap_bad);
 }
 
 const struct runtime_ops v8_runtime_ops = {

@@ -70,6 +70,25 @@ static V8_INLINE int v8_in_interp(const struct v8_walk *w, __u64 rel)
 	       v8_in(rel, w->p.interp_lo[3], w->p.interp_hi[3]);
 }
 
+/* The first V8_OBJ_READ bytes of the object at addr (untagged) into dst; an object near the end
+ * of a heap page whose next page is not mapped gets the bytes up to the page's end, when they
+ * hold the first need bytes. 0 on success. */
+static V8_INLINE int v8_read_obj(struct v8_walk *w, __u8 *dst, __u64 addr, __u32 need)
+{
+	__u32 len;
+
+	if (!V8_READ(w, dst, V8_OBJ_READ, addr))
+		return 0;
+	len = 4096 - (__u32)(addr & 4095);
+	if (len >= V8_OBJ_READ || len < need)
+		return -1;
+	V8_BARRIER(len);
+	len &= V8_OBJ_READ - 1;
+	if (!len)
+		return -1;
+	return V8_READ(w, dst, len, addr) ? -1 : 0;
+}
+
 /* The frame slot at fp + off (off in [-V8_FRAME_BELOW, 8]) from the frame buffer. */
 static V8_INLINE __u64 v8_slot(const struct v8_walk *w, __s64 off)
 {
@@ -101,12 +120,15 @@ static V8_INLINE void v8_js_frame(struct v8_walk *w, __u64 fn, __u64 rel, int ex
 	int in_builtins = rel != ~0ULL;
 	const struct v8_offsets *o = &w->p.off;
 	__u64 sfi, code, start, a, b, pc = w->pc, bc;
-	__u32 size, kind, chk, i;
+	__u32 size, kind, chk, i, need;
 
 	if (fn != w->c_fn || !fn) {
 		/* a function not seen in this sample yet: its SFI, code and checksum bytes */
 		w->c_fn = 0;
-		if (!(fn & 1) || V8_READ(w, w->obj, V8_OBJ_READ, fn - 1)) {
+		if (!(fn & 1) ||
+		    v8_read_obj(w, w->obj, fn - 1,
+				(o->fn_shared > o->fn_code ? o->fn_shared : o->fn_code) +
+					o->tagged_size)) {
 			w->out[0] = (FW_TAG_V8_MARK << FW_TAG_SHIFT) | V8_MARK_BAD_FRAME;
 			w->nout = 1;
 			w->found = V8STAT_BAD;
@@ -144,7 +166,12 @@ static V8_INLINE void v8_js_frame(struct v8_walk *w, __u64 fn, __u64 rel, int ex
 	if (!(in_builtins && v8_in_interp(w, rel)) && !w->c_code_ok) {
 		/* the function's code: its kind and instructions (not needed by interpreted frames) */
 		w->c_code_ok = 2;
-		if ((code & 1) && !V8_READ(w, w->code, V8_OBJ_READ, code - 1)) {
+		need = (__u32)o->code_start + 8;
+		if ((__u32)o->code_size + 4 > need)
+			need = (__u32)o->code_size + 4;
+		if ((__u32)o->code_flags + 4 > need)
+			need = (__u32)o->code_flags + 4;
+		if ((code & 1) && !v8_read_obj(w, w->code, code - 1, need)) {
 			w->c_start = v8_ld(w->code, o->code_start, 8, V8_OBJ_READ);
 			w->c_size = (__u32)v8_ld(w->code, o->code_size, 4, V8_OBJ_READ);
 			w->c_kind = ((__u32)v8_ld(w->code, o->code_flags, 4, V8_OBJ_READ) >>
@@ -235,7 +262,23 @@ static V8_INLINE int v8_step(struct v8_walk *w)
 		w->entry = type == o->type_entry || type == o->type_construct_entry;
 		w->found = V8STAT_TYPED;
 	} else {
-		v8_js_frame(w, v8_slot(w, o->fp_function), rel, exact);
+		/* The sampled pc in a JavaScript prologue: `push rbp; mov rbp, rsp` done, the
+		 * context or the function not pushed yet (`push rsi`, `push rdi` next): the
+		 * function is still in rdi, the slots below sp are stale. Without rdi (a stack
+		 * snapshot), the frame keeps its native word. */
+		__u64 fn = v8_slot(w, o->fp_function);
+		__u8 op = 0;
+		int unnamed = 0;
+
+		if (exact && fp + o->fp_function < w->sp && !V8_READ(w, &op, 1, w->pc) &&
+		    (op == 0x56 || op == 0x57)) {
+			fn = w->leaf_fn;
+			unnamed = !(fn & 1);
+		}
+		if (unnamed)
+			w->replace = 0;
+		else
+			v8_js_frame(w, fn, rel, exact);
 	}
 	w->pc = v8_slot(w, 8);
 	w->fp = v8_slot(w, 0);
