@@ -150,6 +150,12 @@ enum unwind_stat {
 	USTAT_SNAPSHOTS_CHAINED, /* snapshots that went on in EVENT_STACK_CHUNK records */
 	USTAT_SNAPSHOTS_UNCHAINED, /* ... that should have (all or some chunks), but the ring
 				    * buffer was too full */
+	USTAT_ERR_BAD_PC,      /* a pc no user code can have (top byte set: garbage taken for a
+				* return address); not emitted, the stack ends in [unwind error] */
+	USTAT_STACK_SWITCH,    /* stacks that end in [stack switch]: code that moved to another
+				* stack without a link we can follow (unwind_step.h), or the
+				* base of a stack that is not the thread's (makecontext) */
+	USTAT_SWITCHES,        /* stack switches followed (CFA from rbp on another stack) */
 	USTAT__COUNT,
 };
 
@@ -161,6 +167,11 @@ enum unwind_stat {
 /* The unwinder's state (unwind_step.h), shared with interpreter walkers: registers of the frame
  * being unwound, where the process's mappings are, and how the unwind ended. */
 #define UNW_S_RETADDR (1u << 0) /* pc is a return address: look up pc - 1 */
+#define UNW_S_OFF_STACK (1u << 1) /* the leaf's sp is not on the thread's own stack (the main
+				   * thread's, below mm->start_stack): an unwind that fails
+				   * before crossing a signal frame or a followed switch ends
+				   * with [stack switch] instead of [unwind error] */
+#define UNW_MAX_SWITCHES 8  /* stack switches followed per unwind */
 
 struct unw_state {
 	__u64 pc, sp, bp;     /* registers of the frame being unwound */
@@ -183,12 +194,14 @@ struct unw_state {
 	__u64 last_lookup;    /* the address last looked up in a table */
 	__u32 last_map;       /* index in unw_maps of the mapping last found, + 1 (0: none) */
 	__u32 last_entry;     /* index in unw_entries of last_lookup's entry, + 1 (0: none) */
+	__u32 switches;       /* stack switches followed (unwind_step.h) */
+	__u32 reserved;
 };
 
 /* STACK SNAPSHOTS. Sent when the process has no tables yet (or the pc is in a mapping user
  * space has not published yet): the user frame words are
- *   word 0   (FW_TAG_SNAPSHOT << FW_TAG_SHIFT) | chunks << 32 | deferred words << 16 |
- *            stack bytes copied
+ *   word 0   (FW_TAG_SNAPSHOT << FW_TAG_SHIFT) | UNW_SNAPSHOT_OFF_STACK (bit 40) |
+ *            chunks << 32 | deferred words << 16 | stack bytes copied
  *   word 1   pc, word 2 sp, word 3 rbp (user registers at the sample)
  *   word 4.. the stack bytes from sp upwards (a multiple of 8)
  *   then     the deferred words: the frames the runtime walkers of the process produced for
@@ -209,6 +222,8 @@ struct unw_state {
 #define UNW_SNAPSHOT_DEFERRED(w0) ((__u32)(((w0) >> 16) & 0xffff))
 #define UNW_SNAPSHOT_CHUNKS_SHIFT 32
 #define UNW_SNAPSHOT_CHUNKS_OF(w0) ((__u32)(((w0) >> UNW_SNAPSHOT_CHUNKS_SHIFT) & 0xff))
+#define UNW_SNAPSHOT_OFF_STACK (1ULL << 40) /* the sp is not on the main thread's stack
+					     * (UNW_S_OFF_STACK) */
 /* Words kept free for deferred runtime frames when the process has a runtime. */
 #define UNW_SNAPSHOT_DEFER_WORDS 640
 #define UNW_SNAPSHOT_CHUNKS 7          /* at most 16 KiB + 7 x 16 KiB = 128 KiB of stack */

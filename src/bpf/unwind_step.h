@@ -197,11 +197,17 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 	const struct unwind_mapping *m;
 	const struct unwind_entry *e;
 	struct unwind_entry fp_rule = { 0, 16, UNW_CFA_RBP, -2 };
+	struct unwind_entry leaf_rule = { 0, 8, UNW_CFA_RSP, 0 };
 	__u64 lookup, cfa, ra, v, old_bp;
-	__u32 kind;
+	__u32 kind, check_ra = 0;
 
 	if (st->pc == 0 && st->n > 0) {
 		st->result = USTAT_COMPLETE; /* a zero return address ends some stacks */
+		return 1;
+	}
+	if (st->pc >> FW_TAG_SHIFT) {
+		/* not a user address: emitted, its top byte would read as a runtime's tag */
+		st->result = USTAT_ERR_BAD_PC;
 		return 1;
 	}
 	if (UNW_EMIT(st, st->pc)) {
@@ -230,11 +236,17 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 		return 1;
 	} else {
 		e = unwind_entry_of(st, m, lookup);
-		if (!e) {
-			st->result = USTAT_ERR_INVALID;
-			return 1;
-		}
-		if (e->kind & UNW_F_INTERP) {
+		if (!e || (e->kind & UNW_KIND_MASK) == UNW_INVALID) {
+			/* No CFI: at an exact pc (the leaf, an interrupted frame) assume a leaf
+			 * function without a frame (assembly such as HotSpot's SpinPause), its
+			 * return address at [rsp]; kept only if it lands in a known mapping. */
+			if (st->flags & UNW_S_RETADDR) {
+				st->result = USTAT_ERR_INVALID;
+				return 1;
+			}
+			e = &leaf_rule;
+			check_ra = 1;
+		} else if (e->kind & UNW_F_INTERP) {
 			int r = UNW_RUNTIME_HOOK(st, m, e);
 
 			if (r == UNW_HOOK_STOP)
@@ -291,8 +303,20 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 		return 1;
 	}
 	if (cfa <= st->sp || cfa - st->sp > (1ULL << 30)) {
-		st->result = USTAT_ERR_LOOP; /* the CFA must move up the stack */
-		return 1;
+		/* The CFA must move up the stack, unless the frame's CFI puts it in rbp: then
+		 * this is code that switched stacks and left the old stack pointer there (Rust's
+		 * psm, coroutine libraries), followed when the caller is code we know; else the
+		 * stack ends with [stack switch]. */
+		if ((kind != UNW_CFA_RBP && kind != UNW_DEREF_RBP) || e == &fp_rule) {
+			st->result = USTAT_ERR_LOOP;
+			return 1;
+		}
+		if (st->switches >= UNW_MAX_SWITCHES) {
+			st->result = USTAT_STACK_SWITCH;
+			return 1;
+		}
+		st->switches++;
+		check_ra = 2;
 	}
 	if (e->rbp == -2 && kind != UNW_DEREF_RBP) {
 		/* the usual `push rbp` frame: the caller's RBP sits just below the return
@@ -320,6 +344,10 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 			return 1;
 		}
 		st->bp = v;
+	}
+	if (check_ra && (ra >> FW_TAG_SHIFT || !unwind_mapping_of(st, ra - 1))) {
+		st->result = check_ra == 2 ? USTAT_STACK_SWITCH : USTAT_ERR_INVALID;
+		return 1;
 	}
 	st->sp = cfa;
 	st->pc = ra;

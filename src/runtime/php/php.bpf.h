@@ -247,6 +247,16 @@ __noinline int php_bpf_walk(__u32 op)
 			end = base + MAX_USER_WORDS - 1;
 		if (pos + 2 < end)
 			st->rt_pos = php_walk_frames(w, rec, pos, end, 0, 1);
+	} else if (op == RT_OP_RESCUE) {
+		/* the frames of every VM call the unwind did not reach, after its marker */
+		if (!w->active || !w->ex)
+			goto out;
+		n = st->n;
+		if (n == 0 || n >= MAX_USER_WORDS - 1)
+			goto out;
+		pos = php_walk_frames(w, rec, base + n, base + MAX_USER_WORDS, 0, 0);
+		if (pos > base + n && pos <= base + MAX_USER_WORDS)
+			st->n = pos - base;
 	} else if (op == RT_OP_ONLY) {
 		if (!w->active || !w->ex)
 			goto out;

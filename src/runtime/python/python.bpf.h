@@ -376,7 +376,7 @@ static __always_inline __u32 py_walk_all(struct py_walk *w, struct sample_record
 	return w->pos;
 }
 
-/* The walker (runtime/runtime.bpf.h: RT_OP_FRAME, RT_OP_DEFER, RT_OP_ONLY). A global function:
+/* The walker (runtime/runtime.bpf.h: RT_OP_FRAME, RT_OP_DEFER, RT_OP_RESCUE, RT_OP_ONLY). A global function:
  * the verifier checks it once, on its own, whatever calls it. */
 __noinline int python_bpf_walk(__u32 op)
 {
@@ -417,6 +417,14 @@ __noinline int python_bpf_walk(__u32 op)
 			end = base + MAX_USER_WORDS - 1;
 		if (pos < end)
 			st->rt_pos = py_walk_all(w, rec, pos, end, 1);
+	} else if (op == RT_OP_RESCUE) {
+		/* the frames the unwind did not reach, after its marker */
+		n = st->n;
+		if (n == 0 || n >= MAX_USER_WORDS - 1)
+			goto out;
+		pos = py_walk_all(w, rec, base + n, base + MAX_USER_WORDS, 0);
+		if (pos > base + n && pos <= base + MAX_USER_WORDS)
+			st->n = pos - base;
 	} else if (op == RT_OP_ONLY) {
 		end = py_walk_all(w, rec, base, base + MAX_USER_WORDS - 1, 0);
 		if (end > base && end <= base + MAX_USER_WORDS - 1)
