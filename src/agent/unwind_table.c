@@ -183,7 +183,8 @@ int unwind_rule_from_cfi(const struct cfi_row *row, struct unwind_entry *out)
 		goto invalid;
 	switch (row->cfa_kind) {
 	case CFI_CFA_REG:
-		if (row->cfa_off < 0 || row->cfa_off > 0xffff)
+		if (row->cfa_off < 0 || row->cfa_off >= (1 << 21) ||
+		    (row->cfa_off > 0xffff && row->cfa_off % 8))
 			goto invalid;
 		if (row->cfa_reg == CFI_REG_RSP)
 			out->kind = UNW_CFA_RSP;
@@ -191,7 +192,13 @@ int unwind_rule_from_cfi(const struct cfi_row *row, struct unwind_entry *out)
 			out->kind = UNW_CFA_RBP;
 		else
 			goto invalid; /* e.g. the DRAP register in a realigning prologue */
-		out->off = (uint16_t)row->cfa_off;
+		if (row->cfa_off > 0xffff) {
+			/* a big frame (rustc: 540,080 bytes): in 8-byte units */
+			out->kind |= UNW_F_BIG | (uint8_t)(((row->cfa_off >> 3) >> 16) << 4);
+			out->off = (uint16_t)(row->cfa_off >> 3);
+		} else {
+			out->off = (uint16_t)row->cfa_off;
+		}
 		break;
 	case CFI_CFA_PLT:
 		if (row->cfa_off < 0 || row->cfa_off > 0xff)
@@ -1048,7 +1055,7 @@ const char *unwind_rule_str(const struct unwind_entry *e, char *buf, size_t size
 	switch (k) {
 	case UNW_CFA_RSP:
 	case UNW_CFA_RBP:
-		n = snprintf(buf, size, "cfa=%s+%u", kinds[k], e->off);
+		n = snprintf(buf, size, "cfa=%s+%llu", kinds[k], (unsigned long long)UNW_CFA_OFF(e));
 		break;
 	case UNW_PLT:
 		n = snprintf(buf, size, "cfa=plt(rsp+%u,%u)", e->off & 0xff, e->off >> 8);

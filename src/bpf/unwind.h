@@ -65,6 +65,14 @@ enum unwind_kind {
 #define UNW_F_INTERP  0x80 /* the address is inside an interpreter's eval loop: the walker of
                             * the mapping's kind is called there (unwind_step.h:
                             * UNW_RUNTIME_HOOK) */
+#define UNW_F_BIG     0x40 /* UNW_CFA_RSP / UNW_CFA_RBP with a frame of 64 KiB or more: the
+			    * CFA offset is 8 * (off | bits 4-5 of kind << 16), up to 2 MiB
+			    * (rustc has a 540,080-byte frame) */
+#define UNW_BIG_HIGH  0x30
+/* The CFA offset of an UNW_CFA_RSP / UNW_CFA_RBP entry. */
+#define UNW_CFA_OFF(e) \
+	(((e)->kind & UNW_F_BIG) ? \
+		 ((__u64)(e)->off | (__u64)((e)->kind & UNW_BIG_HIGH) << 12) << 3 : (__u64)(e)->off)
 
 struct unwind_entry {
 	__u32 pc;

@@ -259,14 +259,14 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 	old_bp = st->bp;
 	switch (kind) {
 	case UNW_CFA_RSP:
-		cfa = st->sp + e->off;
+		cfa = st->sp + UNW_CFA_OFF(e);
 		break;
 	case UNW_CFA_RBP:
 		if (st->bp == 0) {
 			st->result = USTAT_COMPLETE; /* the frame-pointer chain ends with rbp 0 */
 			return 1;
 		}
-		cfa = st->bp + e->off;
+		cfa = st->bp + UNW_CFA_OFF(e);
 		break;
 	case UNW_PLT:
 		cfa = st->sp + (e->off & 0xff) + ((st->pc & 15) >= (__u64)(e->off >> 8) ? 8 : 0);
