@@ -69,10 +69,11 @@ enum unwind_kind {
 			    * CFA offset is 8 * (off | bits 4-5 of kind << 16), up to 2 MiB
 			    * (rustc has a 540,080-byte frame) */
 #define UNW_BIG_HIGH  0x30
-/* The CFA offset of an UNW_CFA_RSP / UNW_CFA_RBP entry. */
+/* The CFA offset of an UNW_CFA_RSP / UNW_CFA_RBP entry, without a branch (a branch in the
+ * step costs the verifier more than the arithmetic): bits 4-5 of kind are 0 unless big. */
 #define UNW_CFA_OFF(e) \
-	(((e)->kind & UNW_F_BIG) ? \
-		 ((__u64)(e)->off | (__u64)((e)->kind & UNW_BIG_HIGH) << 12) << 3 : (__u64)(e)->off)
+	(((__u64)(e)->off | (__u64)((e)->kind & UNW_BIG_HIGH) << 12) << \
+	 ((((e)->kind & UNW_F_BIG) >> 6) * 3))
 
 struct unwind_entry {
 	__u32 pc;
@@ -179,6 +180,10 @@ enum unwind_stat {
 				   * thread's, below mm->start_stack): an unwind that fails
 				   * before crossing a signal frame or a followed switch ends
 				   * with [stack switch] instead of [unwind error] */
+#define UNW_S_GUESSED   (1u << 2) /* pc comes from the leaf rule (unwind_step.h): dropped unless
+				   * it is in a known mapping */
+#define UNW_S_SWITCHED  (1u << 3) /* pc comes from across a stack switch: the same, and the
+				   * stack then ends in [stack switch] */
 #define UNW_MAX_SWITCHES 8  /* stack switches followed per unwind */
 
 struct unw_state {

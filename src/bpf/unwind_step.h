@@ -196,19 +196,25 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 {
 	const struct unwind_mapping *m;
 	const struct unwind_entry *e;
-	struct unwind_entry fp_rule = { 0, 16, UNW_CFA_RBP, -2 };
-	struct unwind_entry leaf_rule = { 0, 8, UNW_CFA_RSP, 0 };
+	/* the frame's rule, a copy: one kind of pointer for the verifier to follow whichever
+	 * rule applies (the frame-pointer rule here unless a table says otherwise) */
+	struct unwind_entry rule = { 0, 16, UNW_CFA_RBP, -2 };
 	__u64 lookup, cfa, ra, v, old_bp;
-	__u32 kind, check_ra = 0;
+	__u32 kind, fp = 0, guess = st->flags & (UNW_S_GUESSED | UNW_S_SWITCHED);
 
+	/* a caller found by the leaf rule or across a stack switch is only a guess until its
+	 * mapping is found below */
+	st->flags &= ~(UNW_S_GUESSED | UNW_S_SWITCHED);
 	if (st->pc == 0 && st->n > 0) {
-		st->result = USTAT_COMPLETE; /* a zero return address ends some stacks */
-		return 1;
+		st->result = guess ? USTAT_ERR_INVALID : USTAT_COMPLETE; /* a zero return
+									  * address ends some
+									  * stacks */
+		goto guessed;
 	}
 	if (st->pc >> FW_TAG_SHIFT) {
 		/* not a user address: emitted, its top byte would read as a runtime's tag */
 		st->result = USTAT_ERR_BAD_PC;
-		return 1;
+		goto guessed;
 	}
 	if (UNW_EMIT(st, st->pc)) {
 		st->result = USTAT_TRUNCATED;
@@ -219,8 +225,14 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 	m = unwind_mapping_of(st, lookup);
 	if (!m) {
 		st->result = USTAT_ERR_NO_MAPPING;
-		return 1;
+		if (guess) {
+			st->n--; /* the guess was wrong: no frame made up */
+			st->frames--;
+			st->result = USTAT_ERR_INVALID;
+		}
+		goto guessed;
 	}
+	guess = 0; /* the pc is in code we know: this frame is real */
 	if (m->flags & UNW_MAP_RUNTIME) {
 		int r = UNW_RUNTIME_HOOK(st, m, (const struct unwind_entry *)0);
 
@@ -230,7 +242,7 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 			return 0;
 	}
 	if (m->flags & UNW_MAP_FP) {
-		e = &fp_rule;
+		fp = 1;
 	} else if ((m->flags & UNW_MAP_NO_TABLE) || m->table_count == 0) {
 		st->result = USTAT_ERR_NO_TABLE;
 		return 1;
@@ -244,17 +256,23 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 				st->result = USTAT_ERR_INVALID;
 				return 1;
 			}
-			e = &leaf_rule;
-			check_ra = 1;
-		} else if (e->kind & UNW_F_INTERP) {
-			int r = UNW_RUNTIME_HOOK(st, m, e);
+			rule.off = 8;
+			rule.kind = UNW_CFA_RSP;
+			rule.rbp = 0;
+			guess = UNW_S_GUESSED;
+		} else {
+			if (e->kind & UNW_F_INTERP) {
+				int r = UNW_RUNTIME_HOOK(st, m, e);
 
-			if (r == UNW_HOOK_STOP)
-				return 1;
-			if (r == UNW_HOOK_MOVED)
-				return 0;
+				if (r == UNW_HOOK_STOP)
+					return 1;
+				if (r == UNW_HOOK_MOVED)
+					return 0;
+			}
+			rule = *e;
 		}
 	}
+	e = &rule;
 	kind = e->kind & UNW_KIND_MASK;
 	old_bp = st->bp;
 	switch (kind) {
@@ -307,7 +325,7 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 		 * this is code that switched stacks and left the old stack pointer there (Rust's
 		 * psm, coroutine libraries), followed when the caller is code we know; else the
 		 * stack ends with [stack switch]. */
-		if ((kind != UNW_CFA_RBP && kind != UNW_DEREF_RBP) || e == &fp_rule) {
+		if ((kind != UNW_CFA_RBP && kind != UNW_DEREF_RBP) || fp) {
 			st->result = USTAT_ERR_LOOP;
 			return 1;
 		}
@@ -316,7 +334,7 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 			return 1;
 		}
 		st->switches++;
-		check_ra = 2;
+		guess = UNW_S_SWITCHED;
 	}
 	if (e->rbp == -2 && kind != UNW_DEREF_RBP) {
 		/* the usual `push rbp` frame: the caller's RBP sits just below the return
@@ -325,38 +343,39 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 
 		if (UNW_READ_2U64(st, cfa - 16, pair)) {
 			st->result = USTAT_ERR_READ;
-			return 1;
+			goto guessed;
 		}
 		st->bp = pair[0];
 		ra = pair[1];
 	} else if (UNW_READ_U64(st, cfa - 8, &ra)) {
 		st->result = USTAT_ERR_READ;
-		return 1;
+		goto guessed;
 	} else if (kind == UNW_DEREF_RBP) {
 		if (UNW_READ_U64(st, old_bp + (__s64)e->rbp * 8, &v)) {
 			st->result = USTAT_ERR_READ;
-			return 1;
+			goto guessed;
 		}
 		st->bp = v;
 	} else if (e->rbp) {
 		if (UNW_READ_U64(st, cfa + (__s64)e->rbp * 8, &v)) {
 			st->result = USTAT_ERR_READ;
-			return 1;
+			goto guessed;
 		}
 		st->bp = v;
 	}
-	if (check_ra && (ra >> FW_TAG_SHIFT || !unwind_mapping_of(st, ra - 1))) {
-		st->result = check_ra == 2 ? USTAT_STACK_SWITCH : USTAT_ERR_INVALID;
-		return 1;
-	}
 	st->sp = cfa;
 	st->pc = ra;
-	st->flags |= UNW_S_RETADDR;
+	st->flags |= UNW_S_RETADDR | guess;
 	if (ra == 0) {
-		st->result = USTAT_COMPLETE;
-		return 1;
+		st->result = guess ? USTAT_ERR_INVALID : USTAT_COMPLETE;
+		goto guessed;
 	}
 	return 0;
+guessed:
+	/* a switch we could not follow ends the stack as a switch, not as an error */
+	if ((guess & UNW_S_SWITCHED) && st->result != USTAT_COMPLETE)
+		st->result = USTAT_STACK_SWITCH;
+	return 1;
 }
 
 #endif
