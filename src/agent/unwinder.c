@@ -866,7 +866,7 @@ static int proc_publish(struct unwinder *u, struct uproc *p)
 		bm->start = m->start;
 		bm->end = m->end;
 		if (!m->f || (m->f->known && m->f->tkind == TABLE_FP)) {
-			bm->flags = UNW_MAP_FP;
+			bm->flags = UNW_MAP_FP | (m->f ? 0 : UNW_MAP_ANON);
 		} else if (!m->f->loaded) {
 			bm->flags = UNW_MAP_NO_TABLE;
 		} else {

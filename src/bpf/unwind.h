@@ -89,6 +89,9 @@ struct unwind_entry {
 #define UNW_MAP_INTERP   (1u << 3) /* the file has UNW_F_INTERP entries */
 #define UNW_MAP_RUNTIME  (1u << 4) /* the whole range belongs to the runtime of `kind` (JIT code
 				    * a runtime claimed): its walker is called for every pc in it */
+#define UNW_MAP_ANON     (1u << 5) /* anonymous memory (JIT code): its frame-pointer rule is a
+				    * guess, the caller it gives is kept only if it is in a known
+				    * mapping (unwind_step.h: UNW_S_GUESSED) */
 
 /* One executable mapping of a process (40 bytes). */
 struct unwind_mapping {

@@ -243,6 +243,9 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 	}
 	if (m->flags & UNW_MAP_FP) {
 		fp = 1;
+		/* JIT code that does not keep frame pointers (PCRE2's SLJIT code) gives garbage */
+		if (m->flags & UNW_MAP_ANON)
+			guess = UNW_S_GUESSED;
 	} else if ((m->flags & UNW_MAP_NO_TABLE) || m->table_count == 0) {
 		st->result = USTAT_ERR_NO_TABLE;
 		return 1;

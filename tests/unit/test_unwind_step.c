@@ -6,7 +6,8 @@
  * of the mapping's kind only, a garbage return address whose top byte would read as a
  * runtime's tag (never emitted: the unwind ends in USTAT_ERR_BAD_PC), the leaf rule for an exact
  * pc without CFI, and stack switches (a CFA from rbp on another stack: followed when the
- * caller is known code, else USTAT_STACK_SWITCH). */
+ * caller is known code, else USTAT_STACK_SWITCH), and the frame-pointer guess in anonymous
+ * memory. */
 #include <linux/types.h>
 
 #include "bpf/sampler.h"
@@ -280,6 +281,29 @@ static void test_stack_switch(void)
 	CHECK_EQ_INT(st.switches, UNW_MAX_SWITCHES);
 }
 
+/* Anonymous memory (JIT code no runtime claimed, e.g. PCRE2's): its frame-pointer rule is a
+ * guess, kept only when the caller is in a known mapping. */
+static void test_anon_fp_guess(void)
+{
+	struct unw_state st;
+
+	setup_plain(&st, JIT_LO + 0x40, STACK_BASE, STACK_BASE + 0x40);
+	E.maps[2].flags = UNW_MAP_FP | UNW_MAP_ANON;
+	E.stack[8] = STACK_BASE + 0x80; /* rbp's "frame": saved rbp, garbage return address */
+	E.stack[9] = 0x99999;
+	CHECK_EQ_INT(unwind_all(&st), USTAT_ERR_INVALID); /* not NO_MAPPING: no snapshot */
+	CHECK_EQ_INT(st.n, 1);
+	CHECK_EQ_INT(E.words[0], JIT_LO + 0x40);
+	/* a real frame-pointer frame is followed as before */
+	setup_plain(&st, JIT_LO + 0x40, STACK_BASE, STACK_BASE + 0x40);
+	E.maps[2].flags = UNW_MAP_FP | UNW_MAP_ANON;
+	E.stack[8] = STACK_BASE + 0x80;
+	E.stack[9] = NATIVE_LO + 0x10;
+	CHECK_EQ_INT(unwind_all(&st), USTAT_COMPLETE);
+	CHECK_EQ_INT(st.n, 2);
+	CHECK_EQ_INT(E.words[1], NATIVE_LO + 0x10);
+}
+
 int main(void)
 {
 	RUN(test_jit_hands_back);
@@ -287,5 +311,6 @@ int main(void)
 	RUN(test_bad_pc);
 	RUN(test_leaf_rule);
 	RUN(test_stack_switch);
+	RUN(test_anon_fp_guess);
 	return test_summary();
 }
