@@ -206,9 +206,8 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 	 * mapping is found below */
 	st->flags &= ~(UNW_S_GUESSED | UNW_S_SWITCHED);
 	if (st->pc == 0 && st->n > 0) {
-		st->result = guess ? USTAT_ERR_INVALID : USTAT_COMPLETE; /* a zero return
-									  * address ends some
-									  * stacks */
+		/* a zero return address ends some stacks (a guessed one ends nothing) */
+		st->result = guess ? USTAT_ERR_INVALID : USTAT_COMPLETE;
 		goto guessed;
 	}
 	if (st->pc >> FW_TAG_SHIFT) {
