@@ -126,8 +126,9 @@ struct runtime_ops {
 			const struct unwinder_io *io);
 	/* Frames of the words at words[0..n) (the first has the runtime's tag): fill up to max
 	 * frames (leaf first, like the words), set *used to the words consumed (>= 1), return
-	 * the number of frames (0: the words are dropped). inst is NULL when the process was
-	 * never attached (words of a process we know nothing of). */
+	 * the number of frames (0: the words are dropped). inst is the process's instance (it
+	 * may be detached); the framework hands a runtime no words of a process it is not
+	 * attached to (runtimes_symbolize()). */
 	int (*symbolize)(void *state, void *inst, int pid, const uint64_t *words, size_t n,
 			 size_t *used, struct runtime_frame *out, int max);
 	/* The process's label: key (e.g. "script", "main_class") and value; 1 when known. The
