@@ -284,7 +284,7 @@ static size_t runtime_locations(struct agg *a, struct profile *p, uint32_t pid, 
 	int nf, i;
 
 	if (!a->rts) {
-		stack[(*pos)++] = special_location(p, "[unknown frame]");
+		stack[(*pos)++] = special_location(p, "[unknown]");
 		return 1;
 	}
 	nf = runtimes_symbolize(a->rts, (int)pid, w, n, &used, fr, MAX_RUNTIME_FRAMES);
@@ -310,6 +310,8 @@ static uint32_t marker_location(struct profile *p, uint64_t code)
 		return special_location(p, "[truncated]");
 	case FW_MARKER_UNWIND_ERROR:
 		return special_location(p, "[unwind error]");
+	case FW_MARKER_STACK_SWITCH:
+		return special_location(p, "[stack switch]");
 	case FW_MARKER_NO_USER:
 		return 0;
 	default:
@@ -449,18 +451,19 @@ int agg_to_profile_kind(struct agg *a, struct symbolizer *sym, enum agg_kind kin
 							      j > 0 || in_syscall(sym, e) ||
 							      (e->flags & SAMPLE_F_OFFCPU), stack + n);
 					continue;
-				} else if (tag == FW_TAG_MARKER)
+				} else if (tag == FW_TAG_MARKER) {
 					loc = marker_location(p, w & FW_DATA_MASK);
-				else if (FW_TAG_KIND(tag) != UNWINDER_NATIVE) {
+				} else {
 					/* a runtime's words: it says how many make a frame
 					 * (room checked: inlined native frames may have
-					 * used the slack of the first allocation) */
+					 * used the slack of the first allocation); words no
+					 * runtime of the process wrote (a reserved native
+					 * tag included) come back as one [unknown] */
 					ALLOC_GROW(stack, n + MAX_RUNTIME_FRAMES, stack_cap);
 					j += runtime_locations(a, p, e->pid, &e->frames[e->nkernel + j],
 							       e->nuser - j, stack, &n) - 1;
 					continue;
-				} else
-					loc = special_location(p, "[unknown frame]");
+				}
 				if (loc) {
 					ALLOC_GROW(stack, n + 1, stack_cap);
 					stack[n++] = loc;

@@ -1020,11 +1020,13 @@ void session_print_stats(struct session *s)
 			"kernel_bytes=%llu entry_reads=%llu files_by_path=%llu files_by_inode=%llu table_builds=%llu table_rebuilds=%llu table_build_ms=%.1f "
 			"tables_from_cache=%llu exec_publishes=%llu exec_hot=%llu evictions=%llu "
 			"cap_hits=%llu snapshots=%llu snapshots_complete=%llu snapshots_chained=%llu "
-			"deferred_segments=%llu bpf_unwinds=%llu "
+			"deferred_segments=%llu snapshots_bad_pc=%llu snapshots_stack_switch=%llu "
+			"switches=%llu bpf_unwinds=%llu "
 			"bpf_complete=%llu bpf_frames=%llu bpf_truncated=%llu bpf_invalid=%llu "
 			"bpf_read_errors=%llu bpf_snapshots=%llu bpf_snapshots_chained=%llu "
 			"bpf_snapshots_unchained=%llu bpf_no_pid=%llu bpf_no_mapping=%llu "
-			"bpf_no_table=%llu bpf_from_kernel=%llu\n",
+			"bpf_no_table=%llu bpf_from_kernel=%llu bpf_bad_pc=%llu bpf_stack_switch=%llu "
+			"bpf_switches=%llu\n",
 			(unsigned long long)us.pids, (unsigned long long)us.files,
 			(unsigned long long)us.entries_used, (unsigned long long)us.entries_cap,
 			(unsigned long long)us.kernel_bytes, (unsigned long long)us.entry_reads,
@@ -1038,6 +1040,9 @@ void session_print_stats(struct session *s)
 			(unsigned long long)us.snapshots_complete,
 			(unsigned long long)us.snapshots_chained,
 			(unsigned long long)us.deferred_segments,
+			(unsigned long long)us.snapshots_bad_pc,
+			(unsigned long long)us.snapshots_stack_switch,
+			(unsigned long long)us.switches,
 			(unsigned long long)us.bpf[USTAT_UNWINDS],
 			(unsigned long long)us.bpf[USTAT_COMPLETE],
 			(unsigned long long)us.bpf[USTAT_FRAMES],
@@ -1050,7 +1055,10 @@ void session_print_stats(struct session *s)
 			(unsigned long long)us.bpf[USTAT_ERR_NO_PID],
 			(unsigned long long)us.bpf[USTAT_ERR_NO_MAPPING],
 			(unsigned long long)us.bpf[USTAT_ERR_NO_TABLE],
-			(unsigned long long)us.bpf[USTAT_FROM_KERNEL]);
+			(unsigned long long)us.bpf[USTAT_FROM_KERNEL],
+			(unsigned long long)us.bpf[USTAT_ERR_BAD_PC],
+			(unsigned long long)us.bpf[USTAT_STACK_SWITCH],
+			(unsigned long long)us.bpf[USTAT_SWITCHES]);
 		fprintf(stderr, "table_cache: records=%llu bytes=%llu entries=%llu hits=%llu "
 			"disk_hits=%llu misses=%llu puts=%llu evictions=%llu disk=%d disk_bytes=%llu "
 			"disk_writes=%llu disk_errors=%llu bad_files=%llu disk_evictions=%llu\n",

@@ -82,7 +82,13 @@ static int rule_valid(uint32_t r)
 {
 	uint8_t kind = (uint8_t)(r >> 16);
 
-	return (kind & UNW_KIND_MASK) <= UNW_GO_ASMCGOCALL && !(kind & ~(UNW_KIND_MASK | UNW_F_INTERP | UNW_F_SWITCH));
+	if ((kind & UNW_F_BIG) && (kind & UNW_KIND_MASK) != UNW_CFA_RSP &&
+	    (kind & UNW_KIND_MASK) != UNW_CFA_RBP)
+		return 0;
+	if (!(kind & UNW_F_BIG) && (kind & UNW_BIG_HIGH))
+		return 0;
+	return (kind & UNW_KIND_MASK) <= UNW_GO_ASMCGOCALL &&
+	       !(kind & ~(UNW_KIND_MASK | UNW_F_INTERP | UNW_F_BIG | UNW_BIG_HIGH));
 }
 
 static size_t put_uleb(uint8_t *p, uint32_t v)

@@ -220,7 +220,8 @@ int unwind_rule_from_cfi(const struct cfi_row *row, struct unwind_entry *out)
 		goto invalid;
 	switch (row->cfa_kind) {
 	case CFI_CFA_REG:
-		if (row->cfa_off < 0 || row->cfa_off > 0xffff)
+		if (row->cfa_off < 0 || row->cfa_off >= (1 << 21) ||
+		    (row->cfa_off > 0xffff && row->cfa_off % 8))
 			goto invalid;
 		if (row->cfa_reg == CFI_REG_RSP)
 			out->kind = UNW_CFA_RSP;
@@ -228,7 +229,13 @@ int unwind_rule_from_cfi(const struct cfi_row *row, struct unwind_entry *out)
 			out->kind = UNW_CFA_RBP;
 		else
 			goto invalid; /* e.g. the DRAP register in a realigning prologue */
-		out->off = (uint16_t)row->cfa_off;
+		if (row->cfa_off > 0xffff) {
+			/* a big frame (rustc: 540,080 bytes): in 8-byte units */
+			out->kind |= UNW_F_BIG | (uint8_t)(((row->cfa_off >> 3) >> 16) << 4);
+			out->off = (uint16_t)(row->cfa_off >> 3);
+		} else {
+			out->off = (uint16_t)row->cfa_off;
+		}
 		break;
 	case CFI_CFA_PLT:
 		if (row->cfa_off < 0 || row->cfa_off > 0xff)
@@ -869,9 +876,9 @@ static int add_gopclntab(struct builder *b, struct elf_file *e, struct gopclntab
  *     around the vDSO call, after setting up their frame): the frame-pointer rule, which holds
  *     wherever SP is, from the end of the prologue (SUBQ $n, SP; MOVQ BP, n-8(SP); LEAQ
  *     n-8(SP), BP) to each epilogue (MOVQ n-8(SP), BP; ADDQ $n, SP; RET), where RBP is the
- *     caller's again and SP is back: there the deltas' rule. The rule carries UNW_F_SWITCH:
- *     the frame pointer leads from the system stack back to the goroutine's, which may lie
- *     below it;
+ *     caller's again and SP is back: there the deltas' rule. The frame pointer leads from
+ *     the system stack back to the goroutine's, which may lie below it: the step follows a
+ *     table's rbp rule there as a stack switch (unwind_step.h);
  *   - SPWRITE without a frame: a return address into one of them is the bottom of the system
  *     stack (g0) they switched to, and what lies above it there is stale. At the call of
  *     runtime.systemstack and runtime.asmcgocall, the rules that go back to the goroutine
@@ -903,7 +910,7 @@ static int go_read_text(struct elf_file *e, uint64_t addr, void *buf, size_t len
 static int go_spwrite_rows(struct go_runtime *g, uint64_t entry, uint64_t end)
 {
 	const uint8_t *t = g->text;
-	uint32_t fp = simple_rule(UNW_CFA_RBP | UNW_F_SWITCH, 16, -2);
+	uint32_t fp = simple_rule(UNW_CFA_RBP, 16, -2);
 	uint64_t len = end - entry, i, from;
 	uint8_t n;
 	int rc;
@@ -1364,7 +1371,7 @@ const char *unwind_rule_str(const struct unwind_entry *e, char *buf, size_t size
 	switch (k) {
 	case UNW_CFA_RSP:
 	case UNW_CFA_RBP:
-		n = snprintf(buf, size, "cfa=%s+%u", kinds[k], e->off);
+		n = snprintf(buf, size, "cfa=%s+%llu", kinds[k], (unsigned long long)UNW_CFA_OFF(e));
 		break;
 	case UNW_PLT:
 		n = snprintf(buf, size, "cfa=plt(rsp+%u,%u)", e->off & 0xff, e->off >> 8);
@@ -1393,11 +1400,6 @@ const char *unwind_rule_str(const struct unwind_entry *e, char *buf, size_t size
 		size_t len = strlen(buf);
 
 		snprintf(buf + len, size - len, " interp");
-	}
-	if (e->kind & UNW_F_SWITCH) {
-		size_t len = strlen(buf);
-
-		snprintf(buf + len, size - len, " switch");
 	}
 	return buf;
 }

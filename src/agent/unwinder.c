@@ -877,7 +877,7 @@ static int proc_publish(struct unwinder *u, struct uproc *p)
 		bm->start = m->start;
 		bm->end = m->end;
 		if (!m->f || (m->f->known && m->f->tkind == TABLE_FP)) {
-			bm->flags = UNW_MAP_FP;
+			bm->flags = UNW_MAP_FP | (m->f ? 0 : UNW_MAP_ANON);
 		} else if (!m->f->loaded) {
 			bm->flags = UNW_MAP_NO_TABLE;
 		} else {
@@ -1325,9 +1325,16 @@ void unwinder_note_chunk(struct unwinder *u, const struct event_hdr *hdr, size_t
 static int uenv_read(struct unw_state *st, __u64 addr, __u64 *out)
 {
 	const struct uenv *env = (const struct uenv *)(uintptr_t)st->env;
+	struct iovec local = { out, 8 }, remote = { (void *)(uintptr_t)addr, 8 };
 
-	if (addr < env->sp0 || addr - env->sp0 > env->len || env->len - (addr - env->sp0) < 8)
-		return -1;
+	if (addr < env->sp0 || addr - env->sp0 > env->len || env->len - (addr - env->sp0) < 8) {
+		/* The stack the thread switched away from (a switch was followed): its frames
+		 * stay as they are while the thread runs on the other stack, so the live
+		 * process has them; the snapshot holds only the current stack. */
+		if (!st->switches || env->pid <= 0)
+			return -1;
+		return process_vm_readv(env->pid, &local, 1, &remote, 1, 0) == 8 ? 0 : -1;
+	}
 	memcpy(out, env->stack + (addr - env->sp0), 8);
 	return 0;
 }
@@ -1437,16 +1444,19 @@ size_t unwinder_unwind(struct unwinder *u, int pid, uint64_t pc, uint64_t sp, ui
 					result);
 }
 
-size_t unwinder_unwind_deferred(struct unwinder *u, int pid, uint64_t pc, uint64_t sp,
-				uint64_t bp, const void *stack, size_t len,
-				const uint64_t *deferred, size_t ndeferred, uint64_t *words,
-				size_t max, uint32_t *result)
+/* unwinder_unwind_deferred() with the unwind's initial flags (UNW_S_OFF_STACK). *result is why
+ * the unwind stopped; *switched is set when the stack ends in [stack switch]. */
+static size_t unwind_words(struct unwinder *u, int pid, uint64_t pc, uint64_t sp, uint64_t bp,
+			   const void *stack, size_t len, const uint64_t *deferred,
+			   size_t ndeferred, uint32_t flags, uint64_t *words, size_t max,
+			   uint32_t *result, int *switched)
 {
 	struct uproc *p = proc_get(u, pid);
 	struct unw_state st;
 	struct uenv env;
-	uint32_t i;
+	uint32_t i, why;
 
+	*switched = 0;
 	if (max < 2) {
 		if (result)
 			*result = USTAT_TRUNCATED;
@@ -1469,6 +1479,7 @@ size_t unwinder_unwind_deferred(struct unwinder *u, int pid, uint64_t pc, uint64
 	st.pc = pc;
 	st.sp = sp;
 	st.bp = bp;
+	st.flags = flags & UNW_S_OFF_STACK;
 	if (p && p->published) {
 		st.map_first = p->first;
 		st.map_count = p->count;
@@ -1478,13 +1489,48 @@ size_t unwinder_unwind_deferred(struct unwinder *u, int pid, uint64_t pc, uint64
 			break;
 	if (i == MAX_USER_WORDS)
 		st.result = USTAT_TRUNCATED;
-	if (st.result == USTAT_TRUNCATED)
+	u->st.switches += st.switches;
+	why = st.result;
+	/* a return address in no mapping, even after reading the maps again: garbage, not a
+	 * frame (the leaf's pc stays: code we do not know yet is still where it ran) */
+	if (why == USTAT_ERR_NO_MAPPING && st.n > 1 && (st.flags & UNW_S_RETADDR) &&
+	    words[st.n - 1] == st.pc)
+		st.n--;
+	/* failed on a stack that is not the thread's, before any way back to it (as BPF) */
+	if (st.result != USTAT_COMPLETE && st.result != USTAT_TRUNCATED && !st.signals &&
+	    !st.switches && (flags & UNW_S_OFF_STACK))
+		st.result = USTAT_STACK_SWITCH;
+	*switched = st.result == USTAT_STACK_SWITCH;
+	if (st.result == USTAT_TRUNCATED) {
 		words[st.n++] = (FW_TAG_MARKER << FW_TAG_SHIFT) | FW_MARKER_TRUNCATED;
-	else if (st.result != USTAT_COMPLETE)
-		words[st.n++] = (FW_TAG_MARKER << FW_TAG_SHIFT) | FW_MARKER_UNWIND_ERROR;
+	} else if (st.result != USTAT_COMPLETE) {
+		words[st.n++] = (FW_TAG_MARKER << FW_TAG_SHIFT) |
+				(st.result == USTAT_STACK_SWITCH ? FW_MARKER_STACK_SWITCH :
+								   FW_MARKER_UNWIND_ERROR);
+		/* the runtime frames of the segments the unwind did not reach (native code it
+		 * could not cross lies between them and the leaf) follow the marker, as the BPF
+		 * walkers' RT_OP_RESCUE puts them */
+		for (; env.dpos < env.ndeferred && st.n < max; env.dpos++) {
+			uint64_t w = env.deferred[env.dpos];
+
+			if ((w >> FW_TAG_SHIFT) != FW_TAG_MARKER)
+				words[st.n++] = w;
+		}
+	}
 	if (result)
-		*result = st.result;
+		*result = why;
 	return st.n;
+}
+
+size_t unwinder_unwind_deferred(struct unwinder *u, int pid, uint64_t pc, uint64_t sp,
+				uint64_t bp, const void *stack, size_t len,
+				const uint64_t *deferred, size_t ndeferred, uint64_t *words,
+				size_t max, uint32_t *result)
+{
+	int switched;
+
+	return unwind_words(u, pid, pc, sp, bp, stack, len, deferred, ndeferred, 0, words, max,
+			    result, &switched);
 }
 
 /* Re-read a process's maps unless done very recently (through opts.refresh, the registry,
@@ -1515,7 +1561,7 @@ int unwinder_fix_sample(struct unwinder *u, const struct event_hdr *hdr, size_t 
 	size_t head, nwords, outsz;
 	uint32_t result;
 	struct sample_body *nb;
-	int refreshed = 0;
+	int refreshed = 0, switched = 0;
 
 	if (hdr->type != EVENT_SAMPLE)
 		return 0;
@@ -1573,10 +1619,11 @@ int unwinder_fix_sample(struct unwinder *u, const struct event_hdr *hdr, size_t 
 	}
 	memcpy(u->fixbuf, hdr, head + (size_t)body->nkernel * 8);
 	for (;;) {
-		nwords = unwinder_unwind_deferred(
-			u, (int)hdr->pid, pc, sp, bp, stack, (size_t)nbytes, deferred,
-			(size_t)ndeferred, (uint64_t *)(u->fixbuf + head) + body->nkernel,
-			MAX_USER_WORDS, &result);
+		nwords = unwind_words(u, (int)hdr->pid, pc, sp, bp, stack, (size_t)nbytes, deferred,
+				      (size_t)ndeferred,
+				      (w0 & UNW_SNAPSHOT_OFF_STACK) ? UNW_S_OFF_STACK : 0,
+				      (uint64_t *)(u->fixbuf + head) + body->nkernel,
+				      MAX_USER_WORDS, &result, &switched);
 		if ((result != USTAT_ERR_NO_MAPPING && result != USTAT_ERR_NO_TABLE) || refreshed ||
 		    !maybe_refresh(u, (int)hdr->pid, &refreshed))
 			break;
@@ -1585,6 +1632,10 @@ int unwinder_fix_sample(struct unwinder *u, const struct event_hdr *hdr, size_t 
 	u->st.snapshots++;
 	if (result == USTAT_COMPLETE)
 		u->st.snapshots_complete++;
+	else if (result == USTAT_ERR_BAD_PC)
+		u->st.snapshots_bad_pc++;
+	if (switched)
+		u->st.snapshots_stack_switch++;
 	nb = (struct sample_body *)(u->fixbuf + sizeof(*hdr));
 	nb->nuser = (uint16_t)nwords;
 	outsz = head + ((size_t)body->nkernel + nwords) * 8;

@@ -191,6 +191,10 @@ struct unwinder_stats {
 	uint64_t snapshots_complete;
 	uint64_t snapshots_chained; /* ... deeper than a record: joined with their stack chunks */
 	uint64_t deferred_segments; /* runtime segments put into unwound snapshots */
+	uint64_t snapshots_bad_pc; /* ... that ended at a pc no user code can have
+				    * (USTAT_ERR_BAD_PC) */
+	uint64_t snapshots_stack_switch; /* ... that ended in [stack switch] */
+	uint64_t switches;         /* stack switches followed in snapshots */
 	uint64_t kernel_bytes;     /* memory of the BPF maps for tables (bytes) */
 	uint64_t entry_reads;      /* entries read from the entry map (snapshots; cache misses) */
 	uint64_t files_by_path;    /* mappings of a known file found by stat, without an open */

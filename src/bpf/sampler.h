@@ -68,6 +68,8 @@ enum fw_marker {
 				     * native frame the segment belongs to; bit 9: an empty segment
 				     * that removes it (an interpreter's second native frame for the
 				     * same frames, e.g. Ruby's rb_vm_exec under vm_exec_core) */
+	FW_MARKER_STACK_SWITCH = 5, /* the stack goes on on another stack we cannot follow (a
+				     * coroutine's, makecontext(), a switch without a link) */
 };
 #define FW_SEGMENT_KEEP_NATIVE 0x100ULL
 #define FW_SEGMENT_DROP_NATIVE 0x200ULL

@@ -28,7 +28,7 @@
  *                      UNW_GO_SYSTEMSTACK: low byte = offset of m.curg / 8, high byte =
  *                               offset of g.sched.bp / 8
  *   6      1    kind   low 4 bits enum unwind_kind, high bits UNW_F_* (UNW_F_INTERP,
- *                      UNW_F_SWITCH)
+ *                      UNW_F_BIG and its UNW_BIG_HIGH bits)
  *   7      1    rbp    s8: 0 = RBP unchanged in the caller; else the caller's RBP is saved at
  *                      CFA + 8 * rbp (for UNW_DEREF_RBP, always: at old RBP + 8 * rbp;
  *                      for UNW_GO_SYSTEMSTACK: the thread's g is at fs base + 8 * rbp)
@@ -77,9 +77,15 @@ enum unwind_kind {
 #define UNW_F_INTERP  0x80 /* the address is inside an interpreter's eval loop: the walker of
                             * the mapping's kind is called there (unwind_step.h:
                             * UNW_RUNTIME_HOOK) */
-#define UNW_F_SWITCH  0x40 /* the frame moved SP to another stack (Go's time.now calls the
-                            * vDSO on the system stack; its frame pointer leads back): the
-                            * CFA may lie below SP, on the stack it came from */
+#define UNW_F_BIG     0x40 /* UNW_CFA_RSP / UNW_CFA_RBP with a frame of 64 KiB or more: the
+			    * CFA offset is 8 * (off | bits 4-5 of kind << 16), up to 2 MiB
+			    * (rustc has a 540,080-byte frame) */
+#define UNW_BIG_HIGH  0x30
+/* The CFA offset of an UNW_CFA_RSP / UNW_CFA_RBP entry, without a branch (a branch in the
+ * step costs the verifier more than the arithmetic): bits 4-5 of kind are 0 unless big. */
+#define UNW_CFA_OFF(e) \
+	(((__u64)(e)->off | (__u64)((e)->kind & UNW_BIG_HIGH) << 12) << \
+	 ((((e)->kind & UNW_F_BIG) >> 6) * 3))
 
 struct unwind_entry {
 	__u32 pc;
@@ -95,6 +101,9 @@ struct unwind_entry {
 #define UNW_MAP_INTERP   (1u << 3) /* the file has UNW_F_INTERP entries */
 #define UNW_MAP_RUNTIME  (1u << 4) /* the whole range belongs to the runtime of `kind` (JIT code
 				    * a runtime claimed): its walker is called for every pc in it */
+#define UNW_MAP_ANON     (1u << 5) /* anonymous memory (JIT code): its frame-pointer rule is a
+				    * guess, the caller it gives is kept only if it is in a known
+				    * mapping (unwind_step.h: UNW_S_GUESSED) */
 
 /* One executable mapping of a process (40 bytes). */
 struct unwind_mapping {
@@ -169,6 +178,12 @@ enum unwind_stat {
 	USTAT_SNAPSHOTS_CHAINED, /* snapshots that went on in EVENT_STACK_CHUNK records */
 	USTAT_SNAPSHOTS_UNCHAINED, /* ... that should have (all or some chunks), but the ring
 				    * buffer was too full */
+	USTAT_ERR_BAD_PC,      /* a pc no user code can have (top byte set: garbage taken for a
+				* return address); not emitted, the stack ends in [unwind error] */
+	USTAT_STACK_SWITCH,    /* stacks that end in [stack switch]: code that moved to another
+				* stack without a link we can follow (unwind_step.h), or the
+				* base of a stack that is not the thread's (makecontext) */
+	USTAT_SWITCHES,        /* stack switches followed (CFA from rbp on another stack) */
 	USTAT__COUNT,
 };
 
@@ -180,9 +195,18 @@ enum unwind_stat {
 /* The unwinder's state (unwind_step.h), shared with interpreter walkers: registers of the frame
  * being unwound, where the process's mappings are, and how the unwind ended. */
 #define UNW_S_RETADDR (1u << 0) /* pc is a return address: look up pc - 1 */
-#define UNW_S_GO_SWITCHED (1u << 1) /* UNW_GO_SYSTEMSTACK went back to the goroutine's stack
+#define UNW_S_OFF_STACK (1u << 1) /* the leaf's sp is not on the thread's own stack (the main
+				   * thread's, below mm->start_stack): an unwind that fails
+				   * before crossing a signal frame or a followed switch ends
+				   * with [stack switch] instead of [unwind error] */
+#define UNW_S_GUESSED   (1u << 2) /* pc comes from the leaf rule (unwind_step.h): dropped unless
+				   * it is in a known mapping */
+#define UNW_S_SWITCHED  (1u << 3) /* pc comes from across a stack switch: the same, and the
+				   * stack then ends in [stack switch] */
+#define UNW_MAX_SWITCHES 8  /* stack switches followed per unwind */
+#define UNW_S_GO_SWITCHED (1u << 4) /* UNW_GO_SYSTEMSTACK went back to the goroutine's stack
 				     * (once per unwind: a second time would be a loop) */
-#define UNW_S_GO_CGO (1u << 2) /* UNW_GO_ASMCGOCALL went back to its caller (once per unwind) */
+#define UNW_S_GO_CGO (1u << 5) /* UNW_GO_ASMCGOCALL went back to its caller (once per unwind) */
 
 struct unw_state {
 	__u64 pc, sp, bp;     /* registers of the frame being unwound */
@@ -207,12 +231,14 @@ struct unw_state {
 	__u32 last_entry;     /* index in unw_entries of last_lookup's entry, + 1 (0: none) */
 	__u64 fsbase;         /* the thread's fs base (its thread-local storage), 0 if unknown:
 			       * BPF reads it from the task; a snapshot does not carry it */
+	__u32 switches;       /* stack switches followed (unwind_step.h) */
+	__u32 reserved;
 };
 
 /* STACK SNAPSHOTS. Sent when the process has no tables yet (or the pc is in a mapping user
  * space has not published yet): the user frame words are
- *   word 0   (FW_TAG_SNAPSHOT << FW_TAG_SHIFT) | chunks << 32 | deferred words << 16 |
- *            stack bytes copied
+ *   word 0   (FW_TAG_SNAPSHOT << FW_TAG_SHIFT) | UNW_SNAPSHOT_OFF_STACK (bit 40) |
+ *            chunks << 32 | deferred words << 16 | stack bytes copied
  *   word 1   pc, word 2 sp, word 3 rbp (user registers at the sample)
  *   word 4.. the stack bytes from sp upwards (a multiple of 8)
  *   then     the deferred words: the frames the runtime walkers of the process produced for
@@ -233,6 +259,8 @@ struct unw_state {
 #define UNW_SNAPSHOT_DEFERRED(w0) ((__u32)(((w0) >> 16) & 0xffff))
 #define UNW_SNAPSHOT_CHUNKS_SHIFT 32
 #define UNW_SNAPSHOT_CHUNKS_OF(w0) ((__u32)(((w0) >> UNW_SNAPSHOT_CHUNKS_SHIFT) & 0xff))
+#define UNW_SNAPSHOT_OFF_STACK (1ULL << 40) /* the sp is not on the main thread's stack
+					     * (UNW_S_OFF_STACK) */
 /* Words kept free for deferred runtime frames when the process has a runtime. */
 #define UNW_SNAPSHOT_DEFER_WORDS 640
 #define UNW_SNAPSHOT_CHUNKS 7          /* at most 16 KiB + 7 x 16 KiB = 128 KiB of stack */

@@ -196,13 +196,24 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 {
 	const struct unwind_mapping *m;
 	const struct unwind_entry *e;
-	struct unwind_entry fp_rule = { 0, 16, UNW_CFA_RBP, -2 };
+	/* the frame's rule, a copy: one kind of pointer for the verifier to follow whichever
+	 * rule applies (the frame-pointer rule here unless a table says otherwise) */
+	struct unwind_entry rule = { 0, 16, UNW_CFA_RBP, -2 };
 	__u64 lookup, cfa, ra, v, old_bp;
-	__u32 kind;
+	__u32 kind, fp = 0, guess = st->flags & (UNW_S_GUESSED | UNW_S_SWITCHED);
 
+	/* a caller found by the leaf rule or across a stack switch is only a guess until its
+	 * mapping is found below */
+	st->flags &= ~(UNW_S_GUESSED | UNW_S_SWITCHED);
 	if (st->pc == 0 && st->n > 0) {
-		st->result = USTAT_COMPLETE; /* a zero return address ends some stacks */
-		return 1;
+		/* a zero return address ends some stacks (a guessed one ends nothing) */
+		st->result = guess ? USTAT_ERR_INVALID : USTAT_COMPLETE;
+		goto guessed;
+	}
+	if (st->pc >> FW_TAG_SHIFT) {
+		/* not a user address: emitted, its top byte would read as a runtime's tag */
+		st->result = USTAT_ERR_BAD_PC;
+		goto guessed;
 	}
 	if (UNW_EMIT(st, st->pc)) {
 		st->result = USTAT_TRUNCATED;
@@ -213,8 +224,14 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 	m = unwind_mapping_of(st, lookup);
 	if (!m) {
 		st->result = USTAT_ERR_NO_MAPPING;
-		return 1;
+		if (guess) {
+			st->n--; /* the guess was wrong: no frame made up */
+			st->frames--;
+			st->result = USTAT_ERR_INVALID;
+		}
+		goto guessed;
 	}
+	guess = 0; /* the pc is in code we know: this frame is real */
 	if (m->flags & UNW_MAP_RUNTIME) {
 		int r = UNW_RUNTIME_HOOK(st, m, (const struct unwind_entry *)0);
 
@@ -224,37 +241,52 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 			return 0;
 	}
 	if (m->flags & UNW_MAP_FP) {
-		e = &fp_rule;
+		fp = 1;
+		/* JIT code that does not keep frame pointers (PCRE2's SLJIT code) gives garbage */
+		if (m->flags & UNW_MAP_ANON)
+			guess = UNW_S_GUESSED;
 	} else if ((m->flags & UNW_MAP_NO_TABLE) || m->table_count == 0) {
 		st->result = USTAT_ERR_NO_TABLE;
 		return 1;
 	} else {
 		e = unwind_entry_of(st, m, lookup);
-		if (!e) {
-			st->result = USTAT_ERR_INVALID;
-			return 1;
-		}
-		if (e->kind & UNW_F_INTERP) {
-			int r = UNW_RUNTIME_HOOK(st, m, e);
-
-			if (r == UNW_HOOK_STOP)
+		if (!e || (e->kind & UNW_KIND_MASK) == UNW_INVALID) {
+			/* No CFI: at an exact pc (the leaf, an interrupted frame) assume a leaf
+			 * function without a frame (assembly such as HotSpot's SpinPause), its
+			 * return address at [rsp]; kept only if it lands in a known mapping. */
+			if (st->flags & UNW_S_RETADDR) {
+				st->result = USTAT_ERR_INVALID;
 				return 1;
-			if (r == UNW_HOOK_MOVED)
-				return 0;
+			}
+			rule.off = 8;
+			rule.kind = UNW_CFA_RSP;
+			rule.rbp = 0;
+			guess = UNW_S_GUESSED;
+		} else {
+			if (e->kind & UNW_F_INTERP) {
+				int r = UNW_RUNTIME_HOOK(st, m, e);
+
+				if (r == UNW_HOOK_STOP)
+					return 1;
+				if (r == UNW_HOOK_MOVED)
+					return 0;
+			}
+			rule = *e;
 		}
 	}
+	e = &rule;
 	kind = e->kind & UNW_KIND_MASK;
 	old_bp = st->bp;
 	switch (kind) {
 	case UNW_CFA_RSP:
-		cfa = st->sp + e->off;
+		cfa = st->sp + UNW_CFA_OFF(e);
 		break;
 	case UNW_CFA_RBP:
 		if (st->bp == 0) {
 			st->result = USTAT_COMPLETE; /* the frame-pointer chain ends with rbp 0 */
 			return 1;
 		}
-		cfa = st->bp + e->off;
+		cfa = st->bp + UNW_CFA_OFF(e);
 		break;
 	case UNW_PLT:
 		cfa = st->sp + (e->off & 0xff) + ((st->pc & 15) >= (__u64)(e->off >> 8) ? 8 : 0);
@@ -348,12 +380,21 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 		st->result = USTAT_ERR_INVALID;
 		return 1;
 	}
-	if ((cfa <= st->sp || cfa - st->sp > (1ULL << 30)) &&
-	    (!(e->kind & UNW_F_SWITCH) || cfa == st->sp)) {
-		/* the CFA must move up the stack, except out of a frame that switched stacks
-		 * (where it lies on the other one; the frames after it check again) */
-		st->result = USTAT_ERR_LOOP;
-		return 1;
+	if (cfa <= st->sp || cfa - st->sp > (1ULL << 30)) {
+		/* The CFA must move up the stack, unless the frame's CFI puts it in rbp: then
+		 * this is code that switched stacks and left the old stack pointer there (Rust's
+		 * psm, coroutine libraries), followed when the caller is code we know; else the
+		 * stack ends with [stack switch]. */
+		if ((kind != UNW_CFA_RBP && kind != UNW_DEREF_RBP) || fp) {
+			st->result = USTAT_ERR_LOOP;
+			return 1;
+		}
+		if (st->switches >= UNW_MAX_SWITCHES) {
+			st->result = USTAT_STACK_SWITCH;
+			return 1;
+		}
+		st->switches++;
+		guess = UNW_S_SWITCHED;
 	}
 	if (e->rbp == -2 && kind != UNW_DEREF_RBP) {
 		/* the usual `push rbp` frame: the caller's RBP sits just below the return
@@ -362,34 +403,39 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 
 		if (UNW_READ_2U64(st, cfa - 16, pair)) {
 			st->result = USTAT_ERR_READ;
-			return 1;
+			goto guessed;
 		}
 		st->bp = pair[0];
 		ra = pair[1];
 	} else if (UNW_READ_U64(st, cfa - 8, &ra)) {
 		st->result = USTAT_ERR_READ;
-		return 1;
+		goto guessed;
 	} else if (kind == UNW_DEREF_RBP) {
 		if (UNW_READ_U64(st, old_bp + (__s64)e->rbp * 8, &v)) {
 			st->result = USTAT_ERR_READ;
-			return 1;
+			goto guessed;
 		}
 		st->bp = v;
 	} else if (e->rbp) {
 		if (UNW_READ_U64(st, cfa + (__s64)e->rbp * 8, &v)) {
 			st->result = USTAT_ERR_READ;
-			return 1;
+			goto guessed;
 		}
 		st->bp = v;
 	}
 	st->sp = cfa;
 	st->pc = ra;
-	st->flags |= UNW_S_RETADDR;
+	st->flags |= UNW_S_RETADDR | guess;
 	if (ra == 0) {
-		st->result = USTAT_COMPLETE;
-		return 1;
+		st->result = guess ? USTAT_ERR_INVALID : USTAT_COMPLETE;
+		goto guessed;
 	}
 	return 0;
+guessed:
+	/* a switch we could not follow ends the stack as a switch, not as an error */
+	if ((guess & UNW_S_SWITCHED) && st->result != USTAT_COMPLETE)
+		st->result = USTAT_STACK_SWITCH;
+	return 1;
 }
 
 #endif

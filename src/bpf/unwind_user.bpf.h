@@ -129,6 +129,7 @@ static __always_inline int unw_bpf_emit(struct unw_state *st, __u64 word)
 #ifndef UNW_RUNTIME_PRESENT
 #define UNW_RUNTIME_PRESENT(pid) 0
 #define UNW_RUNTIME_DEFER(mask) do { } while (0)
+#define UNW_RUNTIME_RESCUE(mask) do { } while (0)
 #endif
 
 #define UNW_INLINE __always_inline
@@ -261,6 +262,20 @@ static long unw_vma_cb(struct task_struct *task, struct vm_area_struct *vma, voi
 	return 0;
 }
 
+/* Whether sp is off the thread's own stack, as far as BPF can tell cheaply: the main thread's
+ * sp outside the UNW_MAIN_STACK_SPAN below mm->start_stack (a makecontext() or coroutine
+ * stack). Other threads' stacks are anonymous memory like any other: never off stack. */
+static __always_inline int unw_off_stack(const struct sample_record *rec, __u64 sp)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 top;
+
+	if (rec->hdr.tid != rec->hdr.pid)
+		return 0;
+	top = BPF_CORE_READ(task, mm, start_stack);
+	return top && !(top > sp && top - sp <= UNW_MAIN_STACK_SPAN);
+}
+
 struct unw_chunks {
 	struct sample_record *rec;
 	__u64 addr, end;  /* what is left to send: [addr, end) */
@@ -389,6 +404,7 @@ copied:
 			deferred = stp->rt_pos - (start + words);
 	}
 	rec->frames[start] = (FW_TAG_SNAPSHOT << FW_TAG_SHIFT) |
+			     (unw_off_stack(rec, sp) ? UNW_SNAPSHOT_OFF_STACK : 0) |
 			     ((__u64)chunks.sent << UNW_SNAPSHOT_CHUNKS_SHIFT) |
 			     ((__u64)deferred << 16) | len;
 	rec->frames[start + 1] = pc;
@@ -404,7 +420,7 @@ static __always_inline __u32 unwind_user_regs(struct sample_record *rec, __u32 s
 	struct unw_state st, *stp;
 	struct unwind_pid *up;
 	__u32 zero = 0;
-	__u32 pid = rec->hdr.pid, idx;
+	__u32 pid = rec->hdr.pid, idx, mask;
 	__u64 marker;
 
 	if (start > MAX_KERNEL_FRAMES)
@@ -439,14 +455,23 @@ static __always_inline __u32 unwind_user_regs(struct sample_record *rec, __u32 s
 		ustat_inc(st.result);
 		goto snapshot;
 	}
+	if (st.switches)
+		ustat_add(USTAT_SWITCHES, st.switches);
 	if (st.result == USTAT_COMPLETE) {
 		ustat_inc(USTAT_COMPLETE);
 		return st.n;
 	}
+	/* failed on a stack that is not the thread's, before any way back to it */
+	if (st.result != USTAT_TRUNCATED && st.result != USTAT_STACK_SWITCH && !st.signals &&
+	    !st.switches && unw_off_stack(rec, sp))
+		st.result = USTAT_STACK_SWITCH;
 	if (st.result == USTAT_TRUNCATED) {
 		ustat_inc(USTAT_TRUNCATED);
 		stat_inc(STAT_USTACK_TRUNCATED);
 		marker = FW_MARKER_TRUNCATED;
+	} else if (st.result == USTAT_STACK_SWITCH) {
+		ustat_inc(USTAT_STACK_SWITCH);
+		marker = FW_MARKER_STACK_SWITCH;
 	} else {
 		ustat_inc(st.result < USTAT__COUNT ? st.result : USTAT_ERR_INVALID);
 		stat_inc(STAT_USTACK_ERRORS);
@@ -456,6 +481,14 @@ static __always_inline __u32 unwind_user_regs(struct sample_record *rec, __u32 s
 	if (st.n < MAX_USER_WORDS && idx < MAX_KERNEL_FRAMES + MAX_USER_WORDS) {
 		rec->frames[idx] = (FW_TAG_MARKER << FW_TAG_SHIFT) | marker;
 		st.n++;
+	}
+	if (marker != FW_MARKER_TRUNCATED && (mask = UNW_RUNTIME_PRESENT(pid))) {
+		/* the runtime frames the unwind did not reach (native code it could not cross
+		 * between them and the leaf) come after the marker, from the walkers' state */
+		stp->n = st.n;
+		UNW_RUNTIME_RESCUE(mask);
+		if (stp->n > st.n && stp->n <= MAX_USER_WORDS)
+			st.n = stp->n;
 	}
 	return st.n;
 snapshot:

@@ -29,6 +29,12 @@
  *                   segments when it unwinds the snapshot. Walkers whose frames can be found
  *                   again from the copied stack alone (a JIT walker that user space runs over
  *                   the snapshot) return without writing.
+ *   op RT_OP_RESCUE the native unwind failed (the stack so far ends with its [unwind error]
+ *                   marker, st->n words): append at rec->frames[st->out_base + st->n ..) the
+ *                   frames the walker has not emitted yet, from its own state (an
+ *                   interpreter's current frame), so that they outlive native code the
+ *                   unwinder cannot cross (JIT code without unwind info, assembly without
+ *                   CFI); st->n updated. Walkers that cannot return nothing.
  *   op RT_OP_ONLY   "runtime frames only" (SCORCH_PYTHON=only, a benchmark and debugging knob):
  *                   replace the user words rec->frames[st->out_base .. + st->n) by all frames
  *                   of the thread, leaf first; leave them when the thread has none.
@@ -47,6 +53,7 @@
 #define RT_OP_FRAME 0
 #define RT_OP_DEFER 1
 #define RT_OP_ONLY  2
+#define RT_OP_RESCUE 3
 
 /* The table: X(kind, walker function). A new runtime adds one line here and its walker's
  * header to runtime/walkers.bpf.h. */
@@ -106,11 +113,21 @@ static __always_inline void runtime_defer(__u32 mask)
 #undef RT_DEFER_
 }
 
+/* Every walker present in the mask appends the frames a failed native unwind left out
+ * (RT_OP_RESCUE). */
+static __always_inline void runtime_rescue(__u32 mask)
+{
+#define RT_RESCUE_(k, fn) if (mask & RT_WALKER_MASK & (1u << (k))) fn(RT_OP_RESCUE);
+	RUNTIME_WALKERS(RT_RESCUE_)
+#undef RT_RESCUE_
+}
+
 /* The unwinder's hooks (unwind_step.h, unwind_user.bpf.h). In "runtime frames only" mode the
  * walkers are not called during the native unwind: RT_OP_ONLY replaces its result. */
 #define UNW_RUNTIME_HOOK(st, m, e) \
 	(runtime_only_kind ? UNW_HOOK_NATIVE : runtime_walk((m)->kind, RT_OP_FRAME))
 #define UNW_RUNTIME_PRESENT(pid) (runtime_only_kind ? 0 : runtime_present(pid))
 #define UNW_RUNTIME_DEFER(mask) runtime_defer(mask)
+#define UNW_RUNTIME_RESCUE(mask) runtime_rescue(mask)
 
 #endif

@@ -75,6 +75,7 @@ struct runtimes {
 	struct u64map by_stat;    /* hash(dev, inode, size, mtime) -> rt_file * */
 	struct u64map by_id;      /* hash(build id or content hash) -> rt_file * */
 	uint64_t files_detected, file_opens;
+	uint64_t stray_words;     /* runtime words of a process without that runtime attached */
 	char only_name[32];
 };
 
@@ -667,25 +668,39 @@ int runtimes_symbolize(struct runtimes *rts, int pid, const uint64_t *words, siz
 	int r;
 
 	*used = 1;
-	if (p)
+	if (p && kind != UNWINDER_NATIVE)
 		for (in = p->runtimes; in && in->ops->kind != kind; in = in->next)
 			;
-	for (i = 0; rts && i < rts->nslots; i++) {
+	for (i = 0; in && i < rts->nslots; i++) {
 		struct slot *s = &rts->slots[i];
 
-		if (s->ops->kind != kind || !s->inited || !s->ops->symbolize)
+		if (s->ops != in->ops || !s->inited || !s->ops->symbolize)
 			continue;
-		r = s->ops->symbolize(s->state, in ? in->data : NULL, pid, words, n, used, out, max);
+		r = s->ops->symbolize(s->state, in->data, pid, words, n, used, out, max);
 		if (*used < 1 || *used > n)
 			*used = 1;
 		return r < 0 ? 0 : r > max ? max : r;
 	}
+	/* No runtime of this kind was attached to the process, so no walker wrote these words:
+	 * garbage (a bad return address that passed for a tag). The run of them is one
+	 * "[unknown]" frame, never decoded as another process's runtime frames. */
+	while (*used < n && FW_TAG_KIND(words[*used] >> FW_TAG_SHIFT) == kind &&
+	       (words[*used] >> FW_TAG_SHIFT) != FW_TAG_MARKER &&
+	       (words[*used] >> FW_TAG_SHIFT) != FW_TAG_NATIVE)
+		(*used)++;
+	if (rts)
+		rts->stray_words += *used;
 	if (max < 1)
 		return 0;
 	memset(out, 0, sizeof(*out));
-	out->name = "[unknown frame]";
+	out->name = "[unknown]";
 	out->kind = FRAME_SPECIAL;
 	return 1;
+}
+
+uint64_t runtimes_stray_words(const struct runtimes *rts)
+{
+	return rts ? rts->stray_words : 0;
 }
 
 void runtime_read_counters(int fd, uint64_t *out, uint32_t n)
@@ -712,9 +727,10 @@ void runtimes_print_stats(struct runtimes *rts, FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "runtimes: files_detected=%llu file_opens=%llu files_cached=%zu",
+	fprintf(f, "runtimes: files_detected=%llu file_opens=%llu files_cached=%zu "
+		"stray_words=%llu",
 		(unsigned long long)rts->files_detected, (unsigned long long)rts->file_opens,
-		rts->nfiles);
+		rts->nfiles, (unsigned long long)rts->stray_words);
 	for (i = 0; i < rts->nslots; i++)
 		fprintf(f, " %s_attached=%llu %s_attach_errors=%llu", rts->slots[i].ops->name,
 			(unsigned long long)rts->slots[i].attached, rts->slots[i].ops->name,

@@ -126,8 +126,9 @@ struct runtime_ops {
 			const struct unwinder_io *io);
 	/* Frames of the words at words[0..n) (the first has the runtime's tag): fill up to max
 	 * frames (leaf first, like the words), set *used to the words consumed (>= 1), return
-	 * the number of frames (0: the words are dropped). inst is NULL when the process was
-	 * never attached (words of a process we know nothing of). */
+	 * the number of frames (0: the words are dropped). inst is the process's instance (it
+	 * may be detached); the framework hands a runtime no words of a process it is not
+	 * attached to (runtimes_symbolize()). */
 	int (*symbolize)(void *state, void *inst, int pid, const uint64_t *words, size_t n,
 			 size_t *used, struct runtime_frame *out, int max);
 	/* The process's label: key (e.g. "script", "main_class") and value; 1 when known. The
@@ -207,10 +208,16 @@ void runtimes_note_sample(struct runtimes *rts, int pid, const uint64_t *words, 
 #define RUNTIME_THREAD_NAME_MAX 128
 int runtimes_thread_name(struct runtimes *rts, int pid, int tid, char *out, size_t outlen);
 
-/* Frames of the runtime words at words[0..n) of a sample of pid (words[0] has a runtime tag),
- * see runtime_ops.symbolize. A tag no runtime owns gives one "[unknown frame]" frame. */
+/* Frames of the runtime words at words[0..n) of a sample of pid (words[0] has a tag that is
+ * neither native nor a marker), see runtime_ops.symbolize. Words go only to a runtime attached
+ * to pid (it may have exited since: detached instances stay until the registry forgets it);
+ * any other word, and the run of words of the same kind after it, is one "[unknown]" frame,
+ * counted as stray_words in runtimes_print_stats(). */
 int runtimes_symbolize(struct runtimes *rts, int pid, const uint64_t *words, size_t n,
 		       size_t *used, struct runtime_frame *out, int max);
+
+/* Words runtimes_symbolize() found no attached runtime for (shown as "[unknown]"). */
+uint64_t runtimes_stray_words(const struct runtimes *rts);
 
 void runtimes_print_stats(struct runtimes *rts, FILE *f);
 

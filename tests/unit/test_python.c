@@ -367,7 +367,7 @@ static void test_runtime_exited(void)
 	process_registry_collect(reg); /* the interval is over: everything of it goes */
 	CHECK(process_get(reg, c.pid) == NULL);
 	CHECK_EQ_INT(runtimes_symbolize(rts, c.pid, words, n, &used, fr, 4), 1);
-	CHECK_EQ_STR(fr[0].name, "[python: unknown code]");
+	CHECK_EQ_STR(fr[0].name, "[unknown]"); /* no process, no runtime: its words are no one's */
 	CHECK(!process_runtime_label(reg, c.pid, &key, &value));
 	python_threads_release(&th);
 	python_proc_free(p);

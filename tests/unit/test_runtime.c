@@ -2,7 +2,8 @@
  * recognises this test binary: detection once per file however many processes map it, the
  * load bias handed to attach(), interpreter ranges and the file's kind for the unwinder, polls
  * until done, frame words routed by tag, frames (inlined ones too) and labels through the
- * aggregate into a profile, detach at exit and release when forgotten, and the tag ranges of
+ * aggregate into a profile, detach at exit and release when forgotten, words of a runtime not
+ * attached to the process (garbage) shown as one [unknown] and counted, and the tag ranges of
  * bpf/sampler.h. */
 #include "agent/aggregate.h"
 #include "agent/elf.h"
@@ -36,7 +37,7 @@ __attribute__((noinline)) int fake_eval(int x)
 }
 
 struct fake {
-	int detects, attaches, polls, detaches, releases;
+	int detects, attaches, polls, detaches, releases, symbolizes;
 	uint64_t lo, hi;      /* link-time range of fake_eval */
 	uint64_t bias_ok;     /* attaches whose bias maps fake_eval right */
 	uint64_t noted[16];
@@ -104,6 +105,7 @@ static int fake_symbolize(void *state, void *inst, int pid, const uint64_t *w, s
 			  size_t *used, struct runtime_frame *out, int max)
 {
 	*used = 1;
+	g.symbolizes++;
 	if (max < 2)
 		return 0;
 	memset(out, 0, 2 * sizeof(*out));
@@ -248,7 +250,7 @@ static void test_lifecycle(void)
 	CHECK_EQ_INT(fr[0].inlined, 1);
 	CHECK_EQ_INT(fr[1].line, 556);
 	CHECK_EQ_INT(runtimes_symbolize(rts, getpid(), &unknown, 1, &used, fr, 8), 1);
-	CHECK_EQ_STR(fr[0].name, "[unknown frame]");
+	CHECK_EQ_STR(fr[0].name, "[unknown]");
 	CHECK_EQ_INT(fr[0].kind, FRAME_SPECIAL);
 	/* label */
 	CHECK_EQ_INT(process_runtime_label(reg, child, &key, &value), 1);
@@ -422,6 +424,119 @@ static void test_into_profile(void)
 	runtimes_free(rts);
 }
 
+/* A second runtime that is in the table but never found in a file: never attached. */
+static int other_symbolizes;
+
+static int other_symbolize(void *state, void *inst, int pid, const uint64_t *w, size_t n,
+			   size_t *used, struct runtime_frame *out, int max)
+{
+	other_symbolizes++;
+	*used = 1;
+	memset(out, 0, sizeof(*out));
+	out->name = "other.frame";
+	out->kind = FRAME_PYTHON;
+	return 1;
+}
+
+static const struct runtime_ops other_ops = {
+	.name = "other",
+	.kind = UNWINDER_PHP,
+	.symbolize = other_symbolize,
+};
+
+static const struct runtime_ops *const two[] = { &fake_ops, &other_ops };
+
+/* Words with a runtime's tag in a process that runtime is not attached to (a garbage return
+ * address whose top byte passed for a tag) reach no runtime: each run of them is one
+ * [unknown], counted; the attached runtime's own words still symbolize. */
+static void test_stray(void)
+{
+	struct {
+		struct event_hdr hdr;
+		struct sample_body body;
+		uint64_t frames[8];
+	} r;
+	struct process_registry *reg = process_registry_new(NULL);
+	struct runtimes *rts = runtimes_new_table(two, 2, NULL);
+	struct symbolizer *sym = symbolizer_new();
+	struct agg *a = agg_new(0);
+	struct profile *p = profile_new();
+	struct runtime_frame fr[8];
+	uint64_t other[3] = { (FW_TAG_FIRST(UNWINDER_PHP) << FW_TAG_SHIFT) | 5,
+			      ((FW_TAG_FIRST(UNWINDER_PHP) + 2) << FW_TAG_SHIFT) | 6,
+			      FAKE_TAG(0) | 1 };
+	uint64_t reserved = (0x02ULL << FW_TAG_SHIFT) | 9;
+	char name[256];
+	const uint32_t *locs;
+	size_t used = 0;
+	pid_t child = start_copy();
+
+	memset(&g, 0, sizeof(g));
+	other_symbolizes = 0;
+	runtimes_init(rts, NULL);
+	runtimes_subscribe(rts, reg);
+	CHECK_EQ_INT(process_track(reg, getpid(), NULL), 0);
+	CHECK_EQ_INT(g.attaches, 1);
+	/* a runtime of the table, not attached here: one [unknown] for its run of two words */
+	CHECK_EQ_INT(runtimes_symbolize(rts, getpid(), other, 3, &used, fr, 8), 1);
+	CHECK_EQ_INT(used, 2);
+	CHECK_EQ_STR(fr[0].name, "[unknown]");
+	CHECK_EQ_INT(fr[0].kind, FRAME_SPECIAL);
+	CHECK_EQ_INT(other_symbolizes, 0);
+	CHECK_EQ_INT(runtimes_stray_words(rts), 2);
+	/* the attached runtime's word after them is its own */
+	CHECK_EQ_INT(runtimes_symbolize(rts, getpid(), &other[2], 1, &used, fr, 8), 2);
+	CHECK_EQ_INT(g.symbolizes, 1);
+	/* its tag in a process it is not attached to (untracked), and in none (pid 0) */
+	CHECK_EQ_INT(runtimes_symbolize(rts, child, &other[2], 1, &used, fr, 8), 1);
+	CHECK_EQ_STR(fr[0].name, "[unknown]");
+	CHECK_EQ_INT(runtimes_symbolize(rts, 0, &other[2], 1, &used, fr, 8), 1);
+	CHECK_EQ_INT(g.symbolizes, 1);
+	/* a reserved native tag */
+	CHECK_EQ_INT(runtimes_symbolize(rts, getpid(), &reserved, 1, &used, fr, 8), 1);
+	CHECK_EQ_STR(fr[0].name, "[unknown]");
+	CHECK_EQ_INT(runtimes_stray_words(rts), 5);
+	CHECK_EQ_INT(other_symbolizes, 0);
+
+	/* through the aggregate: garbage words between the runtime's frame and the marker */
+	agg_set_runtimes(a, rts);
+	memset(&r, 0, sizeof(r));
+	r.hdr.type = EVENT_SAMPLE;
+	r.hdr.version = SCORCH_EVENT_VERSION;
+	r.hdr.pid = r.hdr.tid = (uint32_t)getpid();
+	snprintf(r.body.comm, sizeof(r.body.comm), "x");
+	r.body.nuser = 5;
+	r.frames[0] = FAKE_TAG(0) | 7;
+	r.frames[1] = other[0];
+	r.frames[2] = other[1];
+	r.frames[3] = reserved;
+	r.frames[4] = (FW_TAG_MARKER << FW_TAG_SHIFT) | FW_MARKER_UNWIND_ERROR;
+	r.hdr.size = sizeof(r.hdr) + sizeof(r.body) + 5 * 8;
+	CHECK_EQ_INT(agg_add_record(a, &r.hdr, r.hdr.size), 0);
+	CHECK_EQ_INT(agg_to_profile(a, sym, p, NULL, NULL), 0);
+	CHECK_EQ_INT(p->nsamples, 1);
+	locs = profile_sample_locs(p, &p->samples[0]);
+	CHECK_EQ_INT(p->samples[0].nlocs, 5);
+	profile_frame_name(p, locs[0], name, sizeof(name));
+	CHECK_EQ_STR(name, "java.util.HashMap.hash (HashMap.java)");
+	profile_frame_name(p, locs[2], name, sizeof(name));
+	CHECK_EQ_STR(name, "[unknown]");
+	profile_frame_name(p, locs[3], name, sizeof(name));
+	CHECK_EQ_STR(name, "[unknown]");
+	profile_frame_name(p, locs[4], name, sizeof(name));
+	CHECK_EQ_STR(name, "[unwind error]");
+	CHECK_EQ_INT(other_symbolizes, 0);
+	CHECK_EQ_INT(runtimes_stray_words(rts), 8);
+
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	profile_free(p);
+	agg_free(a);
+	symbolizer_free(sym);
+	process_registry_free(reg);
+	runtimes_free(rts);
+}
+
 /* The tag ranges of bpf/sampler.h and the kinds of the built-in table. */
 static void test_tags(void)
 {
@@ -445,5 +560,6 @@ int main(void)
 	RUN(test_env_knobs);
 	RUN(test_disabled);
 	RUN(test_into_profile);
+	RUN(test_stray);
 	return test_summary();
 }

@@ -38,7 +38,8 @@ static int rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *
 	return remove(path);
 }
 
-/* A valid table of n entries: rules cycling through a few kinds, the last one invalid. */
+/* A valid table of n entries: rules cycling through a few kinds (big frames among them), the
+ * last one invalid. */
 static struct unwind_entry *make_table(size_t n, uint32_t seed)
 {
 	struct unwind_entry *e = xcalloc(n, sizeof(*e));
@@ -50,6 +51,8 @@ static struct unwind_entry *make_table(size_t n, uint32_t seed)
 		e[i].kind = i + 1 == n ? UNW_INVALID : (uint8_t)(UNW_CFA_RSP + (i + seed) % 2);
 		e[i].off = e[i].kind == UNW_INVALID ? 0 : (uint16_t)(8 * (1 + (i * 7 + seed) % 9));
 		e[i].rbp = e[i].kind == UNW_CFA_RBP ? -2 : 0;
+		if (i % 50 == 7 && i + 1 < n) /* now and then a big frame (UNW_F_BIG) */
+			e[i].kind |= UNW_F_BIG | 0x10;
 		pc += 1 + (uint32_t)((i * 2654435761u + seed) % 300);
 	}
 	return e;

@@ -2,10 +2,13 @@
  * code BPF runs) and a runtime walker, on a synthetic stack: a range a runtime claimed
  * (UNW_MAP_RUNTIME, a JIT) whose walker unwinds its frame and gives the caller's registers back
  * (UNW_HOOK_MOVED), a walker that declines (UNW_HOOK_NATIVE: the native rule applies), one that
- * ends the unwind (UNW_HOOK_STOP), and interpreter entries (UNW_F_INTERP) that call the walker
- * of the mapping's kind only; a frame that switched stacks (UNW_F_SWITCH) may lead below SP;
- * Go's runtime.systemstack (UNW_GO_SYSTEMSTACK) and asmcgocall (UNW_GO_ASMCGOCALL) lead back to
- * the goroutine's stack. */
+ * ends the unwind (UNW_HOOK_STOP), interpreter entries (UNW_F_INTERP) that call the walker
+ * of the mapping's kind only, a garbage return address whose top byte would read as a
+ * runtime's tag (never emitted: the unwind ends in USTAT_ERR_BAD_PC), the leaf rule for an exact
+ * pc without CFI, stack switches (a CFA from rbp on another stack: followed when the caller is
+ * known code, else USTAT_STACK_SWITCH; Go's time.now leads back to the goroutine's stack so),
+ * the frame-pointer guess in anonymous memory, and Go's runtime.systemstack (UNW_GO_SYSTEMSTACK)
+ * and asmcgocall (UNW_GO_ASMCGOCALL) back to the goroutine's stack. */
 #include <linux/types.h>
 
 #include "bpf/sampler.h"
@@ -95,7 +98,7 @@ static int env_hook(struct unw_state *st, const struct unwind_mapping *m,
 /* Stack, leaf first: JIT frame at pc JIT_LO+0x40 (sp = STACK_BASE) returning into native code
  * at NATIVE_LO+0x10 whose frame-pointer frame returns into the interpreter at INTERP_LO+0x150,
  * itself a frame-pointer frame whose caller is 0 (the end). */
-static size_t run(int jit_mode, uint32_t *result)
+static size_t run_ra(int jit_mode, uint64_t native_ra, uint32_t *result)
 {
 	struct unw_state st;
 	int i;
@@ -107,7 +110,7 @@ static size_t run(int jit_mode, uint32_t *result)
 	E.stack[1] = STACK_BASE + 0x40;
 	/* native frame (rbp = STACK_BASE + 0x40): saved rbp, return address */
 	E.stack[8] = STACK_BASE + 0x80;
-	E.stack[9] = INTERP_LO + 0x150;
+	E.stack[9] = native_ra;
 	/* interpreter frame (rbp = STACK_BASE + 0x80): saved rbp 0, return address 0 */
 	E.stack[16] = 0;
 	E.stack[17] = 0;
@@ -132,6 +135,11 @@ static size_t run(int jit_mode, uint32_t *result)
 			break;
 	*result = st.result;
 	return st.n;
+}
+
+static size_t run(int jit_mode, uint32_t *result)
+{
+	return run_ra(jit_mode, INTERP_LO + 0x150, result);
 }
 
 static void test_jit_hands_back(void)
@@ -167,8 +175,9 @@ static void test_jit_declines_and_stops(void)
 }
 
 /* A frame that switched stacks (Go's time.now on the system stack, its frame pointer on the
- * goroutine's, lower): with UNW_F_SWITCH the CFA may lie below SP; without it that is a loop. */
-static size_t run_switch(uint8_t flags, uint32_t *result)
+ * goroutine's, lower): its table rule puts the CFA in rbp, so the step follows it below SP
+ * as a stack switch, since the caller is code we know. */
+static size_t run_switch(uint32_t *result)
 {
 	struct unw_state st;
 	int i;
@@ -184,7 +193,7 @@ static size_t run_switch(uint8_t flags, uint32_t *result)
 					     UNWINDER_NATIVE, 0, 1 };
 	E.maps[1] = (struct unwind_mapping){ INTERP_LO, INTERP_LO + 0x1000, INTERP_LO, 0, 2, 0,
 					     UNWINDER_NATIVE, 0, 0 };
-	E.entries[0] = (struct unwind_entry){ 0, 16, UNW_CFA_RBP | flags, -2 };
+	E.entries[0] = (struct unwind_entry){ 0, 16, UNW_CFA_RBP, -2 };
 	E.entries[1] = (struct unwind_entry){ 0x1000, 0, UNW_INVALID, 0 };
 	memset(&st, 0, sizeof(st));
 	st.pc = INTERP_LO + 0x20;
@@ -198,19 +207,16 @@ static size_t run_switch(uint8_t flags, uint32_t *result)
 	return st.n;
 }
 
-static void test_stack_switch(void)
+static void test_go_time_now(void)
 {
 	uint32_t result;
 	size_t n;
 
-	n = run_switch(UNW_F_SWITCH, &result);
+	n = run_switch(&result);
 	CHECK_EQ_INT(result, USTAT_COMPLETE);
 	CHECK_EQ_INT(n, 2);
 	CHECK_EQ_INT(E.words[0], INTERP_LO + 0x20);
 	CHECK_EQ_INT(E.words[1], NATIVE_LO + 0x10);
-	n = run_switch(0, &result);
-	CHECK_EQ_INT(result, USTAT_ERR_LOOP);
-	CHECK_EQ_INT(n, 1);
 }
 
 /* runtime.systemstack's rule: from the system stack (g0) back to the goroutine that switched
@@ -345,11 +351,146 @@ static void test_go_asmcgocall(void)
 	CHECK_EQ_INT(st.result, USTAT_COMPLETE);
 }
 
+/* A return address with its top byte set (what a bad stack slot gives, e.g. the garbage
+ * above a Go goroutine's goexit): no user code is there, and as a frame word it would be
+ * taken for a runtime's frame. The stack ends before it; the frames before it stay. */
+static void test_bad_pc(void)
+{
+	static const uint64_t bad[] = { (FW_TAG_FIRST(UNWINDER_HOTSPOT) << FW_TAG_SHIFT) | 0x1234,
+					0xff00000000001000ULL, 0x0100000000401000ULL };
+	uint32_t result;
+	size_t i, n;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		n = run_ra(UNW_HOOK_MOVED, bad[i], &result);
+		CHECK_EQ_INT(result, USTAT_ERR_BAD_PC);
+		CHECK_EQ_INT(n, 2);
+		CHECK_EQ_INT(E.words[1], NATIVE_LO + 0x10);
+		CHECK_EQ_INT(E.words[2], 0);
+	}
+	/* the highest user address is still a pc (the mapping decides) */
+	n = run_ra(UNW_HOOK_MOVED, 0x00fffffffffff000ULL, &result);
+	CHECK_EQ_INT(result, USTAT_ERR_NO_MAPPING);
+	CHECK_EQ_INT(n, 3);
+}
+
+/* The mappings and tables of run_ra(), with no CFI for INTERP_LO + 0x200 .. + 0x1000; the
+ * stack zeroed. */
+static void setup_plain(struct unw_state *st, uint64_t pc, uint64_t sp, uint64_t bp)
+{
+	uint32_t result;
+
+	run_ra(UNW_HOOK_MOVED, 0, &result);
+	memset(E.stack, 0, sizeof(E.stack));
+	memset(E.words, 0, sizeof(E.words));
+	E.entries[2] = (struct unwind_entry){ 0x200, 0, UNW_INVALID, 0 };
+	memset(st, 0, sizeof(*st));
+	st->pc = pc;
+	st->sp = sp;
+	st->bp = bp;
+	st->map_count = 3;
+}
+
+static uint32_t unwind_all(struct unw_state *st)
+{
+	int i;
+
+	for (i = 0; i < 64; i++)
+		if (unwind_step(st))
+			break;
+	return st->result;
+}
+
+/* A leaf function without CFI (assembly): at an exact pc, return address at [rsp], kept when
+ * it lands in a known mapping; never for a return address (the caller's frame is unknown). */
+static void test_leaf_rule(void)
+{
+	struct unw_state st;
+
+	setup_plain(&st, INTERP_LO + 0x250, STACK_BASE, STACK_BASE + 0x40);
+	E.stack[0] = NATIVE_LO + 0x10; /* [rsp]: the caller, frame-pointer code */
+	CHECK_EQ_INT(unwind_all(&st), USTAT_COMPLETE); /* its frame: rbp 0x40 -> ra 0 */
+	CHECK_EQ_INT(st.n, 2);
+	CHECK_EQ_INT(E.words[0], INTERP_LO + 0x250);
+	CHECK_EQ_INT(E.words[1], NATIVE_LO + 0x10);
+	/* [rsp] is not code we know: no frame made up */
+	setup_plain(&st, INTERP_LO + 0x250, STACK_BASE, STACK_BASE + 0x40);
+	E.stack[0] = 0x99999;
+	CHECK_EQ_INT(unwind_all(&st), USTAT_ERR_INVALID);
+	CHECK_EQ_INT(st.n, 1);
+	/* a return address without CFI */
+	setup_plain(&st, INTERP_LO + 0x250, STACK_BASE, STACK_BASE + 0x40);
+	E.stack[0] = NATIVE_LO + 0x10;
+	st.flags = UNW_S_RETADDR;
+	CHECK_EQ_INT(unwind_all(&st), USTAT_ERR_INVALID);
+	CHECK_EQ_INT(st.n, 1);
+}
+
+/* A frame whose CFI puts the CFA in rbp, with rbp on another stack (below sp here): a switch
+ * that left its link (psm's rust_psm_on_stack). */
+static void test_stack_switch(void)
+{
+	struct unw_state st;
+
+	setup_plain(&st, INTERP_LO + 0x50, STACK_BASE + 0x100, STACK_BASE + 0x40);
+	E.stack[8] = STACK_BASE + 0x80; /* the caller's rbp, then its return address */
+	E.stack[9] = NATIVE_LO + 0x10;
+	CHECK_EQ_INT(unwind_all(&st), USTAT_COMPLETE);
+	CHECK_EQ_INT(st.switches, 1);
+	CHECK_EQ_INT(st.n, 2);
+	CHECK_EQ_INT(E.words[1], NATIVE_LO + 0x10);
+	/* the link leads to no code we know: the stack ends there, as a switch */
+	setup_plain(&st, INTERP_LO + 0x50, STACK_BASE + 0x100, STACK_BASE + 0x40);
+	E.stack[9] = 0x99999;
+	CHECK_EQ_INT(unwind_all(&st), USTAT_STACK_SWITCH);
+	CHECK_EQ_INT(st.n, 1);
+	/* the frame-pointer rule (no CFI) proves nothing: a CFA going down is an error */
+	setup_plain(&st, NATIVE_LO + 0x10, STACK_BASE + 0x100, STACK_BASE + 0x40);
+	E.stack[9] = NATIVE_LO + 0x10;
+	CHECK_EQ_INT(unwind_all(&st), USTAT_ERR_LOOP);
+	CHECK_EQ_INT(st.switches, 0);
+	/* two frames that link to each other: followed at most UNW_MAX_SWITCHES times */
+	setup_plain(&st, INTERP_LO + 0x50, STACK_BASE + 0x100, STACK_BASE + 0x40);
+	E.stack[8] = STACK_BASE + 0x140; /* rbp of the next frame: back above */
+	E.stack[9] = INTERP_LO + 0x51;
+	E.stack[40] = STACK_BASE + 0x40;
+	E.stack[41] = INTERP_LO + 0x51;
+	CHECK_EQ_INT(unwind_all(&st), USTAT_STACK_SWITCH);
+	CHECK_EQ_INT(st.switches, UNW_MAX_SWITCHES);
+}
+
+/* Anonymous memory (JIT code no runtime claimed, e.g. PCRE2's): its frame-pointer rule is a
+ * guess, kept only when the caller is in a known mapping. */
+static void test_anon_fp_guess(void)
+{
+	struct unw_state st;
+
+	setup_plain(&st, JIT_LO + 0x40, STACK_BASE, STACK_BASE + 0x40);
+	E.maps[2].flags = UNW_MAP_FP | UNW_MAP_ANON;
+	E.stack[8] = STACK_BASE + 0x80; /* rbp's "frame": saved rbp, garbage return address */
+	E.stack[9] = 0x99999;
+	CHECK_EQ_INT(unwind_all(&st), USTAT_ERR_INVALID); /* not NO_MAPPING: no snapshot */
+	CHECK_EQ_INT(st.n, 1);
+	CHECK_EQ_INT(E.words[0], JIT_LO + 0x40);
+	/* a real frame-pointer frame is followed as before */
+	setup_plain(&st, JIT_LO + 0x40, STACK_BASE, STACK_BASE + 0x40);
+	E.maps[2].flags = UNW_MAP_FP | UNW_MAP_ANON;
+	E.stack[8] = STACK_BASE + 0x80;
+	E.stack[9] = NATIVE_LO + 0x10;
+	CHECK_EQ_INT(unwind_all(&st), USTAT_COMPLETE);
+	CHECK_EQ_INT(st.n, 2);
+	CHECK_EQ_INT(E.words[1], NATIVE_LO + 0x10);
+}
+
 int main(void)
 {
 	RUN(test_jit_hands_back);
 	RUN(test_jit_declines_and_stops);
+	RUN(test_bad_pc);
+	RUN(test_leaf_rule);
 	RUN(test_stack_switch);
+	RUN(test_anon_fp_guess);
+	RUN(test_go_time_now);
 	RUN(test_go_systemstack);
 	RUN(test_go_asmcgocall);
 	return test_summary();

@@ -133,8 +133,23 @@ static void test_rule_conversion(void)
 	CHECK_EQ_INT(unwind_rule_from_cfi(&r, &e), 0);
 	CHECK_EQ_INT(e.kind, UNW_INVALID);
 	r.cfa_reg = CFI_REG_RSP;
-	r.cfa_off = 0x10000; /* does not fit */
+	/* frames of 64 KiB and more: in 8-byte units (rustc's run_compiler closure) */
+	r.cfa_off = 540080;
+	CHECK_EQ_INT(unwind_rule_from_cfi(&r, &e), 1);
+	CHECK_EQ_INT(e.kind & UNW_KIND_MASK, UNW_CFA_RSP);
+	CHECK(e.kind & UNW_F_BIG);
+	CHECK_EQ_INT(UNW_CFA_OFF(&e), 540080);
+	r.cfa_off = (1 << 21) - 8;
+	CHECK_EQ_INT(unwind_rule_from_cfi(&r, &e), 1);
+	CHECK_EQ_INT(UNW_CFA_OFF(&e), (1 << 21) - 8);
+	r.cfa_off = 0x10004; /* big and not 8-aligned */
 	CHECK_EQ_INT(unwind_rule_from_cfi(&r, &e), 0);
+	r.cfa_off = 1 << 21; /* too big */
+	CHECK_EQ_INT(unwind_rule_from_cfi(&r, &e), 0);
+	r.cfa_off = 0xffff; /* the largest small one */
+	CHECK_EQ_INT(unwind_rule_from_cfi(&r, &e), 1);
+	CHECK_EQ_INT(e.kind, UNW_CFA_RSP);
+	CHECK_EQ_INT(UNW_CFA_OFF(&e), 0xffff);
 	r.cfa_off = 16;
 	r.ra_off = -16; /* return address not at CFA - 8 */
 	CHECK_EQ_INT(unwind_rule_from_cfi(&r, &e), 0);

@@ -323,9 +323,14 @@ __noinline int perl_bpf_walk(__u32 op)
 			end = base + MAX_USER_WORDS - 1;
 		if (pos + 3 < end)
 			st->rt_pos = perl_walk_frames(w, rec, pos, end, 0, 1);
-	} else if (op == RT_OP_ONLY) {
-		end = perl_walk_frames(w, rec, base, base + MAX_USER_WORDS - 1, 0, 0);
-		if (end > base && end <= base + MAX_USER_WORDS - 1)
+	} else if (op == RT_OP_ONLY || op == RT_OP_RESCUE) {
+		/* all frames in place of the stack, or (RESCUE) the frames the unwind did not
+		 * reach, after its marker: one walk either way */
+		n = op == RT_OP_ONLY ? 0 : st->n;
+		if (n >= MAX_USER_WORDS - 1)
+			goto out;
+		end = perl_walk_frames(w, rec, base + n, base + MAX_USER_WORDS - 1, 0, 0);
+		if (end > base + n && end <= base + MAX_USER_WORDS - 1)
 			st->n = end - base;
 	}
 out:

@@ -247,11 +247,14 @@ __noinline int php_bpf_walk(__u32 op)
 			end = base + MAX_USER_WORDS - 1;
 		if (pos + 2 < end)
 			st->rt_pos = php_walk_frames(w, rec, pos, end, 0, 1);
-	} else if (op == RT_OP_ONLY) {
-		if (!w->active || !w->ex)
+	} else if (op == RT_OP_ONLY || op == RT_OP_RESCUE) {
+		/* all frames in place of the stack, or (RESCUE) the frames of every VM call the
+		 * unwind did not reach, after its marker: one walk either way */
+		n = op == RT_OP_ONLY ? 0 : st->n;
+		if (!w->active || !w->ex || n >= MAX_USER_WORDS - 1)
 			goto out;
-		end = php_walk_frames(w, rec, base, base + MAX_USER_WORDS - 1, 0, 0);
-		if (end > base && end <= base + MAX_USER_WORDS - 1)
+		end = php_walk_frames(w, rec, base + n, base + MAX_USER_WORDS - 1, 0, 0);
+		if (end > base + n && end <= base + MAX_USER_WORDS - 1)
 			st->n = end - base;
 	}
 out:

@@ -376,7 +376,7 @@ static __always_inline __u32 py_walk_all(struct py_walk *w, struct sample_record
 	return w->pos;
 }
 
-/* The walker (runtime/runtime.bpf.h: RT_OP_FRAME, RT_OP_DEFER, RT_OP_ONLY). A global function:
+/* The walker (runtime/runtime.bpf.h: RT_OP_FRAME, RT_OP_DEFER, RT_OP_RESCUE, RT_OP_ONLY). A global function:
  * the verifier checks it once, on its own, whatever calls it. */
 __noinline int python_bpf_walk(__u32 op)
 {
@@ -417,9 +417,14 @@ __noinline int python_bpf_walk(__u32 op)
 			end = base + MAX_USER_WORDS - 1;
 		if (pos < end)
 			st->rt_pos = py_walk_all(w, rec, pos, end, 1);
-	} else if (op == RT_OP_ONLY) {
-		end = py_walk_all(w, rec, base, base + MAX_USER_WORDS - 1, 0);
-		if (end > base && end <= base + MAX_USER_WORDS - 1)
+	} else if (op == RT_OP_ONLY || op == RT_OP_RESCUE) {
+		/* all frames in place of the stack, or (RESCUE) the frames the unwind did not
+		 * reach, after its marker: one walk either way */
+		n = op == RT_OP_ONLY ? 0 : st->n;
+		if (n >= MAX_USER_WORDS - 1)
+			goto out;
+		end = py_walk_all(w, rec, base + n, base + MAX_USER_WORDS - 1, 0);
+		if (end > base + n && end <= base + MAX_USER_WORDS - 1)
 			st->n = end - base;
 	}
 out:

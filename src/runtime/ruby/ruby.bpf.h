@@ -313,7 +313,7 @@ static __always_inline __u32 rb_walk_frames(struct rb_walk *w, struct sample_rec
 	return w->pos;
 }
 
-/* The walker (runtime/runtime.bpf.h: RT_OP_FRAME, RT_OP_DEFER, RT_OP_ONLY). A global function:
+/* The walker (runtime/runtime.bpf.h: RT_OP_FRAME, RT_OP_DEFER, RT_OP_RESCUE, RT_OP_ONLY). A global function:
  * the verifier checks it once, on its own, whatever calls it. */
 __noinline int ruby_bpf_walk(__u32 op)
 {
@@ -402,11 +402,14 @@ __noinline int ruby_bpf_walk(__u32 op)
 			end = base + MAX_USER_WORDS - 1;
 		if (pos + 3 < end)
 			st->rt_pos = rb_walk_frames(w, rec, pos, end, 0, 1);
-	} else if (op == RT_OP_ONLY) {
-		if (!w->active || !w->cfp)
+	} else if (op == RT_OP_ONLY || op == RT_OP_RESCUE) {
+		/* all frames in place of the stack, or (RESCUE) the frames the unwind did not
+		 * reach, after its marker: one walk either way */
+		n = op == RT_OP_ONLY ? 0 : st->n;
+		if (!w->active || !w->cfp || n >= MAX_USER_WORDS - 1)
 			goto out;
-		end = rb_walk_frames(w, rec, base, base + MAX_USER_WORDS - 1, 0, 0);
-		if (end > base && end <= base + MAX_USER_WORDS - 1)
+		end = rb_walk_frames(w, rec, base + n, base + MAX_USER_WORDS - 1, 0, 0);
+		if (end > base + n && end <= base + MAX_USER_WORDS - 1)
 			st->n = end - base;
 	}
 out:
