@@ -83,7 +83,7 @@ for r in $(seq "$RUNS"); do
 	rm -f "/tmp/perf-$node_pid.map" # after perf script: it names the JIT frames
 	$CHECK "$tmp/p.folded" "$tmp/t" --perf >> "$tmp/p"
 	# production: plain node, scorch only
-	"$SCORCH" record --stats -F $HZ -o "$tmp/o.folded" -- node $WL "$SECS" "$tmp/t2" 1000 \
+	"$SCORCH" record --stats --lines -F $HZ -o "$tmp/o.folded" -- node $WL "$SECS" "$tmp/t2" 1000 \
 		> /dev/null 2> "$tmp/log"
 	grep '^v8:' "$tmp/log" >> "$tmp/stats"
 	$CHECK "$tmp/o.folded" "$tmp/t2" >> "$tmp/plain"
