@@ -232,7 +232,7 @@ struct unw_state {
 	__u64 fsbase;         /* the thread's fs base (its thread-local storage), 0 if unknown:
 			       * BPF reads it from the task; a snapshot does not carry it */
 	__u32 switches;       /* stack switches followed (unwind_step.h) */
-	__u32 reserved;
+	__u32 pid_flags;      /* BPF: the process's UNW_PID_* flags (0 when it is not published) */
 };
 
 /* STACK SNAPSHOTS. Sent when the process has no tables yet (or the pc is in a mapping user

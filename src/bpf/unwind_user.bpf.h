@@ -437,11 +437,15 @@ static __always_inline __u32 unwind_user_regs(struct sample_record *rec, __u32 s
 	stp->fsbase = BPF_CORE_READ(bpf_get_current_task_btf(), thread.fsbase);
 	up = bpf_map_lookup_elem(&unw_pids, &pid);
 	if (!up) {
+		/* Not published yet: a process that has just started, as young as they come (the
+		 * runtime walkers note what its deferred frames name, python.h). */
+		stp->pid_flags = UNW_PID_EAGER;
 		ustat_inc(USTAT_ERR_NO_PID);
 		goto snapshot;
 	}
 	stp->map_first = up->first;
 	stp->map_count = up->count;
+	stp->pid_flags = up->flags;
 	ustat_inc(USTAT_UNWINDS);
 	bpf_loop(MAX_USER_WORDS, unwind_loop_cb, NULL, 0);
 	st = *stp;

@@ -622,6 +622,45 @@ static void test_code_reuse(struct python_proc *p, struct python_code_cache *cc,
 	put32(mem_codes, C_FIRSTLINE, 10);
 }
 
+/* A code object gone before user space read it, named from what the walker noted of it in a
+ * young process (python.h, YOUNG CODE OBJECTS): the copied characters when there are any, else
+ * the strings at their own addresses; then cached under its identity. */
+static void test_code_from_refs(struct python_proc *p, struct python_code_cache *cc,
+				uint64_t name, uint64_t qualname, uint64_t file)
+{
+	struct py_code_refs r = { .name = name, .qualname = qualname, .filename = file,
+				  .firstlineno = 10 };
+	struct python_code code;
+	const struct python_code *c;
+
+	CHECK_EQ_INT(python_code_from_refs(python_proc_mem(p), python_proc_offsets(p),
+					   python_proc_types(p), &r, &code, NULL), 0);
+	CHECK_EQ_STR(code.qualname, "Worker.work");
+	CHECK_EQ_STR(code.filename, "/srv/app.py");
+	CHECK_EQ_INT(code.checksum, py_code_checksum(10, name));
+	CHECK_EQ_INT(python_code_line(&code, 8), 10); /* no line table: firstlineno */
+	python_code_release(&code);
+	/* the process is gone (strings unreadable): the copies name it */
+	r.qualname = r.filename = 0x10;
+	snprintf(r.name_text, sizeof(r.name_text), "load.<locals>.step");
+	snprintf(r.file_text, sizeof(r.file_text), "/srv/gone.py");
+	CHECK_EQ_INT(python_code_from_refs(python_proc_mem(p), python_proc_offsets(p),
+					   python_proc_types(p), &r, &code, NULL), 0);
+	CHECK_EQ_STR(code.qualname, "load.<locals>.step");
+	CHECK_EQ_STR(code.filename, "/srv/gone.py");
+	c = python_code_cache_put(cc, 7, 0x5000, &code);
+	CHECK(c != NULL && code.qualname == NULL);
+	c = python_code_cache_get(cc, 7, 0x5000, py_code_checksum(10, name), NULL, NULL, NULL);
+	CHECK(c != NULL && !strcmp(c->filename, "/srv/gone.py"));
+	/* neither: an error, no name made up; nor from a copy that is not NUL-terminated */
+	r.file_text[0] = 0;
+	CHECK(python_code_from_refs(python_proc_mem(p), python_proc_offsets(p),
+				    python_proc_types(p), &r, &code, NULL) < 0);
+	memset(r.file_text, 'x', sizeof(r.file_text));
+	CHECK(python_code_from_refs(python_proc_mem(p), python_proc_offsets(p),
+				    python_proc_types(p), &r, &code, NULL) < 0);
+}
+
 static void test_py314_image(void)
 {
 	struct procmem_region regions[] = {
@@ -728,6 +767,7 @@ static void test_py314_image(void)
 			CHECK_EQ_INT(python_proc_symbolize(p, cc, &th.v[0].frames[0], &s), -ENOENT);
 			th.v[0].frames[0].checksum ^= 1;
 			test_code_reuse(p, cc, code_a, th.v[0].frames[0].checksum);
+			test_code_from_refs(p, cc, fn, fq, ff);
 		}
 	}
 	CHECK_EQ_INT(python_proc_script(p, &script), 0);

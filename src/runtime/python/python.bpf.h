@@ -39,6 +39,14 @@ struct {
 	__type(value, __u64); /* PyThreadState address */
 } py_tstates SEC(".maps");
 
+/* Code objects seen in young processes (python.h, YOUNG CODE OBJECTS). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct py_code_key);
+	__type(value, struct py_code_refs);
+} py_young_code SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, PYSTAT__COUNT);
@@ -70,6 +78,9 @@ struct py_walk {
 	__u32 segment;     /* 1: stop at the end of one C-level eval call */
 	__u32 defer;       /* 1: mark the end of each C-level eval call and go on (RT_OP_DEFER) */
 	__u32 open;        /* defer: words were emitted since the last segment end */
+	__u32 young;       /* the process is young (UNW_PID_EAGER): note its code objects */
+	__u32 tgid;
+	struct py_code_refs refs; /* py_note_young()'s value, built here (too big for the stack) */
 	/* The first PY_HDR bytes of the current frame and code object, read at once: one read
 	 * instead of one per field (+8: room for an 8-byte load at any masked offset). */
 	__u8 fbuf[PY_HDR + 8];
@@ -267,6 +278,47 @@ static __always_inline void py_segment_end(struct py_loop_ctx *c)
 	c->w->open = 0;
 }
 
+/* The characters of the str object at str into dst (NUL-terminated, cut at size - 1 bytes)
+ * when it is compact ASCII (state: kind 1, compact, ascii; the same bits in 3.8 - 3.14), else
+ * dst[0] = 0. */
+static __always_inline void py_copy_ascii(const struct py_offsets *o, __u64 str, char *dst,
+					  __u32 size)
+{
+	__u32 state = 0;
+
+	dst[0] = 0;
+	if (!str || py_read(&state, sizeof(state), str + o->str_state))
+		return;
+	if ((state & 0x7c) != ((1u << 2) | (1u << 5) | (1u << 6)))
+		return;
+	if (bpf_probe_read_user_str(dst, size, (const void *)(str + o->str_ascii_size)) < 0)
+		dst[0] = 0;
+}
+
+/* A young process's code object: note what names it (py_young_code), once. Its module body
+ * may be freed before user space reads it. The fields are in the code object's header (cbuf,
+ * when ch is set) in every supported version. */
+static __always_inline void py_note_young(struct py_walk *w, __u8 *cbuf, int ch, __u64 code,
+					  __u32 checksum, __u32 firstlineno, __u64 name)
+{
+	const struct py_offsets *o = &w->p.off;
+	struct py_code_key k = { .pid = w->tgid, .checksum = checksum, .addr = code };
+	struct py_code_refs *r = &w->refs;
+
+	if (bpf_map_lookup_elem(&py_young_code, &k))
+		return;
+	r->name = name;
+	r->firstlineno = firstlineno;
+	r->qualname = 0;
+	if (py_get(cbuf, ch, code, o->co_filename, &r->filename, 8))
+		return;
+	if (o->co_qualname != PY_NO_OFFSET && py_get(cbuf, ch, code, o->co_qualname, &r->qualname, 8))
+		r->qualname = 0;
+	py_copy_ascii(o, r->qualname ? r->qualname : name, r->name_text, PY_YOUNG_NAME);
+	py_copy_ascii(o, r->filename, r->file_text, PY_YOUNG_FILE);
+	bpf_map_update_elem(&py_young_code, &k, r, BPF_NOEXIST);
+}
+
 /* One frame of the chain: emit it (or skip a shim), advance w->frame. */
 static long py_frame_step(__u32 i, void *data)
 {
@@ -274,7 +326,7 @@ static long py_frame_step(__u32 i, void *data)
 	struct py_walk *w = c->w;
 	const struct py_offsets *o = &w->p.off;
 	__u64 frame = w->frame, code = 0, next = 0, ptr = 0, name = 0;
-	__u32 instr = (__u32)PY_INSTR_UNKNOWN, firstlineno = 0;
+	__u32 instr = (__u32)PY_INSTR_UNKNOWN, firstlineno = 0, sum;
 	__u8 owner = 0;
 	int entry = 0, fh, ch;
 
@@ -320,9 +372,11 @@ static long py_frame_step(__u32 i, void *data)
 	if (py_get(w->cbuf, ch, code, o->co_firstlineno, &firstlineno, 4) ||
 	    py_get(w->cbuf, ch, code, o->co_name, &name, 8))
 		goto bad;
+	sum = py_code_checksum(firstlineno, name);
 	py_emit2(c, (FW_TAG_PYTHON << FW_TAG_SHIFT) | (code & FW_DATA_MASK),
-		 (FW_TAG_PYTHON_INSTR << FW_TAG_SHIFT) |
-			 ((__u64)py_code_checksum(firstlineno, name) << 32) | instr);
+		 (FW_TAG_PYTHON_INSTR << FW_TAG_SHIFT) | ((__u64)sum << 32) | instr);
+	if (w->young)
+		py_note_young(w, w->cbuf, ch, code & FW_DATA_MASK, sum, firstlineno, name);
 	w->nframes++;
 	py_stat_add(PYSTAT_FRAMES, 1);
 	w->open = 1;
@@ -392,6 +446,8 @@ __noinline int python_bpf_walk(__u32 op)
 		/* First call in this sample: find the thread's thread state. */
 		st->rt_begun |= 1u << UNWINDER_PYTHON;
 		w->active = py_walk_begin(w, st->pid);
+		w->young = !!(st->pid_flags & UNW_PID_EAGER);
+		w->tgid = st->pid;
 	}
 	if (!w->active || !w->frame)
 		goto out;

@@ -29,6 +29,16 @@
  *                for a sample sent as a stack snapshot (user space replays them).
  *   RT_OP_ONLY   all Python frames of the thread in place of the native stack.
  * Counters: the py_stats map (enum py_stat), printed by `scorch record --stats`.
+ *
+ * YOUNG CODE OBJECTS (py_young_code, an LRU map): in a process published with UNW_PID_EAGER
+ * (its first seconds), the walker also notes, once per (pid, code object, checksum), the
+ * pointers user space needs to name the code object: co_name, co_qualname, co_filename and
+ * co_firstlineno. A module body's code object is freed when its import ends, often before the
+ * reader (woken at once, but late under load) reads it, and its address is soon reused; a
+ * short-lived process can even exit first. User space then names the frame from these: the
+ * strings usually outlive the code object (`<module>` is interned, the file name is shared
+ * with the module's functions), and the walker copies their characters too, for when the
+ * process is gone (python_runtime.c). Long-running processes never touch the map.
  */
 #ifndef SCORCH_RUNTIME_PYTHON_H
 #define SCORCH_RUNTIME_PYTHON_H
@@ -121,6 +131,29 @@ struct py_proc {
 	__u64 eval_lo[2];   /* [lo, hi) of _PyEval_EvalFrameDefault and of its .cold part */
 	__u64 eval_hi[2];
 	struct py_offsets off;
+};
+
+/* py_young_code key and value (see YOUNG CODE OBJECTS above). */
+struct py_code_key {
+	__u32 pid;      /* tgid */
+	__u32 checksum; /* py_code_checksum() of the code object, as in the frame's second word */
+	__u64 addr;     /* the code object */
+};
+
+#define PY_YOUNG_NAME 96  /* bytes kept of a copied qualname, NUL included */
+#define PY_YOUNG_FILE 192 /* bytes kept of a copied file name, NUL included */
+
+struct py_code_refs {
+	__u64 name;        /* co_name (a str object) */
+	__u64 qualname;    /* co_qualname, 0 before 3.11 */
+	__u64 filename;    /* co_filename */
+	__u32 firstlineno; /* co_firstlineno */
+	__u32 pad;
+	/* The characters of co_qualname (else co_name) and co_filename when they are compact
+	 * ASCII strings, NUL-terminated, cut at PY_YOUNG_NAME / PY_YOUNG_FILE - 1 bytes; "" when
+	 * not ASCII or not readable. They name the frame once the process is gone. */
+	char name_text[PY_YOUNG_NAME];
+	char file_text[PY_YOUNG_FILE];
 };
 
 /* The checksum that ties a code object address to the code object that was there when the

@@ -335,6 +335,56 @@ static int code_read(struct procmem *m, const struct py_offsets *off,
 	return 0;
 }
 
+/* One string of a struct py_code_refs: the walker's copy (text, taken when the sample was) if
+ * it holds the whole string, else the str object at addr, else a cut copy. */
+static int ref_str(struct procmem *m, const struct py_offsets *off,
+		   const struct python_types *types, uint64_t addr, const char *text,
+		   size_t textlen, char *out, size_t outlen)
+{
+	size_t n = strnlen(text, textlen);
+
+	if (n == textlen)
+		return -EINVAL; /* not NUL-terminated: not what the walker writes */
+	if (n && n + 1 < textlen) {
+		memcpy(out, text, n + 1);
+		return 0;
+	}
+	if (!python_read_str(m, off, types, addr, out, outlen))
+		return 0;
+	if (!n)
+		return -ENOENT;
+	memcpy(out, text, n + 1);
+	return 0;
+}
+
+int python_code_from_refs(struct procmem *m, const struct py_offsets *off,
+			  const struct python_types *types, const struct py_code_refs *r,
+			  struct python_code *out, struct errmsg *err)
+{
+	char name[PYTHON_NAME_MAX], file[PYTHON_FILE_MAX];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (r->firstlineno > (1u << 24))
+		return errmsg_set(err, -EINVAL, "bad co_firstlineno %u", r->firstlineno);
+	rc = ref_str(m, off, types, r->qualname ? r->qualname : r->name, r->name_text,
+		     sizeof(r->name_text), name, sizeof(name));
+	if (rc)
+		return errmsg_set(err, rc, "unreadable name at 0x%llx",
+				  (unsigned long long)(r->qualname ? r->qualname : r->name));
+	rc = ref_str(m, off, types, r->filename, r->file_text, sizeof(r->file_text), file,
+		     sizeof(file));
+	if (rc)
+		return errmsg_set(err, rc, "unreadable file name at 0x%llx",
+				  (unsigned long long)r->filename);
+	out->qualname = xstrdup(name);
+	out->filename = xstrdup(file);
+	out->firstlineno = (int32_t)r->firstlineno;
+	out->checksum = py_code_checksum(r->firstlineno, r->name);
+	out->version = off->version;
+	return 0;
+}
+
 /* The fields of a code object lie together, its name and file name strings often near each
  * other: read through whole blocks (procmem_cache_begin()), a few system calls per code object
  * instead of one per field. What is read is checked (types, lengths) as it is without. */
@@ -401,6 +451,9 @@ void python_code_cache_free(struct python_code_cache *cc)
 	xfree(cc);
 }
 
+static const struct python_code *cache_put(struct python_code_cache *cc, uint32_t pid,
+					   uint64_t addr, struct python_code *code);
+
 const struct python_code *python_code_cache_get(struct python_code_cache *cc, uint32_t pid,
 						uint64_t addr, uint32_t checksum,
 						struct procmem *m,
@@ -408,7 +461,7 @@ const struct python_code *python_code_cache_get(struct python_code_cache *cc, ui
 						const struct python_types *types)
 {
 	uint64_t key = cache_key(pid, addr, checksum), *slot;
-	struct cache_entry *e = NULL;
+	struct cache_entry *e;
 	struct python_code code;
 
 	cc->st.lookups++;
@@ -433,8 +486,20 @@ const struct python_code *python_code_cache_get(struct python_code_cache *cc, ui
 		python_code_release(&code);
 		return NULL;
 	}
+	return cache_put(cc, pid, addr, &code);
+}
+
+/* Stores code (taken over) as the entry of (pid, addr, code->checksum). */
+static const struct python_code *cache_put(struct python_code_cache *cc, uint32_t pid,
+					   uint64_t addr, struct python_code *code)
+{
+	uint64_t key = cache_key(pid, addr, code->checksum), *slot;
+	struct cache_entry *e;
+
+	slot = u64map_get(&cc->index, key);
 	if (slot) {
-		/* a hash collision: replace in place */
+		/* the same identity, or a hash collision: replace in place */
+		e = &cc->entries[*slot - 1];
 		python_code_release(&e->code);
 	} else {
 		if (cc->n >= cc->max) {
@@ -447,8 +512,16 @@ const struct python_code *python_code_cache_get(struct python_code_cache *cc, ui
 	}
 	e->pid = pid;
 	e->addr = addr;
-	e->code = code;
+	e->code = *code;
+	memset(code, 0, sizeof(*code));
 	return &e->code;
+}
+
+const struct python_code *python_code_cache_put(struct python_code_cache *cc, uint32_t pid,
+						uint64_t addr, struct python_code *code)
+{
+	cc->st.from_refs++;
+	return cache_put(cc, pid, addr, code);
 }
 
 void python_code_cache_forget_pid(struct python_code_cache *cc, uint32_t pid)

@@ -60,6 +60,13 @@ int python_code_read(struct procmem *m, const struct py_offsets *off,
 		     struct errmsg *err);
 void python_code_release(struct python_code *c);
 
+/* A code object that may be gone, from what the walker noted of it (python.h, YOUNG CODE
+ * OBJECTS): its name and file name strings read at their own addresses, no line table (every
+ * line is firstlineno). 0, or a negative errno (a string freed too) with a message in err. */
+int python_code_from_refs(struct procmem *m, const struct py_offsets *off,
+			  const struct python_types *types, const struct py_code_refs *r,
+			  struct python_code *out, struct errmsg *err);
+
 /* Only the checksum of the code object at addr (two small reads): 0 or negative errno. */
 int python_code_checksum(struct procmem *m, const struct py_offsets *off, uint64_t addr,
 			 uint32_t *checksum);
@@ -91,11 +98,16 @@ const struct python_code *python_code_cache_get(struct python_code_cache *cc, ui
 						struct procmem *m,
 						const struct py_offsets *off,
 						const struct python_types *types);
+/* Stores code as the entry of (pid, addr, code->checksum), replacing one that is there; the
+ * cache takes code over (it is zeroed). Returns the entry. */
+const struct python_code *python_code_cache_put(struct python_code_cache *cc, uint32_t pid,
+						uint64_t addr, struct python_code *code);
 /* Drop every entry of pid (e.g. when the pid is reused by a new process). */
 void python_code_cache_forget_pid(struct python_code_cache *cc, uint32_t pid);
 
 struct python_code_cache_stats {
 	uint64_t lookups, hits, reads, read_errors, checksum_mismatches, evictions;
+	uint64_t from_refs; /* entries made by python_code_cache_put() */
 	size_t entries;
 };
 void python_code_cache_stats(const struct python_code_cache *cc,

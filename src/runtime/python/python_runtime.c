@@ -14,6 +14,8 @@
 #include "runtime/plugin.h"
 #include "sampler.skel.h"
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +26,7 @@
 
 struct py_state {
 	struct plugin_maps maps;    /* py_procs, py_stats */
+	int young_fd;               /* py_young_code (python.h), -1 without BPF */
 	struct python_code_cache *cache;
 	uint64_t frames;            /* Python frames noted */
 	size_t live;                /* attached instances */
@@ -45,6 +48,16 @@ static int py_init(struct bpf_object *obj, const struct runtime_config *cfg, voi
 	if (rc) {
 		xfree(s);
 		return rc;
+	}
+	s->young_fd = -1;
+	if (obj) {
+		struct bpf_map *young = bpf_object__find_map_by_name(obj, "py_young_code");
+
+		if (!young) {
+			xfree(s);
+			return errmsg_set(err, -ENOENT, "the BPF object has no py_young_code map");
+		}
+		s->young_fd = bpf_map__fd(young);
 	}
 	s->cache = python_code_cache_new(CODE_CACHE_ENTRIES);
 	*state = s;
@@ -154,6 +167,32 @@ static int py_poll(void *state, void *inst, struct errmsg *err)
 	return rc;
 }
 
+/* The code object of a frame: cached, else read from the process (p NULL: gone), else, when it
+ * is gone or its address holds another one already, named from what the walker noted of it
+ * in a young process (py_young_code, python.h). NULL when none of these has it. */
+static const struct python_code *code_get(struct py_state *s, struct python_proc *p, int pid,
+					  uint64_t addr, uint32_t checksum)
+{
+	struct py_code_key k = { .pid = (__u32)pid, .checksum = checksum, .addr = addr };
+	struct py_code_refs r;
+	struct python_code code;
+	const struct python_code *c;
+
+	c = python_code_cache_get(s->cache, (uint32_t)pid, addr, checksum,
+				  p ? python_proc_mem(p) : NULL, p ? python_proc_offsets(p) : NULL,
+				  p ? python_proc_types(p) : NULL);
+	if (c || !p || s->young_fd < 0 || bpf_map_lookup_elem(s->young_fd, &k, &r))
+		return c;
+	if (python_code_from_refs(python_proc_mem(p), python_proc_offsets(p),
+				  python_proc_types(p), &r, &code, NULL))
+		return NULL;
+	if (code.checksum != checksum) {
+		python_code_release(&code);
+		return NULL;
+	}
+	return python_code_cache_put(s->cache, (uint32_t)pid, addr, &code);
+}
+
 static void py_note(void *state, void *inst, int pid, const uint64_t *words, size_t n)
 {
 	struct py_state *s = state;
@@ -165,10 +204,8 @@ static void py_note(void *state, void *inst, int pid, const uint64_t *words, siz
 		if ((words[i] >> FW_TAG_SHIFT) != FW_TAG_PYTHON ||
 		    (words[i + 1] >> FW_TAG_SHIFT) != FW_TAG_PYTHON_INSTR)
 			continue;
-		python_code_cache_get(s->cache, (uint32_t)pid, words[i] & FW_DATA_MASK,
-				      (uint32_t)((words[i + 1] >> 32) & 0xffffff),
-				      python_proc_mem(p), python_proc_offsets(p),
-				      python_proc_types(p));
+		code_get(s, p, pid, words[i] & FW_DATA_MASK,
+			 (uint32_t)((words[i + 1] >> 32) & 0xffffff));
 		s->frames++;
 		i++;
 	}
@@ -207,10 +244,7 @@ static int py_symbolize(void *state, void *inst, int pid, const uint64_t *words,
 	*used = 2;
 	instr = (uint32_t)(words[1] & 0xffffffffu);
 	/* Cached while the process lived; read now only if it still lives. */
-	c = python_code_cache_get(s->cache, (uint32_t)pid, words[0] & FW_DATA_MASK,
-				  (uint32_t)((words[1] >> 32) & 0xffffff),
-				  p ? python_proc_mem(p) : NULL, p ? python_proc_offsets(p) : NULL,
-				  p ? python_proc_types(p) : NULL);
+	c = code_get(s, p, pid, words[0] & FW_DATA_MASK, (uint32_t)((words[1] >> 32) & 0xffffff));
 	if (!c)
 		return plugin_special(out, "[python: unknown code]");
 	line = python_code_line(c, instr);
@@ -262,13 +296,15 @@ static void py_print_stats(void *state, FILE *f)
 	python_code_cache_stats(s->cache, &cs);
 	runtime_read_counters(s->maps.stats_fd, b, PYSTAT__COUNT);
 	fprintf(f, "python: procs=%zu frames_noted=%llu cache_lookups=%llu cache_hits=%llu "
-		"code_reads=%llu read_errors=%llu checksum_mismatches=%llu validations=%llu "
+		"code_reads=%llu read_errors=%llu checksum_mismatches=%llu young_named=%llu "
+		"validations=%llu "
 		"validation_retries=%llu failures=%llu bpf_samples=%llu bpf_no_tstate=%llu "
 		"bpf_hooks=%llu bpf_frames=%llu bpf_errors=%llu bpf_truncated=%llu "
 		"bpf_deferred=%llu bpf_walk_ns=%llu\n",
 		s->live, (unsigned long long)s->frames, (unsigned long long)cs.lookups,
 		(unsigned long long)cs.hits, (unsigned long long)cs.reads,
 		(unsigned long long)cs.read_errors, (unsigned long long)cs.checksum_mismatches,
+		(unsigned long long)cs.from_refs,
 		(unsigned long long)s->checks.validations,
 		(unsigned long long)s->checks.validation_retries,
 		(unsigned long long)s->checks.failures, (unsigned long long)b[PYSTAT_SAMPLES],
