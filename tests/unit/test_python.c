@@ -272,11 +272,16 @@ out:
 
 	/* python -m stack: the script label is the module name. */
 	if (start_stack(py, 1, &c) == 0) {
-		if (python_proc_open(c.pid, &p, &err) == 0) {
+		/* "ready" is printed by the module; on a loaded machine the interpreter's state
+		 * may not be readable at once: a few tries, then the reason */
+		for (i = 0; i < 20 && (rc = python_proc_open(c.pid, &p, &err)) != 0; i++)
+			usleep(50000);
+		if (rc == 0) {
 			CHECK_EQ_INT(python_proc_script(p, &script), 0);
 			CHECK_EQ_STR(script, "stack");
 			python_proc_free(p);
 		} else {
+			fprintf(stderr, "  %s -m stack: %s\n", py, err.msg);
 			CHECK(!"python -m stack: not detected");
 		}
 		child_stop(&c);
