@@ -312,6 +312,10 @@ static uint32_t marker_location(struct profile *p, uint64_t code)
 		return special_location(p, "[unwind error]");
 	case FW_MARKER_STACK_SWITCH:
 		return special_location(p, "[stack switch]");
+	case FW_MARKER_EXEC:
+		return special_location(p, "[exec]");
+	case FW_MARKER_EXITED:
+		return special_location(p, "[exited]");
 	case FW_MARKER_NO_USER:
 		return 0;
 	default:

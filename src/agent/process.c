@@ -438,6 +438,12 @@ void process_exit(struct process_registry *r, int pid)
 
 int process_refresh(struct process_registry *r, int pid, uint64_t min_interval_ns)
 {
+	return process_refresh_after(r, pid, min_interval_ns, 0);
+}
+
+int process_refresh_after(struct process_registry *r, int pid, uint64_t min_interval_ns,
+			  uint64_t when_ns)
+{
 	struct process *p = process_get(r, pid);
 	struct procmaps m;
 	uint64_t h;
@@ -445,7 +451,7 @@ int process_refresh(struct process_registry *r, int pid, uint64_t min_interval_n
 
 	if (!p || p->state != PROCESS_LIVE || r->notifying)
 		return 0;
-	if (now_ns() - p->maps_read_ns < min_interval_ns)
+	if (now_ns() - p->maps_read_ns < min_interval_ns && p->maps_read_ns >= when_ns)
 		return 0;
 	rc = read_maps(r, p, &m);
 	p->maps_read_ns = now_ns();

@@ -158,6 +158,11 @@ void process_cgroup_moved(struct process_registry *r, int pid, uint32_t seq);
  * it was read less than min_interval_ns ago. Sends CHANGED when they differ. Returns 1 when
  * the maps were read, 0 when skipped (too soon, not live), or a negative errno. */
 int process_refresh(struct process_registry *r, int pid, uint64_t min_interval_ns);
+/* process_refresh() for a pc that ran at when_ns (CLOCK_MONOTONIC, a sample's time): maps read
+ * before when_ns may miss it (a new process read at its exec, before ld.so mapped its
+ * libraries) and are read again however recently; maps read after it are current for it. */
+int process_refresh_after(struct process_registry *r, int pid, uint64_t min_interval_ns,
+			  uint64_t when_ns);
 
 /* Claim [start, end) of pid for the runtime of kind (enum unwinder_kind): replaces a claim of
  * the same start. kind 0 releases the claim at start. 0, -ENOENT (no such process), -EINVAL,

@@ -206,11 +206,11 @@ static void symbolizer_listener(void *ctx, struct process *p, enum process_event
 	}
 }
 
-static int refresh_for_unwinder(void *ctx, int pid)
+static int refresh_for_unwinder(void *ctx, int pid, uint64_t sample_ns)
 {
 	struct session *s = ctx;
 
-	return process_refresh(s->reg, pid, REFRESH_UNWIND_NS);
+	return process_refresh_after(s->reg, pid, REFRESH_UNWIND_NS, sample_ns);
 }
 
 static int refresh_for_symbolizer(void *ctx, int pid)
@@ -1026,7 +1026,7 @@ void session_print_stats(struct session *s)
 			"bpf_read_errors=%llu bpf_snapshots=%llu bpf_snapshots_chained=%llu "
 			"bpf_snapshots_unchained=%llu bpf_no_pid=%llu bpf_no_mapping=%llu "
 			"bpf_no_table=%llu bpf_from_kernel=%llu bpf_bad_pc=%llu bpf_stack_switch=%llu "
-			"bpf_switches=%llu\n",
+			"bpf_switches=%llu bpf_exec=%llu snapshots_exited=%llu\n",
 			(unsigned long long)us.pids, (unsigned long long)us.files,
 			(unsigned long long)us.entries_used, (unsigned long long)us.entries_cap,
 			(unsigned long long)us.kernel_bytes, (unsigned long long)us.entry_reads,
@@ -1058,7 +1058,9 @@ void session_print_stats(struct session *s)
 			(unsigned long long)us.bpf[USTAT_FROM_KERNEL],
 			(unsigned long long)us.bpf[USTAT_ERR_BAD_PC],
 			(unsigned long long)us.bpf[USTAT_STACK_SWITCH],
-			(unsigned long long)us.bpf[USTAT_SWITCHES]);
+			(unsigned long long)us.bpf[USTAT_SWITCHES],
+			(unsigned long long)us.bpf[USTAT_EXEC],
+			(unsigned long long)us.snapshots_exited);
 		fprintf(stderr, "table_cache: records=%llu bytes=%llu entries=%llu hits=%llu "
 			"disk_hits=%llu misses=%llu puts=%llu evictions=%llu disk=%d disk_bytes=%llu "
 			"disk_writes=%llu disk_errors=%llu bad_files=%llu disk_evictions=%llu\n",

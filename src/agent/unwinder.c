@@ -1535,7 +1535,7 @@ size_t unwinder_unwind_deferred(struct unwinder *u, int pid, uint64_t pc, uint64
 
 /* Re-read a process's maps unless done very recently (through opts.refresh, the registry,
  * when there is one). Returns 1 when read. */
-static int maybe_refresh(struct unwinder *u, int pid, int *refreshed)
+static int maybe_refresh(struct unwinder *u, int pid, uint64_t sample_ns, int *refreshed)
 {
 	struct uproc *p = proc_get(u, pid);
 
@@ -1543,10 +1543,27 @@ static int maybe_refresh(struct unwinder *u, int pid, int *refreshed)
 		return 0;
 	*refreshed = 1;
 	if (u->opts.refresh)
-		return u->opts.refresh(u->opts.refresh_ctx, pid) == 1;
-	if (p && now_ns() - p->last_read_ns < REFRESH_MIN_NS)
+		return u->opts.refresh(u->opts.refresh_ctx, pid, sample_ns) == 1;
+	if (p && now_ns() - p->last_read_ns < REFRESH_MIN_NS && p->last_read_ns >= sample_ns)
 		return 0;
 	return unwinder_track_pid(u, pid) == 0;
+}
+
+/* Whether pid is gone (or a zombie): its maps can no longer be read. Asked only when a
+ * snapshot's leaf is in no mapping we know, after reading the maps again failed. */
+static int process_gone(int pid)
+{
+	char path[32], c;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH;
+	n = read(fd, &c, 1);
+	close(fd);
+	return n == 0;
 }
 
 int unwinder_fix_sample(struct unwinder *u, const struct event_hdr *hdr, size_t size,
@@ -1610,7 +1627,7 @@ int unwinder_fix_sample(struct unwinder *u, const struct event_hdr *hdr, size_t 
 	 * do not know them, and once more if the unwind runs into an unknown mapping. */
 	p = proc_get(u, (int)hdr->pid);
 	if (!p || !pc_known(p, pc))
-		maybe_refresh(u, (int)hdr->pid, &refreshed);
+		maybe_refresh(u, (int)hdr->pid, hdr->time_ns, &refreshed);
 	outsz = head + ((size_t)body->nkernel + MAX_USER_WORDS) * 8;
 	if (u->fixcap < outsz) {
 		xfree(u->fixbuf);
@@ -1625,10 +1642,22 @@ int unwinder_fix_sample(struct unwinder *u, const struct event_hdr *hdr, size_t 
 				      (uint64_t *)(u->fixbuf + head) + body->nkernel,
 				      MAX_USER_WORDS, &result, &switched);
 		if ((result != USTAT_ERR_NO_MAPPING && result != USTAT_ERR_NO_TABLE) || refreshed ||
-		    !maybe_refresh(u, (int)hdr->pid, &refreshed))
+		    !maybe_refresh(u, (int)hdr->pid, hdr->time_ns, &refreshed))
 			break;
 	}
 	xfree(joined);
+	/* The maps were not read in time: a process of a few milliseconds exited before the
+	 * reader got to its exec (or to its first sample after ld.so mapped its libraries), so
+	 * reading them now failed (no record of the process) or found it gone. Without them
+	 * nothing of the stack can be named; say so once rather than [unknown];[unwind error]. */
+	p = proc_get(u, (int)hdr->pid);
+	if ((result == USTAT_ERR_NO_MAPPING || result == USTAT_ERR_NO_TABLE) &&
+	    (!p || (!pc_known(p, pc) && process_gone((int)hdr->pid)))) {
+		((uint64_t *)(u->fixbuf + head))[body->nkernel] =
+			(FW_TAG_MARKER << FW_TAG_SHIFT) | FW_MARKER_EXITED;
+		nwords = 1;
+		u->st.snapshots_exited++;
+	}
 	u->st.snapshots++;
 	if (result == USTAT_COMPLETE)
 		u->st.snapshots_complete++;

@@ -61,8 +61,10 @@ struct unwinder;
 typedef int (*unwinder_interp_fn)(void *ctx, struct elf_file *e, const char *path,
 				  struct unwind_range *out, int max, uint8_t *kind);
 /* Re-read pid's maps now (through whoever owns them) and call unwinder_set_maps() when they
- * changed. Returns 1 when they were read, 0 when not (too soon, process gone). */
-typedef int (*unwinder_refresh_fn)(void *ctx, int pid);
+ * changed. sample_ns: when the pc that missed ran (CLOCK_MONOTONIC); maps read before it are
+ * read again however recently. Returns 1 when they were read, 0 when not (too soon, process
+ * gone). */
+typedef int (*unwinder_refresh_fn)(void *ctx, int pid, uint64_t sample_ns);
 
 /* What a runtime's JIT step sees of the process while a stack snapshot is unwound in user
  * space: read() takes stack addresses from the snapshot (the stack as it was at the sample)
@@ -194,6 +196,8 @@ struct unwinder_stats {
 	uint64_t snapshots_bad_pc; /* ... that ended at a pc no user code can have
 				    * (USTAT_ERR_BAD_PC) */
 	uint64_t snapshots_stack_switch; /* ... that ended in [stack switch] */
+	uint64_t snapshots_exited; /* ... of processes gone before their maps were read: one
+				    * [exited] word */
 	uint64_t switches;         /* stack switches followed in snapshots */
 	uint64_t kernel_bytes;     /* memory of the BPF maps for tables (bytes) */
 	uint64_t entry_reads;      /* entries read from the entry map (snapshots; cache misses) */

@@ -70,6 +70,11 @@ enum fw_marker {
 				     * same frames, e.g. Ruby's rb_vm_exec under vm_exec_core) */
 	FW_MARKER_STACK_SWITCH = 5, /* the stack goes on on another stack we cannot follow (a
 				     * coroutine's, makecontext(), a switch without a link) */
+	FW_MARKER_EXEC = 6,         /* the only user word: the thread is in execve() past the point
+				     * of no return, its old image is gone and the new one does not
+				     * run yet (no user stack to unwind) */
+	FW_MARKER_EXITED = 7,       /* the only user word: a snapshot of a process that exited
+				     * before user space could read its maps (unwinder.c) */
 };
 #define FW_SEGMENT_KEEP_NATIVE 0x100ULL
 #define FW_SEGMENT_DROP_NATIVE 0x200ULL

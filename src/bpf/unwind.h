@@ -184,6 +184,8 @@ enum unwind_stat {
 				* stack without a link we can follow (unwind_step.h), or the
 				* base of a stack that is not the thread's (makecontext) */
 	USTAT_SWITCHES,        /* stack switches followed (CFA from rbp on another stack) */
+	USTAT_EXEC,            /* samples inside execve() past the point of no return: the user
+				* registers belong to the image just replaced; one [exec] word */
 	USTAT__COUNT,
 };
 

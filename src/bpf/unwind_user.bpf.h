@@ -419,12 +419,22 @@ static __always_inline __u32 unwind_user_regs(struct sample_record *rec, __u32 s
 {
 	struct unw_state st, *stp;
 	struct unwind_pid *up;
+	struct mm_struct *mm;
 	__u32 zero = 0;
 	__u32 pid = rec->hdr.pid, idx, mask;
 	__u64 marker;
 
 	if (start > MAX_KERNEL_FRAMES)
 		return 0;
+	/* execve() past the point of no return: the task has its new mm, which has no code until
+	 * load_elf_binary() sets start_code just before the new registers (start_thread()); the
+	 * saved registers still point into the image that is gone. One read per sample. */
+	mm = BPF_CORE_READ(bpf_get_current_task_btf(), mm);
+	if (mm && !BPF_CORE_READ(mm, start_code)) {
+		ustat_inc(USTAT_EXEC);
+		rec->frames[start] = (FW_TAG_MARKER << FW_TAG_SHIFT) | FW_MARKER_EXEC;
+		return 1;
+	}
 	stp = bpf_map_lookup_elem(&unw_state_map, &zero);
 	if (!stp)
 		return 0;

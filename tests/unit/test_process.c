@@ -116,6 +116,18 @@ static void test_maps_once_and_events(void)
 	process_registry_stats(reg, &st);
 	CHECK_EQ_INT(st.maps_reads, 2);
 	CHECK_EQ_INT(a.n, 1);
+	/* for a pc that ran after the last read (a library mapped since), however soon; not for
+	 * one that ran before it */
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ_INT(process_refresh_after(reg, child, 60ULL * 1000000000ULL,
+						   p->maps_read_ns - 1), 0);
+		CHECK_EQ_INT(process_refresh_after(reg, child, 60ULL * 1000000000ULL,
+						   p->maps_read_ns + 1), 1);
+	}
+	process_registry_stats(reg, &st);
+	CHECK_EQ_INT(st.maps_reads, 3);
+	CHECK_EQ_INT(a.n, 1);
 	/* an exec with -a: stale, then read again at the next sample (a new generation) */
 	process_exec(reg, child, 0, 0);
 	CHECK_EQ_INT(count(&a, child, PROCESS_EV_STALE), 1);
