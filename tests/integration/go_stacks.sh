@@ -28,6 +28,7 @@ cp tests/helpers/go/stacks/stacks.go tests/helpers/go/stacks/go.mod "$TMP/src/"
 
 ROOTS='^[^;]*;(runtime\.(goexit|mstart|rt0_go|systemstack|mcall|morestack|asmcgocall|clone)|gogo)(;|$)'
 BAD='\[unwind error\]|\[unknown\]|\[unknown frame\]|\[truncated\]'
+FOREIGN='\[(python|java|v8|ruby|php|perl|dotnet)[]:]|\([^();]*\.(py|js|mjs|rb|php|pl|pm|java)(:[0-9]+)?\)(;| |$)'
 
 # check WHAT PROGRAM FOLDED [bpf]: the properties above for PROGRAM's samples with a user stack
 # (not those taken while it exits, or before its exec, under the name of its parent), figures
@@ -49,6 +50,10 @@ check() {
 		fail "$what: $bad of $total samples broken: $(grep -E "$BAD" "$f" | sort -k2 -nr -t' ' | head -5)"
 	[ $((rooted * 100)) -ge $((total * 99)) ] ||
 		fail "$what: $rooted of $total samples at a root: $(grep -Ev "$ROOTS" "$f" | head -5)"
+	# no runtime's frame in a Go process: a walker's marker or a frame named after a script
+	foreign=$(count_matching "$f" "$FOREIGN")
+	[ "$foreign" = 0 ] ||
+		fail "$what: $foreign samples with another runtime's frames: $(grep -E "$FOREIGN" "$f" | head -3)"
 	for fn in workNow workAlloc workCompute; do
 		[ "$(count_matching "$f" "^[^;]*;runtime\\.goexit;main\\.main\\.func1;main\\.$fn(;|\$)")" -gt 0 ] ||
 			fail "$what: no runtime.goexit;main.main.func1;main.$fn stack"
