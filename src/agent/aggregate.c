@@ -182,10 +182,19 @@ size_t agg_stacks(const struct agg *a)
 /* Per-profile caches from (pid, address) to location ids, so each distinct frame is
  * symbolized and interned once per profile. A native address may be several frames (inlined
  * calls): its ids are a run in `runs`. */
+struct native_run {
+	uint64_t addr;
+	uint32_t pid;
+	uint32_t is_return;
+	uint32_t first, n; /* the location ids: runs[first .. first + n) */
+};
+
 struct loc_cache {
 	struct profile *p;
 	struct u64map locs;     /* hash(pid, word, kind) -> location id */
-	struct u64map native;   /* hash(pid, addr, is_return) -> run offset << 8 | run length */
+	struct u64map native;   /* hash(pid, addr, is_return) -> index in nat + 1 */
+	struct native_run *nat; /* the exact key of each cached address, checked on a hit */
+	size_t nnat, nat_cap;
 	uint32_t *runs;
 	size_t nruns, runs_cap;
 	struct u64map mappings; /* hash(module, start) -> mapping id */
@@ -241,16 +250,26 @@ static uint32_t kernel_location(struct loc_cache *c, struct symbolizer *sym, uin
 static size_t native_locations(struct loc_cache *c, struct symbolizer *sym, uint32_t pid,
 			       uint64_t addr, int is_return, uint32_t *out)
 {
-	uint64_t key = hash_combine(hash_combine(pid, addr), (uint64_t)is_return) | 1;
-	uint64_t *v = u64map_get(&c->native, key);
+	uint64_t key = hash_combine(hash_u64(((uint64_t)pid << 1 | (is_return ? 1 : 0)) + 1), addr);
+	uint64_t *v;
+	const struct native_run *hit;
 	struct sym_result r;
 	uint32_t fn = 0, map;
 	size_t n = 0, i;
+	int cache = 1;
 
+	key = key == ~0ULL ? 2 : key | 1;
+	v = u64map_get(&c->native, key);
 	if (v) {
-		n = (size_t)(*v & 0xff);
-		memcpy(out, c->runs + (*v >> 8), n * sizeof(*out));
-		return n;
+		/* The key is a hash: another (pid, address) may share it, and must not lend
+		 * this one its names (a goroutine's root named after another process's leaf). */
+		hit = &c->nat[*v - 1];
+		if (hit->pid == pid && hit->addr == addr &&
+		    hit->is_return == (is_return ? 1u : 0u)) {
+			memcpy(out, c->runs + hit->first, hit->n * sizeof(*out));
+			return hit->n;
+		}
+		cache = 0;
 	}
 	memset(&r, 0, sizeof(r));
 	if (symbolizer_user(sym, (int)pid, is_return && addr ? addr - 1 : addr, &r) < 0)
@@ -267,9 +286,14 @@ static size_t native_locations(struct loc_cache *c, struct symbolizer *sym, uint
 	if (r.name)
 		fn = profile_intern_function(c->p, FRAME_NATIVE, r.name, r.mangled, r.source_file, 0);
 	out[n++] = profile_intern_location(c->p, map, addr, fn, r.line);
+	if (!cache)
+		return n;
 	ALLOC_GROW(c->runs, c->nruns + n, c->runs_cap);
 	memcpy(c->runs + c->nruns, out, n * sizeof(*out));
-	u64map_put(&c->native, key, (uint64_t)c->nruns << 8 | n);
+	ALLOC_GROW(c->nat, c->nnat + 1, c->nat_cap);
+	c->nat[c->nnat++] = (struct native_run){ addr, pid, is_return ? 1u : 0u,
+						 (uint32_t)c->nruns, (uint32_t)n };
+	u64map_put(&c->native, key, c->nnat);
 	c->nruns += n;
 	return n;
 }
@@ -497,6 +521,7 @@ int agg_to_profile_kind(struct agg *a, struct symbolizer *sym, enum agg_kind kin
 		u64map_release(&slots[j].cache.locs);
 		u64map_release(&slots[j].cache.native);
 		xfree(slots[j].cache.runs);
+		xfree(slots[j].cache.nat);
 		u64map_release(&slots[j].cache.mappings);
 	}
 	xfree(slots);

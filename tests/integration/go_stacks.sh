@@ -13,6 +13,7 @@
 #   - what runs on the system stack through runtime.systemstack goes on in the goroutine that
 #     called it, to runtime.goexit (from BPF: a snapshot does not hold the goroutine's g);
 #   - C code called through cgo goes on in the goroutine that called it;
+#   - no false root: a goroutine's function lies on runtime.goexit;
 #   - no false caller: nothing above mcall or morestack (the words above them on the system
 #     stack are stale: runtime.newproc once showed up as systemstack's caller), and newproc
 #     above systemstack only with its own closure (runtime.newproc.func1) below.
@@ -27,6 +28,7 @@ cp tests/helpers/go/stacks/stacks.go tests/helpers/go/stacks/go.mod "$TMP/src/"
 	> "$TMP/go.log" 2>&1 || { echo "SKIP: go cannot build the workload: $(tail -3 "$TMP/go.log")"; exit 0; }
 
 ROOTS='^[^;]*;(runtime\.(goexit|mstart|rt0_go|systemstack|mcall|morestack|asmcgocall|clone)|gogo)(;|$)'
+GOFUNCS='(main\.main\.func[0-9]+|runtime\.(main|gcBgMarkWorker|bgsweep|bgscavenge|forcegchelper|runfinq))'
 BAD='\[unwind error\]|\[unknown\]|\[unknown frame\]|\[truncated\]'
 FOREIGN='\[(python|java|v8|ruby|php|perl|dotnet)[]:]|\([^();]*\.(py|js|mjs|rb|php|pl|pm|java)(:[0-9]+)?\)(;| |$)'
 
@@ -70,6 +72,11 @@ check() {
 	m=$(count_matching "$f" ';runtime\.newproc;runtime\.systemstack;runtime\.newproc\.func1(;|$)')
 	[ "$n" = "$m" ] || fail "$what: runtime.newproc above systemstack without its closure:" \
 		"$(grep ';runtime\.newproc;runtime\.systemstack' "$f" | grep -v 'systemstack;runtime\.newproc\.func1' | head -5)"
+	# a goroutine's function lies on runtime.goexit, never under a false root (another
+	# process's runtime.usleep, epollwait or newproc once named goexit + 1)
+	n=$(grep -E "^[^;]*;[^[;][^;]*;$GOFUNCS(;| )" "$f" | grep -cv '^[^;]*;runtime\.goexit;' || true)
+	[ "$n" = 0 ] || fail "$what: $n goroutine stacks with a false root:" \
+		"$(grep -E "^[^;]*;[^[;][^;]*;$GOFUNCS(;| )" "$f" | grep -v '^[^;]*;runtime\.goexit;' | head -5)"
 	sys=$(count_matching "$f" ';runtime\.systemstack;')
 	whole=$(count_matching "$f" '^[^;]*;runtime\.goexit;.*;runtime\.systemstack;')
 	echo "$what: $sys samples on the system stack through systemstack, $whole whole to goexit"

@@ -7,6 +7,7 @@
 #include "test.h"
 
 #include <errno.h>
+#include <unistd.h>
 
 struct rec {
 	struct event_hdr hdr;
@@ -161,10 +162,80 @@ static void test_to_profile(void)
 	agg_free(a);
 }
 
+/* Two functions of this binary for the symbolizer to name (kept whole: their symbols are
+ * looked up). */
+__attribute__((noinline)) static int leaf_here(int x)
+{
+	return x * 3 + 1;
+}
+
+__attribute__((noinline)) static int named_here(int x)
+{
+	return leaf_here(x) + 2;
+}
+
+/* The outermost frame of the sample whose leaf is named leaf, or "" */
+static void root_below(const struct profile *p, const char *leaf, char *out, size_t size)
+{
+	char name[128];
+	size_t i;
+
+	out[0] = '\0';
+	for (i = 0; i < p->nsamples; i++) {
+		const uint32_t *locs = profile_sample_locs(p, &p->samples[i]);
+		uint32_t n = p->samples[i].nlocs;
+
+		profile_frame_name(p, locs[0], name, sizeof(name));
+		if (n > 1 && !strcmp(name, leaf))
+			profile_frame_name(p, locs[n - 1], out, size);
+	}
+}
+
+/* A native address is symbolized once per (pid, address): the cache of a profile must not
+ * give one process's address the frames of another's. Keys made as
+ * hash(pid ^ (addr + c + (pid << 6) + (pid >> 2))) collided for pids a few hundred apart with
+ * addresses a few KiB apart, which is every Go process and the next ones: the root frame of
+ * `compile`'s goroutines (runtime.goexit + 1) was named after another compile's
+ * runtime.usleep. */
+static void test_native_cache_exact(void)
+{
+	struct agg *a = agg_new(0);
+	struct symbolizer *sym = symbolizer_new();
+	struct route rt = { profile_new(), profile_new() };
+	uint64_t me = (uint64_t)getpid(), other = (1u << 22) + 12345; /* no such process */
+	uint64_t leaf = (uint64_t)(uintptr_t)&leaf_here + 1;
+	uint64_t ret = (uint64_t)(uintptr_t)&named_here + 2; /* looked up at named_here + 1 */
+	uint64_t k = 0x9e3779b97f4a7c15ULL;
+	uint64_t same = me ^ (ret + k + (me << 6) + (me >> 2));
+	uint64_t theirs[2], mine[2] = { leaf, ret };
+	char root[128];
+	struct rec r;
+	size_t n;
+
+	/* other's return address, with the key the old hash gave (me, ret) */
+	theirs[1] = ((same ^ other) - k - (other << 6) - (other >> 2));
+	theirs[0] = theirs[1];
+	CHECK((theirs[1] >> FW_TAG_SHIFT) == FW_TAG_NATIVE);
+	CHECK_EQ_INT(named_here(1), 6);
+	n = make(&r, (uint32_t)other, "busy", 0, theirs, 2);
+	agg_add_record(a, &r.hdr, n);
+	n = make(&r, (uint32_t)me, "busy", 0, mine, 2);
+	agg_add_record(a, &r.hdr, n);
+	CHECK_EQ_INT(agg_to_profile(a, sym, NULL, pick, &rt), 0);
+	CHECK_EQ_INT(profile_total(rt.busy), 2);
+	root_below(rt.busy, "leaf_here", root, sizeof(root));
+	CHECK_EQ_STR(root, "named_here");
+	profile_free(rt.idle);
+	profile_free(rt.busy);
+	symbolizer_free(sym);
+	agg_free(a);
+}
+
 int main(void)
 {
 	RUN(test_counts_and_validation);
 	RUN(test_cap);
 	RUN(test_to_profile);
+	RUN(test_native_cache_exact);
 	return test_summary();
 }

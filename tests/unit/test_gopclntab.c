@@ -424,6 +424,18 @@ static void test_runtime_rows(void)
 		CHECK_EQ_INT(sp.systemstack, sysstack);
 		CHECK_EQ_INT(sp.now, now);
 		CHECK_EQ_INT(sp.sigreturn, sigret);
+		if (g) {
+			/* goexit + 1, a goroutine's bottom return address, is looked up at
+			 * goexit's entry: goexit, not the function before it */
+			struct gopclntab_frame fr[4];
+			uint64_t entry = 0;
+
+			CHECK_EQ_INT(gopclntab_lookup(g, goexit, fr, 4, &entry), 1);
+			CHECK_EQ_STR(fr[0].name, "runtime.goexit");
+			CHECK_EQ_INT(entry, goexit);
+			CHECK(gopclntab_lookup(g, goexit - 1, fr, 4, &entry) == 1 &&
+			      strcmp(fr[0].name, "runtime.goexit") && entry < goexit);
+		}
 		gopclntab_free(g);
 		if (!e)
 			continue;
