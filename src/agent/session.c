@@ -829,7 +829,6 @@ int session_collect(struct session *s, session_pick_fn pick, void *ctx)
 			ret = agg_to_profile_kind(s->agg, s->sym, kinds[i].agg, cpu_period_ns(s),
 						  NULL, pick_kind, &kp);
 	}
-	symbolizer_round_end(s->sym);
 	s->samples_before += agg_samples(s->agg);
 	s->offcpu_before += agg_offcpu_records(s->agg);
 	agg_reset(s->agg);

@@ -108,8 +108,6 @@ struct sym_file {
 	int src_failed;
 	uint64_t src_tick;      /* last use, for the budget's LRU */
 	int64_t src_closed_ns;  /* when the budget last closed its DWARF (0: never) */
-	int src_over;           /* src is open above the budget, for the round (not counted in
-				 * line_bytes; closed by symbolizer_round_end()) */
 };
 
 /* One address's answer: the function and its inlined frames (inl[first .. first + n)). */
@@ -180,7 +178,6 @@ struct symbolizer {
 	struct sym_frame out_inl[SYM_MAX_FRAMES]; /* sym_result.inlined of the last lookup */
 
 	uint64_t line_bytes;          /* estimated memory of the open srclines (line_cost()) */
-	uint64_t line_over_bytes;     /* ... of those open above the budget for the round */
 	uint64_t line_opens, line_deferred;
 	uint64_t line_budget;
 	uint64_t tick;
@@ -268,14 +265,9 @@ static void file_src_close(struct symbolizer *s, struct sym_file *f)
 {
 	if (!f->src)
 		return;
-	if (f->src_over)
-		s->line_over_bytes -= line_cost(f->src) < s->line_over_bytes ? line_cost(f->src) :
-									      s->line_over_bytes;
-	else
-		s->line_bytes -= line_cost(f->src);
+	s->line_bytes -= line_cost(f->src);
 	srcline_free(f->src);
 	f->src = NULL;
-	f->src_over = 0;
 }
 
 static void file_free(struct symbolizer *s, struct sym_file *f)
@@ -1138,27 +1130,6 @@ static struct srcline *file_src(struct symbolizer *s, struct sym_file *f)
 		return f->src;
 	/* Decided from the headers, before libdw reads (and inflates) every DWARF section. */
 	cost = SYM_DWARF_FACTOR * srcline_estimate(f->dwarf_src);
-	if (cost > s->line_budget && cost <= SYM_LINE_OVER_FACTOR * s->line_budget) {
-		/* A file alone above the budget (libpython's DWARF is 4 times the agent's, libc's
-		 * debug file 3 times) is opened for this round of lookups only and closed at its
-		 * end (symbolizer_round_end()), such files together within SYM_LINE_OVER_FACTOR
-		 * times the budget: their new addresses get the lines and inlined frames that
-		 * `scorch record` gives, and the results stay cached, so later rounds open them
-		 * only for addresses not seen yet. */
-		if (s->line_over_bytes + cost > SYM_LINE_OVER_FACTOR * s->line_budget) {
-			s->line_deferred++; /* the others' turn: this one's in a later round */
-			return NULL;
-		}
-		if (elf_fd(f->dwarf_src) < 0 ||
-		    srcline_open(elf_fd(f->dwarf_src), "debug info", &f->src, &err) < 0) {
-			f->src_failed = 1;
-			return NULL;
-		}
-		f->src_over = 1;
-		s->line_over_bytes += line_cost(f->src);
-		s->line_opens++;
-		return f->src;
-	}
 	if (f->src_closed_ns &&
 	    (uint64_t)(now_ns() - f->src_closed_ns) <
 		    (s->opts.line_reopen_ns ? s->opts.line_reopen_ns : SYM_LINE_REOPEN_NS) &&
@@ -1189,7 +1160,7 @@ static struct srcline *file_src(struct symbolizer *s, struct sym_file *f)
 		for (i = 0; i < s->nfiles; i++) {
 			struct sym_file *g = s->files[i];
 
-			if (g->src && !g->src_over && g != f &&
+			if (g->src && g != f &&
 			    (!lru || g->src_tick < lru->src_tick))
 				lru = g;
 		}
@@ -1589,15 +1560,6 @@ int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_res
 	out->inlined = i ? s->out_inl : NULL;
 	out->ninlined = i;
 	return 0;
-}
-
-void symbolizer_round_end(struct symbolizer *s)
-{
-	size_t i;
-
-	for (i = 0; s && i < s->nfiles; i++)
-		if (s->files[i]->src_over)
-			file_src_close(s, s->files[i]);
 }
 
 static void kernel_load(struct symbolizer *s)

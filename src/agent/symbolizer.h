@@ -98,9 +98,6 @@ struct symbolizer_options {
 /* Memory libdw holds per byte of DWARF once every unit of a file was looked up (measured:
  * bench/sym_cost.c, docs/benchmarks.md). */
 #define SYM_DWARF_FACTOR 4
-/* Files alone above the line budget are opened for one round of lookups at a time
- * (symbolizer_round_end()), apart from the budget, up to this many times it together. */
-#define SYM_LINE_OVER_FACTOR 8
 /* A file whose DWARF the line budget closed is not opened again within this time if that would
  * close another: files that together outgrow the budget do not take turns every interval. */
 #define SYM_LINE_REOPEN_NS (60ull * 1000000000ull)
@@ -131,10 +128,6 @@ void symbolizer_forget_pid(struct symbolizer *s, int pid);
 int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_result *out);
 /* Symbolize a kernel address via /proc/kallsyms: 0, or -ENOENT (unknown / kallsyms hidden). */
 int symbolizer_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out);
-
-/* End a round of lookups (one profile's symbolization): the DWARF of a file above the line
- * budget, opened for this round's new addresses, is closed (the results stay cached). */
-void symbolizer_round_end(struct symbolizer *s);
 
 /* Load every file seen whose names are not loaded yet, so that the debug files they lack are
  * asked of debuginfod now (for one-shot recordings, before waiting for them; lookups do it
