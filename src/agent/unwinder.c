@@ -1647,13 +1647,12 @@ int unwinder_fix_sample(struct unwinder *u, const struct event_hdr *hdr, size_t 
 	}
 	xfree(joined);
 	/* The maps were not read in time: a process of a few milliseconds exited before the
-	 * reader got to its exec (or to its first sample after ld.so mapped its libraries), and
-	 * it is gone now (checked: a process we never read may still be alive, and is not
-	 * "exited"). Without its maps nothing of the stack can be named; say so once rather
-	 * than [unknown];[unwind error]. */
+	 * reader got to its exec (or to its first sample after ld.so mapped its libraries), so
+	 * reading them now failed (no record of the process) or found it gone. Without them
+	 * nothing of the stack can be named; say so once rather than [unknown];[unwind error]. */
 	p = proc_get(u, (int)hdr->pid);
 	if ((result == USTAT_ERR_NO_MAPPING || result == USTAT_ERR_NO_TABLE) &&
-	    (!p || !pc_known(p, pc)) && process_gone((int)hdr->pid)) {
+	    (!p || (!pc_known(p, pc) && process_gone((int)hdr->pid)))) {
 		((uint64_t *)(u->fixbuf + head))[body->nkernel] =
 			(FW_TAG_MARKER << FW_TAG_SHIFT) | FW_MARKER_EXITED;
 		nwords = 1;
