@@ -15,7 +15,11 @@ profile. Prints one line of key=value figures:
                marker ([python: unknown code], [java: bad frame], [ruby: C function], ...)
   noroot       samples whose outermost user-space frame is not a process or thread entry
                (_start, clone3, start_thread, the dynamic loader's entry, Go's runtime.goexit,
-               runtime.mstart, runtime.clone, runtime.rt0_go); samples without user frames are not counted
+               runtime.mstart, runtime.clone, runtime.rt0_go, and runtime.mcall, where Go's own
+               traceback ends the system stack: the goroutine that called it is being
+               descheduled); samples without user frames are not counted, nor those whose only
+               user frame is [exec] (taken inside execve, after the old image was dropped and
+               before the new one has code: there is no user stack)
   bad          samples that are broken or noroot (or both)
   vm_samples   samples of the interpreter's processes (comm matching --vm-comm), or of its
                threads that run the program (--cover-comm: a JVM's main thread, not its
@@ -49,7 +53,9 @@ MODOFF = re.compile(r"^(\S+)\+0x([0-9a-f]+)$")
 ROOTS = {"_start", "clone3", "__clone3", "clone", "__clone", "start_thread", "thread_start",
          "runtime.clone", "runtime.clone.abi0",
          "_dl_start", "_dl_start_user", "runtime.goexit", "runtime.goexit.abi0", "runtime.mstart",
-         "runtime.mstart.abi0", "runtime.rt0_go", "runtime.rt0_go.abi0", "_rt0_amd64_linux"}
+         "runtime.mstart.abi0", "runtime.rt0_go", "runtime.rt0_go.abi0", "_rt0_amd64_linux",
+         "runtime.mcall", "runtime.mcall.abi0"}
+NO_USER = {"[exec]"}  # a sample inside execve: the kernel's frames are the whole stack
 LIB_DIRS = ["/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/bin", "/bin",
             "/usr/lib/git-core", "/usr/lib/go/pkg/tool/linux_amd64", "/usr/lib/go/bin",
             "/usr/lib/jvm/java-17-openjdk-amd64/lib/server", "/usr/lib/jvm/java-17-openjdk-amd64/lib",
@@ -191,7 +197,7 @@ class Figures:
             if broken_frame(fr):
                 broken = True
                 seen_broken.add(fr)
-            if kind != "kernel":
+            if kind != "kernel" and fr not in NO_USER:
                 user.append(fr)
             if kind == "runtime":
                 if in_vm and rt == self.runtime:
@@ -315,12 +321,15 @@ def self_test():
         ("sh;clone3;start_thread;Kernel#require", 1),
         ("sh;exit_mmap_[k]", 2),
         ("sh;runtime.systemstack;runtime.gcDrain", 1),
+        ("sh;runtime.mcall;runtime.park_m;runtime.schedule", 2),
+        ("sh;[exec];do_execveat_common_[k]", 3),
+        ("sh;runtime.morestack;runtime.newstack", 1),
         ("python3;clone3;start_thread;PlatformWorkerThread;compile", 3),
     ]
     for body, c in lines:
         f = body.split(";")
         fig.add(f[0], f[1:], c)
-    want = {"samples": 28, "broken": 6, "noroot": 5, "bad": 7, "vm_samples": 15,
+    want = {"samples": 34, "broken": 6, "noroot": 6, "bad": 8, "vm_samples": 15,
             "vm_runtime": 7, "foreign": 2}
     ok = fig.n == want and len(fig.unsym) == 1
     checks = [

@@ -798,6 +798,7 @@ static const struct {
 	{ "time.now", GOPCLNTAB_SPWRITE },
 	{ "runtime.sigreturn", GOPCLNTAB_SIGRETURN },
 	{ "runtime.sigreturn__sigaction", GOPCLNTAB_SIGRETURN },
+	{ "runtime.casgstatus", GOPCLNTAB_CASGSTATUS },
 };
 
 /* funcFlag bits (runtime/symtab.go) */
@@ -824,10 +825,11 @@ int gopclntab_special_funcs(struct gopclntab *g, gopclntab_func_fn fn, void *ctx
 			flags |= GOPCLNTAB_SPWRITE;
 		/* A name is read whole only where it may matter (reading every name byte by byte
 		 * through the block cache would double the cost of a table): a flagged function,
-		 * the restorer, and in 1.16 the runtime's functions. */
+		 * the restorer, casgstatus, and in 1.16 the runtime's functions. */
 		if (!flags && (f.nameoff < 0 ||
 			       rd(g, g->funcname_off + (uint32_t)f.nameoff, pre, sizeof(pre)) < 0 ||
 			       (memcmp(pre, "runtime.sigreturn", sizeof(pre)) &&
+				memcmp(pre, "runtime.casgstatu", sizeof(pre)) &&
 				(g->layout != 116 || (memcmp(pre, "runtime.", 8) &&
 						      memcmp(pre, "time.now", 8))))))
 			continue;

@@ -84,6 +84,8 @@ int gopclntab_sp_deltas(struct gopclntab *g, gopclntab_sp_fn fn, void *ctx);
 #define GOPCLNTAB_SIGTRAMP  (1u << 2) /* runtime.sigtramp: the signal handler */
 #define GOPCLNTAB_SIGRETURN (1u << 3) /* the signal restorer the handler returns into
 				       * (runtime.sigreturn, runtime.sigreturn__sigaction) */
+#define GOPCLNTAB_CASGSTATUS (1u << 4) /* runtime.casgstatus: its code says where a g's
+					* status is (g.atomicstatus) */
 
 /* Every function with one of the GOPCLNTAB_* flags, as [entry, end) link-time addresses, its
  * name (valid during the call) and flags. fn returns 0 to go on; a non-zero value stops the

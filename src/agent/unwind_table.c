@@ -883,9 +883,11 @@ static int add_gopclntab(struct builder *b, struct elf_file *e, struct gopclntab
  *     stack (g0) they switched to, and what lies above it there is stale. At the call of
  *     runtime.systemstack and runtime.asmcgocall, the rules that go back to the goroutine
  *     (UNW_GO_SYSTEMSTACK: from the thread's g to m.curg's g.sched; UNW_GO_ASMCGOCALL: from
- *     what asmcgocall saved on the system stack), with offsets read from their code; STOP
- *     everywhere else in them and in the others (mcall, morestack, gogo, clone): the end,
- *     with no false caller;
+ *     what asmcgocall saved on the system stack), and from runtime.morestack's call of
+ *     newstack, UNW_GO_MORESTACK (m.curg's g.sched while newstack copies its stack), with
+ *     offsets read from their code and casgstatus's; STOP everywhere else in them and in the
+ *     others (mcall, gogo, clone): the end, with no false caller (Go's own traceback ends at
+ *     mcall too: the goroutine that called it is being descheduled);
  *   - the signal restorer (runtime.sigreturn): the signal frame rule, from the byte before it
  *     when that is padding (a return address into it is looked up one byte early).
  *     runtime.sigtramp is a TOPFRAME the deltas unwind: its return address is the restorer. */
@@ -894,6 +896,12 @@ static int add_gopclntab(struct builder *b, struct elf_file *e, struct gopclntab
 struct go_runtime {
 	struct builder *b;
 	struct elf_file *e;
+	/* what the runtime's own code says, for runtime.morestack's rule (go_morestack_rows(),
+	 * made last): the offsets systemstack uses (0: not found), where casgstatus finds a g's
+	 * status, and morestack's range */
+	uint32_t curg_off, status_off;
+	int32_t tls_off;
+	uint64_t morestack, morestack_end;
 	uint8_t text[GO_TEXT_MAX];
 };
 
@@ -1010,7 +1018,73 @@ static uint32_t go_systemstack_rule(struct go_runtime *g, uint64_t entry, uint64
 	r.kind = UNW_GO_SYSTEMSTACK;
 	r.off = (uint16_t)(curg / 8 | (sched_bp / 8) << 8);
 	r.rbp = (int8_t)(tls / 8);
+	g->curg_off = curg;
+	g->tls_off = tls;
 	return rule_pack(&r);
+}
+
+/* Where runtime.casgstatus finds a g's status: its first LOCK CMPXCHG r32, disp(reg) (the CAS
+ * on g.atomicstatus, the g in a register). 0 when not found. */
+static uint32_t go_status_offset(struct go_runtime *g, uint64_t entry, uint64_t end)
+{
+	const uint8_t *t = g->text;
+	uint64_t len = end - entry, p;
+	int32_t d;
+
+	if (len > GO_TEXT_MAX)
+		len = GO_TEXT_MAX;
+	if (len < 16 || go_read_text(g->e, entry, g->text, len))
+		return 0;
+	for (p = 0; p + 8 <= len; p++) {
+		uint8_t modrm = t[p + 3];
+
+		if (t[p] != 0xf0 || t[p + 1] != 0x0f || t[p + 2] != 0xb1 || (modrm & 7) == 4)
+			continue;
+		if ((modrm >> 6) == 1)
+			d = (int8_t)t[p + 4];
+		else if ((modrm >> 6) == 2)
+			memcpy(&d, t + p + 4, 4);
+		else
+			continue;
+		return d > 0 && d % 4 == 0 && d / 4 <= 0xff ? (uint32_t)d : 0;
+	}
+	return 0;
+}
+
+/* runtime.morestack (asm_amd64.s): it saves the calling function's registers in g.sched and
+ * calls newstack on g0:
+ *   MOVQ 0(SP), AX; MOVQ AX, g_sched_pc(SI); LEAQ 8(SP), AX; MOVQ AX, g_sched_sp(SI);
+ *   MOVQ BP, g_sched_bp(SI); ...; MOVQ g_sched_sp(BX), SP; CALL runtime.newstack
+ * From the call on (on g0), UNW_GO_MORESTACK with the offsets of systemstack and casgstatus;
+ * STOP before it and when the code or an offset is not the expected one. */
+static int go_morestack_rows(struct go_runtime *g)
+{
+	static const uint8_t pc[] = { 0x48, 0x8b, 0x04, 0x24, 0x48, 0x89, 0x46, UNW_GO_G_SCHED_PC };
+	static const uint8_t sp[] = { 0x48, 0x8d, 0x44, 0x24, 0x08, 0x48, 0x89, 0x46,
+				      UNW_GO_G_SCHED_SP };
+	static const uint8_t bp[] = { 0x48, 0x89, 0x6e, UNW_GO_G_SCHED_BP };
+	static const uint8_t sw[] = { 0x48, 0x8b, 0x63, UNW_GO_G_SCHED_SP, 0xe8 };
+	uint64_t entry = g->morestack, end = g->morestack_end, len = end - entry, call = 0;
+	uint32_t stop = simple_rule(UNW_STOP, 0, 0);
+	struct unwind_entry r;
+	const uint8_t *t = g->text;
+	int rc;
+
+	if (!entry)
+		return 0;
+	if (!g->curg_off || !g->status_off || len > GO_TEXT_MAX || len < 32 ||
+	    go_read_text(g->e, entry, g->text, len) ||
+	    !memmem(t, len, pc, sizeof(pc)) || !memmem(t, len, sp, sizeof(sp)) ||
+	    !memmem(t, len, bp, sizeof(bp)) || !memmem(t, len, sw, sizeof(sw)))
+		return add_row(g->b, entry, end, stop);
+	call = (uint64_t)((const uint8_t *)memmem(t, len, sw, sizeof(sw)) - t) + 4;
+	memset(&r, 0, sizeof(r));
+	r.kind = UNW_GO_MORESTACK;
+	r.off = (uint16_t)(g->curg_off / 8 | (g->status_off / 4) << 8);
+	r.rbp = (int8_t)(g->tls_off / 8);
+	if ((rc = add_row(g->b, entry, entry + call, stop)))
+		return rc;
+	return add_row(g->b, entry + call, end, rule_pack(&r));
 }
 
 /* runtime.asmcgocall's rule: UNW_GO_ASMCGOCALL with the stack slots its code uses, or STOP:
@@ -1085,6 +1159,15 @@ static int go_runtime_row(void *ctx, uint64_t entry, uint64_t end, const char *n
 	}
 	if (flags & GOPCLNTAB_SIGTRAMP)
 		return 0;
+	if (flags & GOPCLNTAB_CASGSTATUS) {
+		g->status_off = go_status_offset(g, entry, end);
+		return 0;
+	}
+	if ((flags & GOPCLNTAB_SPWRITE) && !strcmp(name, "runtime.morestack")) {
+		g->morestack = entry; /* its rows come last: go_morestack_rows() */
+		g->morestack_end = end;
+		return 0;
+	}
 	if (flags & GOPCLNTAB_TOPFRAME)
 		return add_row(g->b, entry, end, simple_rule(UNW_STOP, 0, 0));
 	/* MOVQ DI, DX; MOVQ 0(DI), DI; CALL DI (the call on the system stack) */
@@ -1111,10 +1194,13 @@ static int add_go_runtime(struct builder *b, struct elf_file *e, struct gopclnta
 
 	if (!g)
 		return -ENOMEM;
+	memset(g, 0, offsetof(struct go_runtime, text));
 	g->b = b;
 	g->e = e;
 	set_level(b, LV_GO_RUNTIME);
 	rc = gopclntab_special_funcs(gp, go_runtime_row, g);
+	if (!rc)
+		rc = go_morestack_rows(g);
 	xfree(g);
 	if (rc || sort_level(b, l))
 		return rc ? rc : -ENOMEM;
@@ -1364,7 +1450,7 @@ const struct unwind_entry *unwind_table_lookup(const struct unwind_table *t, uin
 const char *unwind_rule_str(const struct unwind_entry *e, char *buf, size_t size)
 {
 	static const char *const kinds[] = { "invalid", "rsp", "rbp", "plt", "deref", "signal", "stop",
-					     "go-systemstack", "go-asmcgocall" };
+					     "go-systemstack", "go-asmcgocall", "go-morestack" };
 	unsigned k = e->kind & UNW_KIND_MASK;
 	int n;
 
@@ -1382,6 +1468,10 @@ const char *unwind_rule_str(const struct unwind_entry *e, char *buf, size_t size
 	case UNW_GO_SYSTEMSTACK:
 		n = snprintf(buf, size, "go-systemstack(g=fs%+d curg=%u sched.bp=%u)", e->rbp * 8,
 			     (e->off & 0xff) * 8, (e->off >> 8) * 8);
+		return buf;
+	case UNW_GO_MORESTACK:
+		n = snprintf(buf, size, "go-morestack(g=fs%+d curg=%u status=%u)", e->rbp * 8,
+			     (e->off & 0xff) * 8, (e->off >> 8) * 4);
 		return buf;
 	case UNW_GO_ASMCGOCALL:
 		n = snprintf(buf, size, "go-asmcgocall(g=sp+%u depth=sp+%u)", (e->off & 0xff) * 8,

@@ -27,11 +27,14 @@
  *                      UNW_DEREF_RBP: CFA = *(rbp + (s16)off)
  *                      UNW_GO_SYSTEMSTACK: low byte = offset of m.curg / 8, high byte =
  *                               offset of g.sched.bp / 8
+ *                      UNW_GO_MORESTACK: low byte = offset of m.curg / 8, high byte =
+ *                               offset of g.atomicstatus / 4
  *   6      1    kind   low 4 bits enum unwind_kind, high bits UNW_F_* (UNW_F_INTERP,
  *                      UNW_F_BIG and its UNW_BIG_HIGH bits)
  *   7      1    rbp    s8: 0 = RBP unchanged in the caller; else the caller's RBP is saved at
  *                      CFA + 8 * rbp (for UNW_DEREF_RBP, always: at old RBP + 8 * rbp;
- *                      for UNW_GO_SYSTEMSTACK: the thread's g is at fs base + 8 * rbp)
+ *                      for UNW_GO_SYSTEMSTACK and UNW_GO_MORESTACK: the thread's g is at
+ *                      fs base + 8 * rbp)
  * The return address is always at CFA - 8 (x86-64); rows whose CFI says otherwise are
  * UNW_INVALID.
  */
@@ -71,6 +74,12 @@ enum unwind_kind {
 			    * goroutine's SP is found from what asmcgocall saved on that stack
 			    * (off: low byte = slot of the g / 8, high byte = slot of the depth /
 			    * 8; a g of 0: the depth slot holds the SP itself) */
+	UNW_GO_MORESTACK = 9, /* Go's runtime.morestack called runtime.newstack on the system stack
+			    * to grow the goroutine's stack: while newstack copies it (m.curg's
+			    * status is _Gcopystack), the goroutine goes on from g.sched, where
+			    * morestack saved the registers of the function that called it (off:
+			    * low byte = offset of m.curg / 8, high byte = offset of
+			    * g.atomicstatus / 4; rbp: as UNW_GO_SYSTEMSTACK); else a STOP */
 };
 
 #define UNW_KIND_MASK 0x0f
@@ -284,7 +293,10 @@ struct stack_chunk {
 #define UNW_GO_G_M        48
 #define UNW_GO_M_G0       0
 #define UNW_GO_G_SCHED_SP 56
+#define UNW_GO_G_SCHED_PC 64
+#define UNW_GO_G_SCHED_BP 104 /* for UNW_GO_MORESTACK (checked in morestack's code) */
 #define UNW_GO_G_STACK_HI 8 /* g.stack.hi: asmcgocall saves the SP as a depth below it */
+#define UNW_GO_GCOPYSTACK 8 /* g.atomicstatus while newstack copies the stack (_Gcopystack) */
 
 /* rt_sigframe on x86-64: after the handler returns, sp points just past the return address
  * (pretcode); the ucontext follows and its mcontext (struct sigcontext) starts 40 bytes in. */

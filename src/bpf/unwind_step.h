@@ -318,13 +318,22 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 	case UNW_STOP:
 		st->result = USTAT_COMPLETE;
 		return 1;
-	case UNW_GO_SYSTEMSTACK: {
-		/* A return address into runtime.systemstack: the system stack (g0) ends here. When
-		 * the thread's g is that g0, its m's user goroutine (curg) saved where it called
-		 * systemstack (gosave_systemstack_switch: sched.sp holds the return address into
-		 * systemstack's caller, sched.bp its RBP; the runtime zeroes sched.sp on the way
-		 * back). Go's own traceback takes the same link. Anything else is the end. */
-		__u64 g, mp, g0, curg, ssp, sbp;
+	case UNW_GO_SYSTEMSTACK:
+	case UNW_GO_MORESTACK: {
+		/* A return address into runtime.systemstack or runtime.morestack: the system stack
+		 * (g0) ends here. When the thread's g is that g0, its m's user goroutine (curg)
+		 * saved where it switched (Go's own traceback takes the same links):
+		 *   - systemstack (gosave_systemstack_switch): sched.sp holds the return address
+		 *     into systemstack's caller, sched.bp its RBP; the runtime zeroes sched.sp on
+		 *     the way back;
+		 *   - morestack: sched.pc and sched.sp are those of the function that called it
+		 *     (in its prologue, before its frame), sched.bp its RBP; they are the
+		 *     goroutine's while newstack copies its stack (status _Gcopystack). Elsewhere
+		 *     newstack may have scheduled another goroutine, whose saved registers are not
+		 *     this stack's caller.
+		 * Anything else is the end. */
+		__u64 g, mp, g0, curg, ssp, sbp, spc = 0, status = UNW_GO_GCOPYSTACK;
+		__u32 more = kind == UNW_GO_MORESTACK;
 
 		if (!st->fsbase || (st->flags & UNW_S_GO_SWITCHED) ||
 		    UNW_READ_U64(st, st->fsbase + (__s64)e->rbp * 8, &g) || !g ||
@@ -332,14 +341,17 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 		    UNW_READ_U64(st, mp + UNW_GO_M_G0, &g0) || g0 != g ||
 		    UNW_READ_U64(st, mp + (__u64)(e->off & 0xff) * 8, &curg) || !curg ||
 		    curg == g ||
+		    (more && UNW_READ_U64(st, curg + (__u64)(e->off >> 8) * 4, &status)) ||
+		    (__u32)status != UNW_GO_GCOPYSTACK ||
 		    UNW_READ_U64(st, curg + UNW_GO_G_SCHED_SP, &ssp) || !ssp ||
-		    UNW_READ_U64(st, curg + (__u64)(e->off >> 8) * 8, &sbp) ||
-		    UNW_READ_U64(st, ssp, &ra) || !ra) {
+		    UNW_READ_U64(st, curg + (more ? UNW_GO_G_SCHED_BP : (__u64)(e->off >> 8) * 8),
+				 &sbp) ||
+		    UNW_READ_U64(st, more ? curg + UNW_GO_G_SCHED_PC : ssp, &spc) || !spc) {
 			st->result = USTAT_COMPLETE;
 			return 1;
 		}
-		st->pc = ra;
-		st->sp = ssp + 8;
+		st->pc = spc;
+		st->sp = more ? ssp : ssp + 8;
 		st->bp = sbp;
 		st->flags |= UNW_S_RETADDR | UNW_S_GO_SWITCHED;
 		return 0;

@@ -7,8 +7,9 @@
  * runtime's tag (never emitted: the unwind ends in USTAT_ERR_BAD_PC), the leaf rule for an exact
  * pc without CFI, stack switches (a CFA from rbp on another stack: followed when the caller is
  * known code, else USTAT_STACK_SWITCH; Go's time.now leads back to the goroutine's stack so),
- * the frame-pointer guess in anonymous memory, and Go's runtime.systemstack (UNW_GO_SYSTEMSTACK)
- * and asmcgocall (UNW_GO_ASMCGOCALL) back to the goroutine's stack. */
+ * the frame-pointer guess in anonymous memory, and Go's runtime.systemstack (UNW_GO_SYSTEMSTACK),
+ * morestack (UNW_GO_MORESTACK) and asmcgocall (UNW_GO_ASMCGOCALL) back to the goroutine's
+ * stack. */
 #include <linux/types.h>
 
 #include "bpf/sampler.h"
@@ -301,6 +302,42 @@ static void test_go_systemstack(void)
 	CHECK_EQ_INT(E.words[1], INTERP_LO + 0x20);
 }
 
+/* runtime.morestack's rule: from newstack's return address, while the goroutine's status is
+ * _Gcopystack, its g.sched (pc, sp, bp at 64, 56, 104) is the caller; else the end. */
+static void morestack_setup(struct unw_state *st, __u64 status)
+{
+	go_setup(st, STACK_BASE + 0x40);
+	E.entries[0] = (struct unwind_entry){ 0, 3 | (40 / 4) << 8, UNW_GO_MORESTACK, -1 };
+	E.stack[(GO_CURG + 40 - STACK_BASE) / 8] = status | 0x500000000ULL; /* the next field */
+	E.stack[(GO_CURG + UNW_GO_G_SCHED_PC - STACK_BASE) / 8] = NATIVE_LO + 0x10;
+	E.stack[(GO_CURG + UNW_GO_G_SCHED_BP - STACK_BASE) / 8] = STACK_BASE + 0x70;
+	E.stack[8] = 0x1234; /* what lies at sched.sp: not a return address here */
+}
+
+static void test_go_morestack(void)
+{
+	struct unw_state st;
+
+	morestack_setup(&st, UNW_GO_GCOPYSTACK);
+	CHECK_EQ_INT(go_run(&st), 2);
+	CHECK_EQ_INT(st.result, USTAT_COMPLETE);
+	CHECK_EQ_INT(E.words[0], INTERP_LO + 0x20);
+	CHECK_EQ_INT(E.words[1], NATIVE_LO + 0x10); /* sched.pc, not the word at sched.sp */
+	CHECK_EQ_INT(st.sp, STACK_BASE + 0x80);
+	/* running (newstack before the copy, or another goroutine it scheduled), no fs base,
+	 * no curg: the end */
+	morestack_setup(&st, 2);
+	CHECK_EQ_INT(go_run(&st), 1);
+	CHECK_EQ_INT(st.result, USTAT_COMPLETE);
+	morestack_setup(&st, UNW_GO_GCOPYSTACK);
+	st.fsbase = 0;
+	CHECK_EQ_INT(go_run(&st), 1);
+	morestack_setup(&st, UNW_GO_GCOPYSTACK);
+	E.stack[(GO_M + 24 - STACK_BASE) / 8] = 0;
+	CHECK_EQ_INT(go_run(&st), 1);
+	CHECK_EQ_INT(st.result, USTAT_COMPLETE);
+}
+
 /* runtime.asmcgocall's rule: at the C function's return, SP is where asmcgocall left it: the
  * goroutine's g at sp + 48, its SP as a depth below g.stack.hi at sp + 40 (g 0: the SP itself);
  * there the return address into cgocall, RBP unchanged. */
@@ -493,5 +530,6 @@ int main(void)
 	RUN(test_go_time_now);
 	RUN(test_go_systemstack);
 	RUN(test_go_asmcgocall);
+	RUN(test_go_morestack);
 	return test_summary();
 }

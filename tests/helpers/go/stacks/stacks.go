@@ -3,8 +3,9 @@
 //	stacks SECONDS
 //
 // For SECONDS, 24 goroutines run three kinds of work: main.workNow calls time.Now in its hot
-// loop (time.now calls the vDSO on the system stack), main.workAlloc allocates and recurses
-// (the runtime's systemstack, morestack and garbage collector), main.workCompute only
+// loop (time.now calls the vDSO on the system stack), main.workAlloc allocates and recurses,
+// in new goroutines too (the runtime's systemstack, morestack growing new goroutines' stacks,
+// the garbage collector), main.workCompute only
 // computes; main.main keeps starting short goroutines (runtime.newproc).
 package main
 
@@ -48,7 +49,9 @@ func workAlloc() uint64 {
 		b := make([]byte, 4096)
 		s += uint64(grow(64, b))
 		done := make(chan int)
-		go func() { done <- len(b) }()
+		// a new goroutine's stack starts small: the recursion grows it (morestack and
+		// newstack's copystack, on the system stack)
+		go func() { done <- grow(48, b) }()
 		s += uint64(<-done)
 	}
 	return s
