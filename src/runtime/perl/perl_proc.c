@@ -5,9 +5,9 @@
 #include "agent/elf.h"
 #include "agent/procmaps.h"
 #include "lib/alloc.h"
-#include "lib/hash.h"
 #include "lib/log.h"
 #include "runtime/code.h"
+#include "runtime/name_cache.h"
 #include "runtime/tls.h"
 
 #include <errno.h>
@@ -632,165 +632,113 @@ int perl_proc_script(struct perl_process *p, const char **script)
 	return 0;
 }
 
-/* --- caches */
+/* --- caches: a name_cache keyed by (pid, address, kind, line byte of a COP) */
 
 enum { ENT_SUB = 1, ENT_COP = 2 };
 
-struct cache_entry {
-	uint32_t pid;
-	uint8_t kind;
-	uint64_t addr;
-	int32_t line_byte;       /* the COP's line byte it was read for (-1: a sub) */
+/* A COP freed and its address reused by another (the ops of a BEGIN block, of a required
+ * file's top level) has an entry per line byte, kept for the samples that still name it. */
+union cache_value {
 	struct perl_sub sub;
 	struct perl_cop cop;
 };
 
 struct perl_cache {
-	struct u64map index;
-	struct cache_entry *entries;
-	size_t n, cap, max;
-	struct perl_cache_stats st;
+	struct name_cache *nc;
 };
 
-/* A COP freed and its address reused by another (the ops of a BEGIN block, of a required
- * file's top level) has an entry per line byte, kept for the samples that still name it. */
-static uint64_t cache_key(uint32_t pid, uint64_t addr, uint8_t kind, int32_t line_byte)
-{
-	uint64_t k = hash_combine(hash_u64(((uint64_t)(uint32_t)line_byte << 40 |
-					    (uint64_t)pid << 8 | kind) + 1), addr);
+struct cache_reader {
+	struct procmem *m;
+	const struct perl_offsets *o;
+};
 
-	return (k == 0 || k == ~0ULL) ? 1 : k;
+static int cache_read(void *arg, const struct name_cache_key *key, void *value)
+{
+	struct cache_reader *r = arg;
+	union cache_value *v = value;
+
+	return key->tag == ENT_SUB ? perl_sub_read(r->m, r->o, key->addr, &v->sub)
+				   : perl_cop_read(r->m, r->o, key->addr, &v->cop);
 }
+
+static int cache_same(const struct name_cache_key *key, const void *value)
+{
+	const union cache_value *v = value;
+
+	return key->tag == ENT_SUB || (v->cop.line & 0xff) == key->ident;
+}
+
+static void cache_release(const struct name_cache_key *key, void *value)
+{
+	union cache_value *v = value;
+
+	if (key->tag == ENT_SUB)
+		perl_sub_release(&v->sub);
+	else
+		perl_cop_release(&v->cop);
+}
+
+static const struct name_cache_ops cache_ops = {
+	.value_size = sizeof(union cache_value),
+	.release = cache_release,
+	.same = cache_same,
+};
 
 struct perl_cache *perl_cache_new(size_t max_entries)
 {
 	struct perl_cache *c = xcalloc(1, sizeof(*c));
 
-	u64map_init(&c->index);
-	c->max = max_entries ? max_entries : 65536;
+	c->nc = name_cache_new(&cache_ops, max_entries);
 	return c;
-}
-
-static void entry_release(struct cache_entry *e)
-{
-	xfree(e->sub.name);
-	xfree(e->cop.file);
-}
-
-static void cache_clear(struct perl_cache *c)
-{
-	size_t i;
-
-	for (i = 0; i < c->n; i++)
-		entry_release(&c->entries[i]);
-	c->n = 0;
-	u64map_release(&c->index);
-	u64map_init(&c->index);
 }
 
 void perl_cache_free(struct perl_cache *c)
 {
 	if (!c)
 		return;
-	cache_clear(c);
-	xfree(c->entries);
+	name_cache_free(c->nc);
 	xfree(c);
 }
 
-static struct cache_entry *get(struct perl_cache *c, uint32_t pid, uint64_t addr, uint8_t kind,
-			       int32_t line_byte, struct procmem *m, const struct perl_offsets *o)
+static const union cache_value *get(struct perl_cache *c, uint32_t pid, uint64_t addr,
+				    uint32_t kind, uint32_t line_byte, struct procmem *m,
+				    const struct perl_offsets *o)
 {
-	uint64_t key = cache_key(pid, addr, kind, line_byte), *slot;
-	struct cache_entry *e = NULL, fresh;
-	int rc;
+	struct name_cache_key key = { .pid = pid, .tag = kind, .addr = addr, .ident = line_byte };
+	struct cache_reader r = { m, o };
 
-	c->st.lookups++;
-	slot = u64map_get(&c->index, key);
-	if (slot) {
-		e = &c->entries[*slot - 1];
-		if (e->pid == pid && e->addr == addr && e->kind == kind &&
-		    e->line_byte == line_byte) {
-			c->st.hits++;
-			return e;
-		}
-	}
-	if (!m || !o)
-		return NULL;
-	c->st.reads++;
-	memset(&fresh, 0, sizeof(fresh));
-	fresh.pid = pid;
-	fresh.kind = kind;
-	fresh.addr = addr;
-	fresh.line_byte = line_byte;
-	rc = kind == ENT_SUB ? perl_sub_read(m, o, addr, &fresh.sub)
-			     : perl_cop_read(m, o, addr, &fresh.cop);
-	if (rc < 0) {
-		c->st.read_errors++;
-		return NULL;
-	}
-	if (line_byte >= 0 && (int32_t)(fresh.cop.line & 0xff) != line_byte) {
-		c->st.checksum_mismatches++;
-		entry_release(&fresh);
-		return NULL;
-	}
-	if (slot) {
-		entry_release(e); /* a hash collision */
-	} else {
-		if (c->n >= c->max) {
-			c->st.evictions += c->n;
-			cache_clear(c);
-		}
-		ALLOC_GROW(c->entries, c->n + 1, c->cap);
-		e = &c->entries[c->n++];
-		u64map_put(&c->index, key, c->n);
-	}
-	*e = fresh;
-	return e;
+	return name_cache_get(c->nc, &key, m && o ? cache_read : NULL, &r);
 }
 
 const struct perl_sub *perl_cache_sub(struct perl_cache *c, uint32_t pid, uint64_t sub,
 				      struct procmem *m, const struct perl_offsets *o)
 {
-	struct cache_entry *e;
+	const union cache_value *v;
 
 	if (!(sub & PERL_ADDR_MASK)) {
 		static const struct perl_sub main_sub = { (char *)"<main>" };
 
 		return &main_sub;
 	}
-	e = get(c, pid, sub, ENT_SUB, -1, m, o);
-	return e ? &e->sub : NULL;
+	v = get(c, pid, sub, ENT_SUB, 0, m, o);
+	return v ? &v->sub : NULL;
 }
 
 const struct perl_cop *perl_cache_cop(struct perl_cache *c, uint32_t pid, uint64_t cop,
 				      uint32_t line_byte, struct procmem *m,
 				      const struct perl_offsets *o)
 {
-	struct cache_entry *e = get(c, pid, cop, ENT_COP, (int32_t)(line_byte & 0xff), m, o);
+	const union cache_value *v = get(c, pid, cop, ENT_COP, line_byte & 0xff, m, o);
 
-	return e ? &e->cop : NULL;
+	return v ? &v->cop : NULL;
 }
 
 void perl_cache_forget_pid(struct perl_cache *c, uint32_t pid)
 {
-	size_t i, j = 0;
-
-	for (i = 0; i < c->n; i++) {
-		if (c->entries[i].pid == pid)
-			entry_release(&c->entries[i]);
-		else
-			c->entries[j++] = c->entries[i];
-	}
-	c->n = j;
-	u64map_release(&c->index);
-	u64map_init(&c->index);
-	for (i = 0; i < c->n; i++)
-		u64map_put(&c->index, cache_key(c->entries[i].pid, c->entries[i].addr,
-						c->entries[i].kind, c->entries[i].line_byte), i + 1);
+	name_cache_forget_pid(c->nc, pid);
 }
 
-void perl_cache_stats(const struct perl_cache *c, struct perl_cache_stats *st)
+void perl_cache_stats(const struct perl_cache *c, struct name_cache_stats *st)
 {
-	*st = c->st;
-	st->entries = c->n;
+	name_cache_stats(c->nc, st);
 }

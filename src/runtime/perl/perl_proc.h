@@ -15,7 +15,8 @@
  * stash's name (`__ANON__::sub` without a stash), a lexical sub by its own name, `<main>` for
  * the program's file-level code. Statements (struct perl_cop) per (pid, COP address, low byte
  * of the line the walker read), checked against that byte: file and line; a COP address reused
- * by another statement is a new entry next to the old one.
+ * by another statement is a new entry next to the old one. Both are kept in one cache
+ * (struct perl_cache, a runtime/name_cache.h).
  *
  * Ownership: struct perl_process is freed with perl_proc_free(), caches with
  * perl_cache_free(); strings they return live until the next call that may evict, or the free.
@@ -27,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/name_cache.h"
 #include "runtime/perl/perl.h"
 #include "runtime/procmem.h"
 
@@ -110,10 +112,6 @@ const struct perl_cop *perl_cache_cop(struct perl_cache *c, uint32_t pid, uint64
 				      uint32_t line_byte, struct procmem *m,
 				      const struct perl_offsets *o);
 void perl_cache_forget_pid(struct perl_cache *c, uint32_t pid);
-struct perl_cache_stats {
-	uint64_t lookups, hits, reads, read_errors, checksum_mismatches, evictions;
-	size_t entries;
-};
-void perl_cache_stats(const struct perl_cache *c, struct perl_cache_stats *st);
+void perl_cache_stats(const struct perl_cache *c, struct name_cache_stats *st);
 
 #endif

@@ -246,7 +246,7 @@ static void perl_release(void *state, void *inst)
 static void perl_print_stats(void *state, FILE *f)
 {
 	struct perl_state *s = state;
-	struct perl_cache_stats cs;
+	struct name_cache_stats cs;
 	uint64_t b[PLSTAT__COUNT];
 
 	perl_cache_stats(s->cache, &cs);

@@ -3,9 +3,9 @@
 #include "runtime/php/php_proc.h"
 #include "agent/elf.h"
 #include "lib/alloc.h"
-#include "lib/hash.h"
 #include "lib/log.h"
 #include "runtime/code.h"
+#include "runtime/name_cache.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -487,129 +487,88 @@ int php_proc_script(struct php_process *p, const char **script)
 	return 0;
 }
 
-/* --- cache */
-
-struct cache_entry {
-	uint32_t pid;
-	uint32_t info;
-	uint64_t addr;
-	struct php_func f;
-};
+/* --- cache: a name_cache of struct php_func keyed by (pid, address, call info, checksum) */
 
 struct php_cache {
-	struct u64map index;
-	struct cache_entry *entries;
-	size_t n, cap, max;
-	struct php_cache_stats st;
+	struct name_cache *nc;
 };
 
-/* File-level code is named by its call info ({main} or {include}): part of the key. */
-static uint64_t cache_key(uint32_t pid, uint64_t addr, uint32_t info)
-{
-	uint64_t k = hash_combine(hash_u64(((uint64_t)pid << 8 | (info & 3)) + 1), addr);
+struct cache_reader {
+	struct procmem *m;
+	const struct php_offsets *o;
+	uint32_t call_info;
+};
 
-	return (k == 0 || k == ~0ULL) ? 1 : k;
+static int cache_read(void *arg, const struct name_cache_key *key, void *value)
+{
+	struct cache_reader *r = arg;
+
+	return php_func_read(r->m, r->o, key->addr, r->call_info, value);
 }
+
+static int cache_same(const struct name_cache_key *key, const void *value)
+{
+	const struct php_func *f = value;
+
+	return f->checksum == key->ident;
+}
+
+static void cache_release(const struct name_cache_key *key, void *value)
+{
+	php_func_release(value);
+}
+
+/* One entry per (pid, address, call info): the checksum is left out of the hash, so a function
+ * read with a new checksum replaces the one that was at its address. */
+static uint64_t cache_hash(const struct name_cache_key *key)
+{
+	struct name_cache_key k = *key;
+
+	k.ident = 0;
+	return name_cache_hash(&k);
+}
+
+static const struct name_cache_ops cache_ops = {
+	.value_size = sizeof(struct php_func),
+	.release = cache_release,
+	.same = cache_same,
+	.hash = cache_hash,
+};
 
 struct php_cache *php_cache_new(size_t max_entries)
 {
 	struct php_cache *c = xcalloc(1, sizeof(*c));
 
-	u64map_init(&c->index);
-	c->max = max_entries ? max_entries : 65536;
+	c->nc = name_cache_new(&cache_ops, max_entries);
 	return c;
-}
-
-static void cache_clear(struct php_cache *c)
-{
-	size_t i;
-
-	for (i = 0; i < c->n; i++)
-		php_func_release(&c->entries[i].f);
-	c->n = 0;
-	u64map_release(&c->index);
-	u64map_init(&c->index);
 }
 
 void php_cache_free(struct php_cache *c)
 {
 	if (!c)
 		return;
-	cache_clear(c);
-	xfree(c->entries);
+	name_cache_free(c->nc);
 	xfree(c);
 }
 
+/* File-level code is named by its call info ({main} or {include}): part of the key. */
 const struct php_func *php_cache_get(struct php_cache *c, uint32_t pid, uint64_t addr,
 				     uint32_t checksum, uint32_t call_info, struct procmem *m,
 				     const struct php_offsets *o)
 {
-	uint64_t key = cache_key(pid, addr, call_info), *slot;
-	struct cache_entry *e = NULL;
-	struct php_func f;
+	struct name_cache_key key = { .pid = pid, .tag = call_info & 3, .addr = addr,
+				      .ident = checksum };
+	struct cache_reader r = { m, o, call_info };
 
-	c->st.lookups++;
-	slot = u64map_get(&c->index, key);
-	if (slot) {
-		e = &c->entries[*slot - 1];
-		if (e->pid == pid && e->addr == addr && (e->info & 3) == (call_info & 3) &&
-		    e->f.checksum == checksum) {
-			c->st.hits++;
-			return &e->f;
-		}
-		if (e->pid == pid && e->addr == addr)
-			c->st.checksum_mismatches++;
-	}
-	if (!m || !o)
-		return NULL;
-	c->st.reads++;
-	if (php_func_read(m, o, addr, call_info, &f) < 0) {
-		c->st.read_errors++;
-		return NULL;
-	}
-	if (f.checksum != checksum) {
-		c->st.checksum_mismatches++;
-		php_func_release(&f);
-		return NULL;
-	}
-	if (slot) {
-		php_func_release(&e->f);
-	} else {
-		if (c->n >= c->max) {
-			c->st.evictions += c->n;
-			cache_clear(c);
-		}
-		ALLOC_GROW(c->entries, c->n + 1, c->cap);
-		e = &c->entries[c->n++];
-		u64map_put(&c->index, key, c->n);
-	}
-	e->pid = pid;
-	e->addr = addr;
-	e->info = call_info;
-	e->f = f;
-	return &e->f;
+	return name_cache_get(c->nc, &key, m && o ? cache_read : NULL, &r);
 }
 
 void php_cache_forget_pid(struct php_cache *c, uint32_t pid)
 {
-	size_t i, j = 0;
-
-	for (i = 0; i < c->n; i++) {
-		if (c->entries[i].pid == pid)
-			php_func_release(&c->entries[i].f);
-		else
-			c->entries[j++] = c->entries[i];
-	}
-	c->n = j;
-	u64map_release(&c->index);
-	u64map_init(&c->index);
-	for (i = 0; i < c->n; i++)
-		u64map_put(&c->index, cache_key(c->entries[i].pid, c->entries[i].addr,
-						c->entries[i].info), i + 1);
+	name_cache_forget_pid(c->nc, pid);
 }
 
-void php_cache_stats(const struct php_cache *c, struct php_cache_stats *st)
+void php_cache_stats(const struct php_cache *c, struct name_cache_stats *st)
 {
-	*st = c->st;
-	st->entries = c->n;
+	name_cache_stats(c->nc, st);
 }

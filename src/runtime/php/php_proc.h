@@ -12,8 +12,8 @@
  *   php_proc_validate() when PHP code runs: every frame's function must be a function with a
  *                       name and file that are zend_strings.
  *
- * Functions (struct php_func) are read per (pid, address) and cached with the walker's
- * checksum (php.h: php_checksum()), so a reused address is caught. Names: `Class::method`,
+ * Functions (struct php_func) are read per (pid, address) and cached (a runtime/name_cache.h)
+ * with the walker's checksum (php.h: php_checksum()), so a reused address is caught. Names: `Class::method`,
  * `function`, `{main}` (the top of a request), `{include}` (a file's code run by include or
  * require), `{eval}`; internal functions by their name (`gzcompress`).
  *
@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/name_cache.h"
 #include "runtime/php/php.h"
 #include "runtime/procmem.h"
 
@@ -110,10 +111,6 @@ const struct php_func *php_cache_get(struct php_cache *c, uint32_t pid, uint64_t
 				     uint32_t checksum, uint32_t call_info, struct procmem *m,
 				     const struct php_offsets *o);
 void php_cache_forget_pid(struct php_cache *c, uint32_t pid);
-struct php_cache_stats {
-	uint64_t lookups, hits, reads, read_errors, checksum_mismatches, evictions;
-	size_t entries;
-};
-void php_cache_stats(const struct php_cache *c, struct php_cache_stats *st);
+void php_cache_stats(const struct php_cache *c, struct name_cache_stats *st);
 
 #endif

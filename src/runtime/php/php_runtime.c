@@ -314,7 +314,7 @@ static void php_release(void *state, void *inst)
 static void php_print_stats(void *state, FILE *f)
 {
 	struct php_state *s = state;
-	struct php_cache_stats cs;
+	struct name_cache_stats cs;
 	uint64_t b[PHPSTAT__COUNT];
 
 	php_cache_stats(s->cache, &cs);

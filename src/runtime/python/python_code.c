@@ -1,9 +1,9 @@
 /* python_code.c: code objects, strings and line tables read from CPython process memory, and
  * the per-(pid, address) cache of decoded code objects (python_code.h). */
 #include "runtime/python/python_code.h"
+#include "runtime/name_cache.h"
 #include "runtime/procmem.h"
 #include "lib/alloc.h"
-#include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/utf8.h"
 
@@ -400,59 +400,58 @@ int python_code_read(struct procmem *m, const struct py_offsets *off,
 	return rc;
 }
 
-/* --- cache */
-
-struct cache_entry {
-	uint32_t pid;
-	uint64_t addr;
-	struct python_code code;
-};
+/* --- cache: a name_cache of struct python_code keyed by (pid, address, checksum) */
 
 struct python_code_cache {
-	struct u64map index; /* key(pid, addr, checksum) -> entry index + 1 */
-	struct cache_entry *entries;
-	size_t n, cap, max;
-	struct python_code_cache_stats st;
+	struct name_cache *nc;
 };
 
-static uint64_t cache_key(uint32_t pid, uint64_t addr, uint32_t checksum)
-{
-	uint64_t k = hash_combine(hash_u64(((uint64_t)checksum << 32 | pid) + 1), addr);
+struct code_reader {
+	struct procmem *m;
+	const struct py_offsets *off;
+	const struct python_types *types;
+};
 
-	return (k == 0 || k == ~0ULL) ? 1 : k;
+static int cache_read(void *arg, const struct name_cache_key *key, void *value)
+{
+	struct code_reader *r = arg;
+
+	return python_code_read(r->m, r->off, r->types, key->addr, value, NULL);
 }
+
+static int cache_same(const struct name_cache_key *key, const void *value)
+{
+	const struct python_code *code = value;
+
+	return code->checksum == key->ident;
+}
+
+static void cache_release(const struct name_cache_key *key, void *value)
+{
+	python_code_release(value);
+}
+
+static const struct name_cache_ops cache_ops = {
+	.value_size = sizeof(struct python_code),
+	.release = cache_release,
+	.same = cache_same,
+};
 
 struct python_code_cache *python_code_cache_new(size_t max_entries)
 {
 	struct python_code_cache *cc = xcalloc(1, sizeof(*cc));
 
-	u64map_init(&cc->index);
-	cc->max = max_entries ? max_entries : 65536;
+	cc->nc = name_cache_new(&cache_ops, max_entries);
 	return cc;
-}
-
-static void cache_clear(struct python_code_cache *cc)
-{
-	size_t i;
-
-	for (i = 0; i < cc->n; i++)
-		python_code_release(&cc->entries[i].code);
-	cc->n = 0;
-	u64map_release(&cc->index);
-	u64map_init(&cc->index);
 }
 
 void python_code_cache_free(struct python_code_cache *cc)
 {
 	if (!cc)
 		return;
-	cache_clear(cc);
-	xfree(cc->entries);
+	name_cache_free(cc->nc);
 	xfree(cc);
 }
-
-static const struct python_code *cache_put(struct python_code_cache *cc, uint32_t pid,
-					   uint64_t addr, struct python_code *code);
 
 const struct python_code *python_code_cache_get(struct python_code_cache *cc, uint32_t pid,
 						uint64_t addr, uint32_t checksum,
@@ -460,91 +459,26 @@ const struct python_code *python_code_cache_get(struct python_code_cache *cc, ui
 						const struct py_offsets *off,
 						const struct python_types *types)
 {
-	uint64_t key = cache_key(pid, addr, checksum), *slot;
-	struct cache_entry *e;
-	struct python_code code;
+	struct name_cache_key key = { .pid = pid, .addr = addr, .ident = checksum };
+	struct code_reader r = { m, off, types };
 
-	cc->st.lookups++;
-	slot = u64map_get(&cc->index, key);
-	if (slot) {
-		e = &cc->entries[*slot - 1];
-		if (e->pid == pid && e->addr == addr && e->code.checksum == checksum) {
-			cc->st.hits++;
-			return &e->code;
-		}
-	}
-	if (!m || !off)
-		return NULL;
-	cc->st.reads++;
-	if (python_code_read(m, off, types, addr, &code, NULL) < 0) {
-		cc->st.read_errors++;
-		return NULL;
-	}
-	if (code.checksum != checksum) {
-		/* The address holds another code object now: the sample's is gone. */
-		cc->st.checksum_mismatches++;
-		python_code_release(&code);
-		return NULL;
-	}
-	return cache_put(cc, pid, addr, &code);
-}
-
-/* Stores code (taken over) as the entry of (pid, addr, code->checksum). */
-static const struct python_code *cache_put(struct python_code_cache *cc, uint32_t pid,
-					   uint64_t addr, struct python_code *code)
-{
-	uint64_t key = cache_key(pid, addr, code->checksum), *slot;
-	struct cache_entry *e;
-
-	slot = u64map_get(&cc->index, key);
-	if (slot) {
-		/* the same identity, or a hash collision: replace in place */
-		e = &cc->entries[*slot - 1];
-		python_code_release(&e->code);
-	} else {
-		if (cc->n >= cc->max) {
-			cc->st.evictions += cc->n;
-			cache_clear(cc);
-		}
-		ALLOC_GROW(cc->entries, cc->n + 1, cc->cap);
-		e = &cc->entries[cc->n++];
-		u64map_put(&cc->index, key, cc->n);
-	}
-	e->pid = pid;
-	e->addr = addr;
-	e->code = *code;
-	memset(code, 0, sizeof(*code));
-	return &e->code;
+	return name_cache_get(cc->nc, &key, m && off ? cache_read : NULL, &r);
 }
 
 const struct python_code *python_code_cache_put(struct python_code_cache *cc, uint32_t pid,
 						uint64_t addr, struct python_code *code)
 {
-	cc->st.from_refs++;
-	return cache_put(cc, pid, addr, code);
+	struct name_cache_key key = { .pid = pid, .addr = addr, .ident = code->checksum };
+
+	return name_cache_put(cc->nc, &key, code);
 }
 
 void python_code_cache_forget_pid(struct python_code_cache *cc, uint32_t pid)
 {
-	size_t i, j = 0;
-
-	for (i = 0; i < cc->n; i++) {
-		if (cc->entries[i].pid == pid)
-			python_code_release(&cc->entries[i].code);
-		else
-			cc->entries[j++] = cc->entries[i];
-	}
-	cc->n = j;
-	u64map_release(&cc->index);
-	u64map_init(&cc->index);
-	for (i = 0; i < cc->n; i++)
-		u64map_put(&cc->index, cache_key(cc->entries[i].pid, cc->entries[i].addr,
-						  cc->entries[i].code.checksum), i + 1);
+	name_cache_forget_pid(cc->nc, pid);
 }
 
-void python_code_cache_stats(const struct python_code_cache *cc,
-			     struct python_code_cache_stats *st)
+void python_code_cache_stats(const struct python_code_cache *cc, struct name_cache_stats *st)
 {
-	*st = cc->st;
-	st->entries = cc->n;
+	name_cache_stats(cc->nc, st);
 }

@@ -14,11 +14,12 @@
  *   3.11+    co_linetable   python_line_311(), offset in bytes (code units * 2)
  * Each returns the line, or -1 when the instruction has no line.
  *
- * The cache (struct python_code_cache) keeps decoded code objects per (pid, address, checksum):
- * a reused address is caught (a new checksum) and read as a new entry, next to the code object
- * that was there before, whose samples may still wait to be symbolized (a module body's code
- * object dies when its import ends, and the next one is often allocated at its address);
- * entries stay after the process exits. Strings returned by the cache are owned by it and valid
+ * The cache (struct python_code_cache, a runtime/name_cache.h of struct python_code) keeps
+ * decoded code objects per (pid, address, checksum): a reused address is caught (a new
+ * checksum) and read as a new entry, next to the code object that was there before, whose
+ * samples may still wait to be symbolized (a module body's code object dies when its import
+ * ends, and the next one is often allocated at its address); entries stay after the process
+ * exits. Strings returned by the cache are owned by it and valid
  * until the next python_code_cache_get() (which may evict) or python_code_cache_free(). */
 #ifndef SCORCH_AGENT_PYTHON_CODE_H
 #define SCORCH_AGENT_PYTHON_CODE_H
@@ -27,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/name_cache.h"
 #include "runtime/python/python.h"
 
 struct errmsg;
@@ -105,12 +107,7 @@ const struct python_code *python_code_cache_put(struct python_code_cache *cc, ui
 /* Drop every entry of pid (e.g. when the pid is reused by a new process). */
 void python_code_cache_forget_pid(struct python_code_cache *cc, uint32_t pid);
 
-struct python_code_cache_stats {
-	uint64_t lookups, hits, reads, read_errors, checksum_mismatches, evictions;
-	uint64_t from_refs; /* entries made by python_code_cache_put() */
-	size_t entries;
-};
-void python_code_cache_stats(const struct python_code_cache *cc,
-			     struct python_code_cache_stats *st);
+/* puts: the entries made by python_code_cache_put() (from the walker's refs). */
+void python_code_cache_stats(const struct python_code_cache *cc, struct name_cache_stats *st);
 
 #endif

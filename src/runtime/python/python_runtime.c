@@ -290,7 +290,7 @@ static void py_release(void *state, void *inst)
 static void py_print_stats(void *state, FILE *f)
 {
 	struct py_state *s = state;
-	struct python_code_cache_stats cs;
+	struct name_cache_stats cs;
 	uint64_t b[PYSTAT__COUNT];
 
 	python_code_cache_stats(s->cache, &cs);
@@ -304,7 +304,7 @@ static void py_print_stats(void *state, FILE *f)
 		s->live, (unsigned long long)s->frames, (unsigned long long)cs.lookups,
 		(unsigned long long)cs.hits, (unsigned long long)cs.reads,
 		(unsigned long long)cs.read_errors, (unsigned long long)cs.checksum_mismatches,
-		(unsigned long long)cs.from_refs,
+		(unsigned long long)cs.puts,
 		(unsigned long long)s->checks.validations,
 		(unsigned long long)s->checks.validation_retries,
 		(unsigned long long)s->checks.failures, (unsigned long long)b[PYSTAT_SAMPLES],

@@ -334,7 +334,7 @@ static void rb_release(void *state, void *inst)
 static void rb_print_stats(void *state, FILE *f)
 {
 	struct rb_state *s = state;
-	struct ruby_cache_stats cs;
+	struct name_cache_stats cs;
 	uint64_t b[RBSTAT__COUNT];
 
 	ruby_cache_stats(s->cache, &cs);

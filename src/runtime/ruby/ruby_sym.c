@@ -2,7 +2,7 @@
  * (ruby_sym.h). */
 #include "runtime/ruby/ruby_sym.h"
 #include "lib/alloc.h"
-#include "lib/hash.h"
+#include "runtime/name_cache.h"
 #include "runtime/procmem.h"
 
 #include <errno.h>
@@ -507,172 +507,101 @@ int ruby_frame_name(const struct ruby_iseq *is, const struct ruby_cme *cme, char
 	return 0;
 }
 
-/* --- cache */
+/* --- cache: a name_cache keyed by (pid, address, kind, mask << 32 | checksum) */
 
 enum { ENT_ISEQ = 1, ENT_CME = 2 };
 
-struct cache_entry {
-	uint32_t pid;
-	uint8_t kind;
-	uint64_t addr;
-	uint32_t checksum, mask; /* the checksum bits of the word it was read for */
-	union {
-		struct ruby_iseq iseq;
-		struct ruby_cme cme;
-	} u;
+/* One entry per identity of an address (the checksum bits a word carries): an object freed and
+ * its address reused keeps its entry for the samples that still name it. */
+union cache_value {
+	struct ruby_iseq iseq;
+	struct ruby_cme cme;
 };
 
 struct ruby_cache {
-	struct u64map index; /* key(pid, addr, kind, checksum, mask) -> entry index + 1 */
-	struct cache_entry *entries;
-	size_t n, cap, max;
-	struct ruby_cache_stats st;
+	struct name_cache *nc;
 };
 
-/* One entry per identity of an address (checksum): an object freed and its address reused
- * keeps its entry for the samples that still name it. */
-static uint64_t cache_key(uint32_t pid, uint64_t addr, uint8_t kind, uint32_t checksum,
-			  uint32_t mask)
+static int cache_read(void *arg, const struct name_cache_key *key, void *value)
 {
-	uint64_t k = hash_combine(hash_combine(hash_u64(((uint64_t)pid << 8 | kind) + 1), addr),
-				  (uint64_t)mask << 32 | checksum);
+	union cache_value *v = value;
 
-	return (k == 0 || k == ~0ULL) ? 1 : k;
+	return key->tag == ENT_ISEQ ? ruby_iseq_read(arg, key->addr, &v->iseq)
+				    : ruby_cme_read(arg, key->addr, &v->cme);
 }
 
-static void entry_release(struct cache_entry *e)
+static int cache_same(const struct name_cache_key *key, const void *value)
 {
-	if (e->kind == ENT_ISEQ)
-		ruby_iseq_release(&e->u.iseq);
+	const union cache_value *v = value;
+	uint32_t checksum = key->tag == ENT_ISEQ ? v->iseq.checksum : v->cme.checksum;
+
+	return (checksum & (uint32_t)(key->ident >> 32)) == (uint32_t)key->ident;
+}
+
+static void cache_release(const struct name_cache_key *key, void *value)
+{
+	union cache_value *v = value;
+
+	if (key->tag == ENT_ISEQ)
+		ruby_iseq_release(&v->iseq);
 	else
-		ruby_cme_release(&e->u.cme);
+		ruby_cme_release(&v->cme);
 }
+
+static const struct name_cache_ops cache_ops = {
+	.value_size = sizeof(union cache_value),
+	.release = cache_release,
+	.same = cache_same,
+};
 
 struct ruby_cache *ruby_cache_new(size_t max_entries)
 {
 	struct ruby_cache *c = xcalloc(1, sizeof(*c));
 
-	u64map_init(&c->index);
-	c->max = max_entries ? max_entries : 65536;
+	c->nc = name_cache_new(&cache_ops, max_entries);
 	return c;
-}
-
-static void cache_clear(struct ruby_cache *c)
-{
-	size_t i;
-
-	for (i = 0; i < c->n; i++)
-		entry_release(&c->entries[i]);
-	c->n = 0;
-	u64map_release(&c->index);
-	u64map_init(&c->index);
 }
 
 void ruby_cache_free(struct ruby_cache *c)
 {
 	if (!c)
 		return;
-	cache_clear(c);
-	xfree(c->entries);
+	name_cache_free(c->nc);
 	xfree(c);
 }
 
-static uint32_t entry_checksum(const struct cache_entry *e)
+static const union cache_value *cache_get(struct ruby_cache *c, uint32_t pid, uint64_t addr,
+					  uint32_t kind, uint32_t checksum, uint32_t mask,
+					  struct ruby_mem *rm)
 {
-	return e->kind == ENT_ISEQ ? e->u.iseq.checksum : e->u.cme.checksum;
-}
+	struct name_cache_key key = { .pid = pid, .tag = kind, .addr = addr,
+				      .ident = (uint64_t)mask << 32 | checksum };
 
-static struct cache_entry *cache_get(struct ruby_cache *c, uint32_t pid, uint64_t addr,
-				     uint8_t kind, uint32_t checksum, uint32_t mask,
-				     struct ruby_mem *rm)
-{
-	uint64_t key = cache_key(pid, addr, kind, checksum, mask), *slot;
-	struct cache_entry *e = NULL, fresh;
-	int rc;
-
-	c->st.lookups++;
-	slot = u64map_get(&c->index, key);
-	if (slot) {
-		e = &c->entries[*slot - 1];
-		if (e->pid == pid && e->addr == addr && e->kind == kind && e->mask == mask &&
-		    e->checksum == checksum) {
-			c->st.hits++;
-			return e;
-		}
-	}
-	if (!rm)
-		return NULL;
-	c->st.reads++;
-	memset(&fresh, 0, sizeof(fresh));
-	fresh.pid = pid;
-	fresh.kind = kind;
-	fresh.addr = addr;
-	fresh.checksum = checksum;
-	fresh.mask = mask;
-	rc = kind == ENT_ISEQ ? ruby_iseq_read(rm, addr, &fresh.u.iseq)
-			      : ruby_cme_read(rm, addr, &fresh.u.cme);
-	if (rc < 0) {
-		c->st.read_errors++;
-		return NULL;
-	}
-	if ((entry_checksum(&fresh) & mask) != checksum) {
-		/* the address holds another object now: the sample's is gone */
-		c->st.checksum_mismatches++;
-		entry_release(&fresh);
-		return NULL;
-	}
-	if (slot) {
-		entry_release(e); /* a hash collision */
-	} else {
-		if (c->n >= c->max) {
-			c->st.evictions += c->n;
-			cache_clear(c);
-		}
-		ALLOC_GROW(c->entries, c->n + 1, c->cap);
-		e = &c->entries[c->n++];
-		u64map_put(&c->index, key, c->n);
-	}
-	*e = fresh;
-	return e;
+	return name_cache_get(c->nc, &key, rm ? cache_read : NULL, rm);
 }
 
 const struct ruby_iseq *ruby_cache_iseq(struct ruby_cache *c, uint32_t pid, uint64_t addr,
 					uint32_t checksum, struct ruby_mem *rm)
 {
-	struct cache_entry *e = cache_get(c, pid, addr, ENT_ISEQ, checksum, 0xffffff, rm);
+	const union cache_value *v = cache_get(c, pid, addr, ENT_ISEQ, checksum, 0xffffff, rm);
 
-	return e ? &e->u.iseq : NULL;
+	return v ? &v->iseq : NULL;
 }
 
 const struct ruby_cme *ruby_cache_cme(struct ruby_cache *c, uint32_t pid, uint64_t addr,
 				      uint32_t checksum, uint32_t mask, struct ruby_mem *rm)
 {
-	struct cache_entry *e = cache_get(c, pid, addr, ENT_CME, checksum & mask, mask, rm);
+	const union cache_value *v = cache_get(c, pid, addr, ENT_CME, checksum & mask, mask, rm);
 
-	return e ? &e->u.cme : NULL;
+	return v ? &v->cme : NULL;
 }
 
 void ruby_cache_forget_pid(struct ruby_cache *c, uint32_t pid)
 {
-	size_t i, j = 0;
-
-	for (i = 0; i < c->n; i++) {
-		if (c->entries[i].pid == pid)
-			entry_release(&c->entries[i]);
-		else
-			c->entries[j++] = c->entries[i];
-	}
-	c->n = j;
-	u64map_release(&c->index);
-	u64map_init(&c->index);
-	for (i = 0; i < c->n; i++)
-		u64map_put(&c->index, cache_key(c->entries[i].pid, c->entries[i].addr,
-						c->entries[i].kind, c->entries[i].checksum,
-						c->entries[i].mask), i + 1);
+	name_cache_forget_pid(c->nc, pid);
 }
 
-void ruby_cache_stats(const struct ruby_cache *c, struct ruby_cache_stats *st)
+void ruby_cache_stats(const struct ruby_cache *c, struct name_cache_stats *st)
 {
-	*st = c->st;
-	st->entries = c->n;
+	name_cache_stats(c->nc, st);
 }

@@ -13,11 +13,12 @@
  * from their method entry (`Integer#times`). Lines come from the iseq's instruction table
  * (the succinct index of insns_info, as rb_iseq_line_no() reads it).
  *
- * The cache (struct ruby_cache) keeps decoded iseqs and method entries per (pid, address,
- * checksum the walker computed: ruby.h, rb_checksum()): a reused address is caught and read as
- * a new entry, next to the object that was there before, whose samples may still wait to be
- * symbolized; entries stay after the process exits (its last samples still need them). Pointers
- * returned by the cache are valid until its next get (which may evict) or ruby_cache_free(). */
+ * The cache (struct ruby_cache, a runtime/name_cache.h) keeps decoded iseqs and method entries
+ * per (pid, address, checksum the walker computed: ruby.h, rb_checksum()): a reused address is
+ * caught and read as a new entry, next to the object that was there before, whose samples may
+ * still wait to be symbolized; entries stay after the process exits (its last samples still
+ * need them). Pointers returned by the cache are valid until its next get (which may evict) or
+ * ruby_cache_free(). */
 #ifndef SCORCH_RUNTIME_RUBY_SYM_H
 #define SCORCH_RUNTIME_RUBY_SYM_H
 
@@ -25,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/name_cache.h"
 #include "runtime/ruby/ruby.h"
 
 struct procmem;
@@ -127,10 +129,6 @@ const struct ruby_cme *ruby_cache_cme(struct ruby_cache *c, uint32_t pid, uint64
 				      uint32_t checksum, uint32_t mask, struct ruby_mem *rm);
 void ruby_cache_forget_pid(struct ruby_cache *c, uint32_t pid);
 
-struct ruby_cache_stats {
-	uint64_t lookups, hits, reads, read_errors, checksum_mismatches, evictions;
-	size_t entries;
-};
-void ruby_cache_stats(const struct ruby_cache *c, struct ruby_cache_stats *st);
+void ruby_cache_stats(const struct ruby_cache *c, struct name_cache_stats *st);
 
 #endif
