@@ -112,7 +112,7 @@ static void *store(struct name_cache *c, const struct name_cache_key *key, uint6
 }
 
 const void *name_cache_get(struct name_cache *c, const struct name_cache_key *key,
-			   name_cache_read_fn read, void *arg)
+			   name_cache_read_fn reader, void *arg)
 {
 	uint64_t h = key_hash(c, key), *slot;
 
@@ -128,11 +128,11 @@ const void *name_cache_get(struct name_cache *c, const struct name_cache_key *ke
 		if (e->pid == key->pid && e->addr == key->addr && e->tag == key->tag)
 			c->st.checksum_mismatches++; /* the entry there is of another object */
 	}
-	if (!read)
+	if (!reader)
 		return NULL;
 	c->st.reads++;
 	memset(c->fresh, 0, c->ops.value_size);
-	if (read(arg, key, c->fresh) < 0) {
+	if (reader(arg, key, c->fresh) < 0) {
 		c->st.read_errors++;
 		return NULL;
 	}

@@ -69,11 +69,11 @@ struct name_cache;
 struct name_cache *name_cache_new(const struct name_cache_ops *ops, size_t max_entries);
 void name_cache_free(struct name_cache *c);
 
-/* The value of key: cached, or read through read(arg, ...) and cached. read NULL: cached
+/* The value of key: cached, or read through reader(arg, ...) and cached. reader NULL: cached
  * entries only (the process is gone). NULL when it cannot be had: not cached and no reader,
  * a read error, or what is at the address now is not the key's object. */
 const void *name_cache_get(struct name_cache *c, const struct name_cache_key *key,
-			   name_cache_read_fn read, void *arg);
+			   name_cache_read_fn reader, void *arg);
 /* Stores value (value_size bytes, taken over and zeroed) as the entry of key, replacing the
  * entry of the same hash. Counted in puts, not in lookups. Returns the stored value. */
 const void *name_cache_put(struct name_cache *c, const struct name_cache_key *key, void *value);
