@@ -327,24 +327,31 @@ static size_t runtime_locations(struct agg *a, struct profile *p, uint32_t pid, 
 	return used;
 }
 
-static uint32_t marker_location(struct profile *p, uint64_t code)
+const char *agg_marker_name(uint64_t code)
 {
 	switch (code) {
 	case FW_MARKER_TRUNCATED:
-		return special_location(p, "[truncated]");
+		return "[truncated]";
 	case FW_MARKER_UNWIND_ERROR:
-		return special_location(p, "[unwind error]");
+		return "[unwind error]";
 	case FW_MARKER_STACK_SWITCH:
-		return special_location(p, "[stack switch]");
+		return "[stack switch]";
 	case FW_MARKER_EXEC:
-		return special_location(p, "[exec]");
+		return "[exec]";
 	case FW_MARKER_EXITED:
-		return special_location(p, "[exited]");
+		return "[exited]";
 	case FW_MARKER_NO_USER:
-		return 0;
+		return NULL;
 	default:
-		return special_location(p, "[unknown marker]");
+		return "[unknown marker]";
 	}
+}
+
+static uint32_t marker_location(struct profile *p, uint64_t code)
+{
+	const char *name = agg_marker_name(code);
+
+	return name ? special_location(p, name) : 0;
 }
 
 /* How many leaf kernel frames of an off-CPU record belong to the probe that took it (the BPF

@@ -37,6 +37,9 @@ void agg_reset(struct agg *a);
 /* Count one EVENT_SAMPLE record of size bytes (as read from the ring buffer). Returns 0,
  * -EINVAL for a malformed record, -ENOSPC when the stack cap was hit. */
 int agg_add_record(struct agg *a, const struct event_hdr *hdr, size_t size);
+/* The frame a marker word (FW_TAG_MARKER, its data: enum fw_marker) stands for in a profile,
+ * e.g. "[unwind error]"; NULL for one that adds no frame (FW_MARKER_NO_USER). */
+const char *agg_marker_name(uint64_t code);
 
 uint64_t agg_samples(const struct agg *a);  /* CPU samples counted */
 uint64_t agg_offcpu_records(const struct agg *a); /* off-CPU records counted (SAMPLE_F_OFFCPU) */

@@ -49,6 +49,8 @@ struct uenv {
 	size_t ndeferred, dpos;
 	int pid;
 	struct unw_state *st;     /* for the runtime step's emit() */
+	const struct unwind_source *src; /* a replay case's memory and tables, or NULL */
+	const struct unwind_tap *tap;    /* who watches what the unwind reads, or NULL */
 };
 
 static int uenv_read(struct unw_state *st, __u64 addr, __u64 *out);
@@ -1327,30 +1329,47 @@ static int uenv_read(struct unw_state *st, __u64 addr, __u64 *out)
 	const struct uenv *env = (const struct uenv *)(uintptr_t)st->env;
 	struct iovec local = { out, 8 }, remote = { (void *)(uintptr_t)addr, 8 };
 
+	if (env->src)
+		return env->src->read(env->src->ctx, addr, (uint64_t *)out);
 	if (addr < env->sp0 || addr - env->sp0 > env->len || env->len - (addr - env->sp0) < 8) {
 		/* The stack the thread switched away from (a switch was followed): its frames
 		 * stay as they are while the thread runs on the other stack, so the live
 		 * process has them; the snapshot holds only the current stack. */
-		if (!st->switches || env->pid <= 0)
+		if ((!st->switches && !env->tap) || env->pid <= 0 ||
+		    process_vm_readv(env->pid, &local, 1, &remote, 1, 0) != 8)
 			return -1;
-		return process_vm_readv(env->pid, &local, 1, &remote, 1, 0) == 8 ? 0 : -1;
+	} else {
+		memcpy(out, env->stack + (addr - env->sp0), 8);
 	}
-	memcpy(out, env->stack + (addr - env->sp0), 8);
+	if (env->tap)
+		env->tap->read(env->tap->ctx, addr, out, 8);
 	return 0;
 }
 
 static const struct unwind_mapping *uenv_mapping(struct unw_state *st, uint32_t idx)
 {
 	const struct uenv *env = (const struct uenv *)(uintptr_t)st->env;
+	const struct unwind_mapping *m;
 
-	return idx < env->u->nmaps ? &env->u->maps[idx] : NULL;
+	if (env->src)
+		return env->src->mapping(env->src->ctx, idx);
+	m = idx < env->u->nmaps ? &env->u->maps[idx] : NULL;
+	if (m && env->tap)
+		env->tap->mapping(env->tap->ctx, idx, m);
+	return m;
 }
 
 static const struct unwind_entry *uenv_entry(struct unw_state *st, uint32_t idx)
 {
 	const struct uenv *env = (const struct uenv *)(uintptr_t)st->env;
+	const struct unwind_entry *e;
 
-	return space_entry(env->u, idx);
+	if (env->src)
+		return env->src->entry(env->src->ctx, idx);
+	e = space_entry(env->u, idx);
+	if (e && env->tap)
+		env->tap->entry(env->tap->ctx, idx, e);
+	return e;
 }
 
 static int uenv_emit(struct unw_state *st, uint64_t word)
@@ -1446,12 +1465,13 @@ size_t unwinder_unwind(struct unwinder *u, int pid, uint64_t pc, uint64_t sp, ui
 
 /* unwinder_unwind_deferred() with the unwind's initial flags (UNW_S_OFF_STACK). *result is why
  * the unwind stopped; *switched is set when the stack ends in [stack switch]. */
-static size_t unwind_words(struct unwinder *u, int pid, uint64_t pc, uint64_t sp, uint64_t bp,
-			   const void *stack, size_t len, const uint64_t *deferred,
-			   size_t ndeferred, uint32_t flags, uint64_t *words, size_t max,
-			   uint32_t *result, int *switched)
+static size_t unwind_core(struct unwinder *u, int pid, const struct unwind_source *src,
+			  const struct unwind_tap *tap, uint64_t pc, uint64_t sp, uint64_t bp,
+			  uint64_t fsbase, const void *stack, size_t len, const uint64_t *deferred,
+			  size_t ndeferred, uint32_t flags, uint64_t *words, size_t max,
+			  uint32_t *result, int *switched)
 {
-	struct uproc *p = proc_get(u, pid);
+	struct uproc *p = src ? NULL : proc_get(u, pid);
 	struct unw_state st;
 	struct uenv env;
 	uint32_t i, why;
@@ -1474,19 +1494,28 @@ static size_t unwind_words(struct unwinder *u, int pid, uint64_t pc, uint64_t sp
 	env.dpos = 0;
 	env.pid = pid;
 	env.st = &st;
+	env.src = src;
+	env.tap = tap;
 	st.env = (uint64_t)(uintptr_t)&env;
 	st.pid = (__u32)pid;
 	st.pc = pc;
 	st.sp = sp;
 	st.bp = bp;
 	st.flags = flags & UNW_S_OFF_STACK;
-	if (p && p->published) {
+	st.fsbase = fsbase;
+	if (src) {
+		st.map_first = src->map_first;
+		st.map_count = src->map_count;
+	} else if (p && p->published) {
 		st.map_first = p->first;
 		st.map_count = p->count;
 	}
-	for (i = 0; i < MAX_USER_WORDS; i++)
+	for (i = 0; i < MAX_USER_WORDS; i++) {
+		if (src && src->step)
+			src->step(src->ctx, &st);
 		if (unwind_step(&st))
 			break;
+	}
 	if (i == MAX_USER_WORDS)
 		st.result = USTAT_TRUNCATED;
 	u->st.switches += st.switches;
@@ -1520,6 +1549,38 @@ static size_t unwind_words(struct unwinder *u, int pid, uint64_t pc, uint64_t sp
 	if (result)
 		*result = why;
 	return st.n;
+}
+
+static size_t unwind_words(struct unwinder *u, int pid, uint64_t pc, uint64_t sp, uint64_t bp,
+			   const void *stack, size_t len, const uint64_t *deferred,
+			   size_t ndeferred, uint32_t flags, uint64_t *words, size_t max,
+			   uint32_t *result, int *switched)
+{
+	return unwind_core(u, pid, NULL, NULL, pc, sp, bp, 0, stack, len, deferred, ndeferred,
+			   flags, words, max, result, switched);
+}
+
+size_t unwinder_unwind_from(struct unwinder *u, int pid, const struct unwind_source *src,
+			    const struct unwind_tap *tap, uint64_t pc, uint64_t sp, uint64_t bp,
+			    uint64_t fsbase, const void *stack, size_t len, const uint64_t *deferred,
+			    size_t ndeferred, uint32_t flags, uint64_t *words, size_t max,
+			    uint32_t *result)
+{
+	int switched;
+
+	return unwind_core(u, pid, src, src ? NULL : tap, pc, sp, bp, fsbase, stack, len,
+			   deferred, ndeferred, flags, words, max, result, &switched);
+}
+
+int unwinder_pid_mappings(struct unwinder *u, int pid, uint32_t *first, uint32_t *count)
+{
+	struct uproc *p = proc_get(u, pid);
+
+	if (!p || !p->published)
+		return -ENOENT;
+	*first = p->first;
+	*count = p->count;
+	return 0;
 }
 
 size_t unwinder_unwind_deferred(struct unwinder *u, int pid, uint64_t pc, uint64_t sp,

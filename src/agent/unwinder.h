@@ -172,6 +172,39 @@ size_t unwinder_unwind_deferred(struct unwinder *u, int pid, uint64_t pc, uint64
 				const uint64_t *deferred, size_t ndeferred, uint64_t *words,
 				size_t max, uint32_t *result);
 
+/* REPLAY (src/replay/). The same user-space unwind with its memory, mappings and table
+ * entries from another source: a recorded case (the process, its files and u's tables are not
+ * needed; u only gives the step its options). map_first and map_count start the state; step,
+ * when set, is called before each step (a trace). */
+struct unwind_source {
+	void *ctx;
+	int (*read)(void *ctx, uint64_t addr, uint64_t *out); /* 8 bytes: 0 or -1 */
+	const struct unwind_mapping *(*mapping)(void *ctx, uint32_t idx);
+	const struct unwind_entry *(*entry)(void *ctx, uint32_t idx);
+	void (*step)(void *ctx, const struct unw_state *st);
+	uint32_t map_first, map_count;
+};
+/* What an unwind from the live process and u's tables read (a capture records it): every
+ * 8 bytes of memory, mapping and table entry, as the step gets them. With a tap, the unwind
+ * reads any address from the process (a stopped thread: as BPF does), not only the stack
+ * copy. */
+struct unwind_tap {
+	void *ctx;
+	void (*read)(void *ctx, uint64_t addr, const void *data, size_t len);
+	void (*mapping)(void *ctx, uint32_t idx, const struct unwind_mapping *m);
+	void (*entry)(void *ctx, uint32_t idx, const struct unwind_entry *e);
+};
+/* unwinder_unwind_deferred() from src (NULL: the live process, watched by tap when set), with
+ * the thread's fs base (0: unknown, as in a snapshot) and the unwind's first flags
+ * (UNW_S_OFF_STACK). */
+size_t unwinder_unwind_from(struct unwinder *u, int pid, const struct unwind_source *src,
+			    const struct unwind_tap *tap, uint64_t pc, uint64_t sp, uint64_t bp,
+			    uint64_t fsbase, const void *stack, size_t len, const uint64_t *deferred,
+			    size_t ndeferred, uint32_t flags, uint64_t *words, size_t max,
+			    uint32_t *result);
+/* Where pid's published mappings are (indices of the mapping space): 0 or -ENOENT. */
+int unwinder_pid_mappings(struct unwinder *u, int pid, uint32_t *first, uint32_t *count);
+
 struct unwinder_stats {
 	uint64_t pids;             /* processes published */
 	uint64_t files;            /* files known (their table built or cached) */

@@ -165,6 +165,9 @@ struct unwind_pid {
 				  * reader, which reads what the frames name before the process
 				  * exits or frees it (docs/runtimes.md, "Short-lived processes") */
 
+#define UNW_MAIN_STACK_SPAN (64ULL << 20) /* below mm->start_stack: the main thread's stack (the
+					      * kernel keeps at least 128 MiB free below it); an
+					      * sp elsewhere is UNW_S_OFF_STACK */
 #define UNW_MAX_PID_MAPPINGS 4096   /* mappings per process (16 lookup steps) */
 #define UNW_MAX_FILE_ENTRIES (1u << 24) /* entries per file (24 lookup steps) */
 

@@ -248,8 +248,6 @@ static long unwind_loop_cb(__u32 i, void *data)
 
 /* The end of the stack mapping holding sp, from the VMA (any thread); 0 when the mmap lock is
  * busy (the process is mapping memory right now). */
-#define UNW_MAIN_STACK_SPAN (64ULL << 20) /* below start_stack: the main thread's stack (the
-					      * kernel keeps at least 128 MiB free below it) */
 struct unw_vma_end {
 	__u64 end;
 };

@@ -10,5 +10,7 @@ int cmd_top(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_ci(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_capture(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 
 #endif

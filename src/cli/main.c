@@ -26,6 +26,8 @@ static const struct command commands[] = {
 	{ "server", cmd_server, "run the profile server: ingest, storage, query API" },
 	{ "ci", cmd_ci, "profile a CI job's command, label it with the commit, upload it" },
 	{ "diff", cmd_diff, "compare two profiles or CI runs, per function, with a noise test" },
+	{ "capture", cmd_capture, "keep a live thread's stack as a replay case" },
+	{ "replay", cmd_replay, "unwind replay cases again, without the process or root" },
 	{ NULL, NULL, NULL },
 };
 

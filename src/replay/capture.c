@@ -1,0 +1,242 @@
+/* capture.c: a replay case from a live thread (replay.h, replay_capture()). */
+#include "replay/replay.h"
+
+#include "agent/procmaps.h"
+#include "agent/symbolizer.h"
+#include "agent/unwinder.h"
+#include "lib/alloc.h"
+#include "lib/buf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CAPTURE_STACK_MAX (1u << 20) /* stack bytes copied from sp (the unwind's own copy) */
+
+struct capture {
+	struct replay_case *c;
+	int memfd;
+	const struct procmaps *pm;
+	int err;
+};
+
+/* Keep the whole page(s) holding [addr, addr + len): read again from the stopped process. */
+static void tap_read(void *ctx, uint64_t addr, const void *data, size_t len)
+{
+	struct capture *cp = ctx;
+	uint64_t page = addr & ~(uint64_t)(CASE_PAGE - 1);
+	uint8_t buf[CASE_PAGE];
+
+	(void)data;
+	for (; page < addr + len; page += CASE_PAGE) {
+		if (pread(cp->memfd, buf, CASE_PAGE, (off_t)page) != (ssize_t)CASE_PAGE) {
+			/* the last page of a mapping may end early: keep what was read */
+			if (case_add_mem(cp->c, addr, data, (uint32_t)len) < 0)
+				cp->err = -ENOSPC;
+			return;
+		}
+		if (case_add_mem(cp->c, page, buf, CASE_PAGE) < 0)
+			cp->err = -ENOSPC;
+	}
+}
+
+static const char *file_of(const struct procmaps *pm, uint64_t start, uint64_t end)
+{
+	size_t i;
+
+	for (i = 0; i < pm->n; i++) {
+		const struct procmaps_entry *e = &pm->v[i];
+
+		if (e->start < end && start < e->end)
+			return e->path[0] ? e->path : "";
+	}
+	return "";
+}
+
+static void tap_mapping(void *ctx, uint32_t idx, const struct unwind_mapping *m)
+{
+	struct capture *cp = ctx;
+
+	if (case_add_mapping(cp->c, idx, m, file_of(cp->pm, m->start, m->end)) < 0)
+		cp->err = -ENOSPC;
+}
+
+static void tap_entry(void *ctx, uint32_t idx, const struct unwind_entry *e)
+{
+	struct capture *cp = ctx;
+
+	if (case_add_entry(cp->c, idx, e) < 0)
+		cp->err = -ENOSPC;
+}
+
+/* The frame text of a native word, as a profile names it: the function (or module+0x...), the
+ * functions inlined there after it (root first). */
+static char *native_text(struct symbolizer *sym, int pid, uint64_t addr)
+{
+	struct sym_result r;
+	struct buf b = BUF_INIT(BUF_UNLIMITED);
+	size_t i;
+
+	memset(&r, 0, sizeof(r));
+	if (symbolizer_user(sym, pid, addr, &r) < 0 || !r.name) {
+		if (r.module)
+			buf_printf(&b, "%s+0x%" PRIx64, strrchr(r.module, '/') ? strrchr(r.module, '/') + 1
+									: r.module,
+				   r.module_offset);
+		else
+			buf_puts(&b, "[unknown]");
+	} else {
+		buf_puts(&b, r.name);
+		for (i = r.ninlined; i-- > 0;)
+			if (r.inlined[i].name)
+				buf_printf(&b, ";%s", r.inlined[i].name);
+	}
+	buf_putc(&b, 0);
+	return buf_detach(&b, NULL);
+}
+
+/* Whether sp is off the main thread's own stack, as the BPF sampler tells it (mm->start_stack,
+ * field 28 of /proc/PID/stat): a thread other than the main one never is. */
+static int off_stack(int pid, int tid, uint64_t sp)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long top = 0;
+	FILE *f;
+	int field;
+
+	if (pid != tid)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (!p || !(p = strrchr(buf, ')')))
+		return 0;
+	/* fields after the comm: 3 (state) on */
+	for (field = 2; field < 28 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &top) != 1)
+		return 0;
+	return top && !(top > sp && top - sp <= UNW_MAIN_STACK_SPAN);
+}
+
+static int stop_thread(int tid, struct user_regs_struct *regs, struct errmsg *err)
+{
+	int status;
+
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0)
+		return errmsg_set(err, -errno, "cannot trace thread %d: %s", tid, strerror(errno));
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 ||
+	    waitpid(tid, &status, __WALL) != tid || !WIFSTOPPED(status)) {
+		int e = errno ? errno : ESRCH;
+
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return errmsg_set(err, -e, "cannot stop thread %d: %s", tid, strerror(e));
+	}
+	if (ptrace(PTRACE_GETREGS, tid, NULL, regs) < 0) {
+		int e = errno;
+
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return errmsg_set(err, -e, "cannot read the registers of thread %d: %s", tid,
+				  strerror(e));
+	}
+	return 0;
+}
+
+int replay_capture(struct unwinder *u, struct symbolizer *sym, int pid, int tid,
+		   const char *comm, struct replay_case *c, struct errmsg *err)
+{
+	struct user_regs_struct regs;
+	struct capture cp = { c, -1, NULL, 0 };
+	struct unwind_tap tap = { &cp, tap_read, tap_mapping, tap_entry };
+	struct procmaps pm;
+	uint8_t *stack = NULL;
+	uint64_t *words = NULL;
+	size_t len = 0, n, i;
+	uint32_t result = 0;
+	char path[64];
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	memset(&pm, 0, sizeof(pm));
+	if (unwinder_pid_mappings(u, pid, &c->map_first, &c->map_count) < 0)
+		return errmsg_set(err, -ESRCH, "process %d is not known to the unwinder", pid);
+	rc = procmaps_read(pid, &pm, err);
+	if (rc < 0)
+		return rc;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	cp.memfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (cp.memfd < 0) {
+		rc = errmsg_set(err, -errno, "cannot open %s: %s", path, strerror(errno));
+		procmaps_release(&pm);
+		return rc;
+	}
+	cp.pm = &pm;
+	rc = stop_thread(tid, &regs, err);
+	if (rc < 0)
+		goto out;
+	/* the stack from sp, page by page, to the end of its mapping */
+	stack = xmalloc(CAPTURE_STACK_MAX);
+	while (len < CAPTURE_STACK_MAX) {
+		uint64_t addr = regs.rsp + len;
+		size_t chunk = CASE_PAGE - (addr & (CASE_PAGE - 1));
+		ssize_t got;
+
+		if (chunk > CAPTURE_STACK_MAX - len)
+			chunk = CAPTURE_STACK_MAX - len;
+		got = pread(cp.memfd, stack + len, chunk, (off_t)addr);
+
+		if (got <= 0)
+			break;
+		len += (size_t)got;
+	}
+	words = xcalloc(MAX_USER_WORDS, sizeof(uint64_t));
+	c->flags = off_stack(pid, tid, regs.rsp) ? UNW_S_OFF_STACK : 0;
+	n = unwinder_unwind_from(u, pid, NULL, &tap, regs.rip, regs.rsp, regs.rbp, regs.fs_base,
+				 stack, len, NULL, 0, c->flags, words, MAX_USER_WORDS, &result);
+	ptrace(PTRACE_DETACH, tid, NULL, NULL);
+	if (cp.err) {
+		rc = errmsg_set(err, cp.err, "the case would be too big");
+		goto out;
+	}
+	c->pid = (uint32_t)pid;
+	c->tid = (uint32_t)tid;
+	c->pc = regs.rip;
+	c->sp = regs.rsp;
+	c->bp = regs.rbp;
+	c->fsbase = regs.fs_base;
+	c->have_regs = 1;
+	c->comm = xstrdup(comm && comm[0] ? comm : "?");
+	for (i = 0; i < n; i++) {
+		char *text;
+
+		if (words[i] >> FW_TAG_SHIFT)
+			continue; /* markers: named by the replay */
+		text = native_text(sym, pid, i ? words[i] - 1 : words[i]);
+		case_add_name(c, words[i], i == 0, text);
+		xfree(text);
+	}
+	c->expect_result = result;
+	c->nexpect = n;
+	c->expect_words = words;
+	words = NULL;
+	c->expect = replay_folded(c, c->expect_words, c->nexpect);
+	rc = 0;
+out:
+	if (rc < 0)
+		case_release(c);
+	xfree(words);
+	xfree(stack);
+	close(cp.memfd);
+	procmaps_release(&pm);
+	return rc;
+}
