@@ -66,11 +66,12 @@ check() {
 	[ $((whole * 100)) -ge $((now * 98)) ] ||
 		fail "$what: $whole of $now time.now stacks whole: $(grep ';time\.now' "$f" | grep -v ';runtime\.goexit;main\.main\.func1;main\.workNow;time\.Now;time\.now' | head -5)"
 	# the system stack's first frames where the goroutine is not followed: nothing above
-	# (mcall: never; morestack: only the goroutine whose stack newstack is copying)
+	# (mcall: never; morestack: only the goroutine whose stack newstack is copying, under
+	# its goexit: newstack, then copystack or the status changes around it)
 	n=$(grep -E ';[^;]+;runtime\.(mcall|morestack)(;| )' "$f" |
-		grep -Evc '^[^;]*;runtime\.goexit;.*;runtime\.morestack;runtime\.newstack;runtime\.copystack(;| )' || true)
+		grep -Evc '^[^;]*;runtime\.goexit;.*;runtime\.morestack;runtime\.newstack(;| )' || true)
 	[ "$n" = 0 ] || fail "$what: $n stacks with a caller above mcall/morestack:" \
-		"$(grep -E ';[^;]+;runtime\.(mcall|morestack)(;| )' "$f" | grep -Ev ';runtime\.morestack;runtime\.newstack;runtime\.copystack(;| )' | head -5)"
+		"$(grep -E ';[^;]+;runtime\.(mcall|morestack)(;| )' "$f" | grep -Ev '^[^;]*;runtime\.goexit;.*;runtime\.morestack;runtime\.newstack(;| )' | head -5)"
 	n=$(count_matching "$f" ';runtime\.newproc;runtime\.systemstack(;|$)')
 	m=$(count_matching "$f" ';runtime\.newproc;runtime\.systemstack;runtime\.newproc\.func1(;|$)')
 	[ "$n" = "$m" ] || fail "$what: runtime.newproc above systemstack without its closure:" \
