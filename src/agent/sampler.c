@@ -200,6 +200,7 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct e
 		bpf_program__set_autoload(s->skel->progs.on_cgroup_rename, false);
 	}
 	s->skel->rodata->time_phases = opts->time_phases ? 1 : 0;
+	s->skel->rodata->capture_errors = opts->capture_errors ? 1 : 0;
 	if (opts->configure)
 		opts->configure(opts->configure_ctx, s->skel);
 	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)rb);

@@ -35,6 +35,8 @@ struct sampler_opts {
 	uint64_t offcpu_period_ns;  /* at most SAMPLER_OFFCPU_MAX_PERIOD_NS */
 	uint32_t offcpu_max_rate;   /* stacks per CPU and second */
 	int time_phases;      /* time the phases of each sample (sampler_phases()) */
+	int capture_errors;   /* a user stack BPF cannot unwind whole comes as a snapshot
+			       * (unwinder_opts.capture keeps it as a replay case) */
 	uint32_t unwind_entries; /* size of the unwind entry map (0: as compiled, bpf/unwind.h) */
 	/* Called with the opened skeleton before it is loaded, for the runtimes to set their
 	 * knobs (const volatile globals of their walkers; runtime.h: runtimes_configure_bpf). */

@@ -19,6 +19,7 @@
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "profile/profile.h"
+#include "replay/replay.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +48,7 @@ struct session {
 	struct agg *agg;
 	struct process_registry *reg; /* every process we profile (process.h) */
 	struct runtimes *rts;  /* CPython and the other runtimes (runtime.h) */
+	size_t captured, capture_skipped; /* replay cases written, left out (opts.capture_dir) */
 	double start, last_status, period_start_wall;
 	uint64_t period_start_ns;
 	int filtering;        /* -p or command: only chosen processes are sampled */
@@ -347,6 +349,46 @@ static size_t ringbuf_size(int freq_hz, int offcpu)
 	return sz;
 }
 
+void session_capture_counts(const struct session *s, size_t *written, size_t *skipped)
+{
+	*written = s->captured;
+	*skipped = s->capture_skipped;
+}
+
+/* unwinder_opts.capture: a sample whose user stack ended in an error marker, kept as a replay
+ * case in opts.capture_dir (record --capture-dir). */
+static void capture_case(void *ctx, struct unwinder *u, const struct unwinder_snapshot *snap)
+{
+	struct session *s = ctx;
+	struct replay_case c;
+	struct errmsg err = { { 0 } };
+	struct buf b = BUF_INIT(BUF_UNLIMITED);
+	char *path;
+
+	if (s->captured >= (s->opts.capture_max ? s->opts.capture_max : 100)) {
+		s->capture_skipped++;
+		return;
+	}
+	if (replay_capture_snapshot(u, s->sym, s->rts, snap, &c, &err) < 0) {
+		log_debug("capture of a sample of %d: %s", snap->pid, err.msg);
+		s->capture_skipped++;
+		return;
+	}
+	c.description = xasprintf("a sample of %s (pid %d, tid %d) that scorch record could not "
+				  "unwind whole",
+				  c.comm, snap->pid, snap->tid);
+	c.origin = xstrdup("scorch record --capture-dir");
+	path = xasprintf("%s/%d-%d-%llu.case", s->opts.capture_dir, snap->pid, snap->tid,
+			 (unsigned long long)snap->time_ns);
+	if (case_encode(&c, &b) == 0 && write_file_atomic(path, b.data, b.len) == 0)
+		s->captured++;
+	else
+		s->capture_skipped++;
+	xfree(path);
+	buf_release(&b);
+	case_release(&c);
+}
+
 int session_start(const struct session_opts *opts, struct session **out)
 {
 	struct session *s = xcalloc(1, sizeof(*s));
@@ -420,6 +462,7 @@ int session_start(const struct session_opts *opts, struct session **out)
 	 * prints them) */
 	so.time_phases = getenv("SCORCH_BPF_PHASES") && !strcmp(getenv("SCORCH_BPF_PHASES"), "1");
 	so.unwind_entries = opts->unwind_entries;
+	so.capture_errors = opts->capture_dir != NULL;
 	so.configure = runtimes_configure_bpf;
 	so.configure_ctx = s->rts;
 	s->opts_time_phases = so.time_phases;
@@ -440,6 +483,10 @@ int session_start(const struct session_opts *opts, struct session **out)
 		uo.cache_dir = opts->cache_dir;
 		uo.jit = runtimes_jit_step;
 		uo.jit_ctx = s->rts;
+		if (opts->capture_dir) {
+			uo.capture = capture_case;
+			uo.capture_ctx = s;
+		}
 		s->unw = unwinder_new(sampler_skel(s->sampler)->obj, &uo, &err);
 		if (!s->unw)
 			log_warn("native unwinding without frame pointers is off: %s", err.msg);

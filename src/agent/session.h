@@ -60,6 +60,9 @@ struct session_opts {
 				     the symbolizer's default, sized for the agent) */
 	uint32_t unwind_entries;  /* the kernel's unwind entry space, in entries of 8 bytes
 				     (0: UNWINDER_DEFAULT_ENTRIES) */
+	const char *capture_dir;  /* keep samples whose user stack ends in an error marker as
+				     replay cases there (src/replay/); NULL: none */
+	size_t capture_max;       /* at most this many (0: 100) */
 };
 
 /* Install the handlers every profiling command wants, and return the stop flag for
@@ -74,6 +77,9 @@ volatile sig_atomic_t *session_signals_install(void);
 /* Start profiling. Prints what went wrong (and how to fix it) and returns -1 on failure, or
  * -127 when the command could not be started (not found, not executable). */
 int session_start(const struct session_opts *opts, struct session **out);
+/* With opts.capture_dir: the replay cases written so far, and those left out (past
+ * capture_max, or that could not be made). */
+void session_capture_counts(const struct session *s, size_t *written, size_t *skipped);
 /* Wait up to timeout_ms for samples and consume them. Returns 1 while the session should go
  * on, 0 when it is over (command/pids exited, duration passed, stop flag), negative on error.
  * When it acts on the stop flag it clears it, so that a second signal can be told apart. */

@@ -1706,6 +1706,16 @@ int unwinder_fix_sample(struct unwinder *u, const struct event_hdr *hdr, size_t 
 		    !maybe_refresh(u, (int)hdr->pid, hdr->time_ns, &refreshed))
 			break;
 	}
+	if (u->opts.capture && result != USTAT_COMPLETE && result != USTAT_TRUNCATED &&
+	    proc_get(u, (int)hdr->pid)) {
+		struct unwinder_snapshot snap = {
+			(int)hdr->pid, (int)hdr->tid, hdr->time_ns, body->comm, pc, sp, bp,
+			(w0 & UNW_SNAPSHOT_OFF_STACK) ? UNW_S_OFF_STACK : 0, stack, (size_t)nbytes,
+			deferred, (size_t)ndeferred, result,
+		};
+
+		u->opts.capture(u->opts.capture_ctx, u, &snap);
+	}
 	xfree(joined);
 	/* The maps were not read in time: a process of a few milliseconds exited before the
 	 * reader got to its exec (or to its first sample after ld.so mapped its libraries), so

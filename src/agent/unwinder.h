@@ -89,6 +89,24 @@ struct unwinder_claim {
 	uint8_t kind; /* enum unwinder_kind */
 };
 
+/* A stack snapshot the user-space unwind did not finish (unwinder_opts.capture): what a replay
+ * case is made of (src/replay/). Valid during the call. */
+struct unwinder_snapshot {
+	int pid, tid;
+	uint64_t time_ns;
+	const char *comm;
+	uint64_t pc, sp, bp;
+	uint32_t flags;            /* UNW_S_OFF_STACK */
+	const void *stack;         /* len bytes from sp */
+	size_t len;
+	const uint64_t *deferred;  /* the snapshot's deferred runtime words */
+	size_t ndeferred;
+	uint32_t result;           /* how the unwind ended (enum unwind_stat) */
+};
+struct unwinder;
+typedef void (*unwinder_capture_fn)(void *ctx, struct unwinder *u,
+				    const struct unwinder_snapshot *snap);
+
 struct unwinder_opts {
 	/* user-space only mode: sizes of the heap tables (the BPF maps' sizes are set in the
 	 * BPF object) */
@@ -100,6 +118,9 @@ struct unwinder_opts {
 	void *refresh_ctx;
 	unwinder_jit_fn jit;     /* NULL: snapshots unwind JIT ranges by their native rule */
 	void *jit_ctx;
+	unwinder_capture_fn capture; /* called for each snapshot whose unwind ended in an error
+				      * marker (not [truncated], not [exited]) */
+	void *capture_ctx;
 	const char *debug_dir;   /* overrides /usr/lib/debug (tests); NULL: default */
 	/* The table cache (table_cache.h): tables per file identity, so that a file is built
 	 * once, and a table evicted from the table space comes back without a rebuild. */

@@ -22,6 +22,9 @@ const volatile __u32 follow_children = 0;  /* 1: children of targets become targ
 const volatile __u32 include_idle = 1;     /* 1: report samples of the idle task */
 const volatile __u32 want_lineage = 0;     /* 1: fill sample_body.start_ns and ancestors */
 const volatile __u32 time_phases = 0;      /* 1: time the phases of a sample (sampler.h) */
+const volatile __u32 capture_errors = 0;   /* 1: a user stack BPF cannot unwind whole comes as a
+					    * stack snapshot, so that user space can keep it as a
+					    * replay case (record --capture-dir) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

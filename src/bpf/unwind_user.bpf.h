@@ -473,6 +473,10 @@ static __always_inline __u32 unwind_user_regs(struct sample_record *rec, __u32 s
 		ustat_inc(USTAT_COMPLETE);
 		return st.n;
 	}
+	/* a stack to keep as a replay case: user space unwinds the copy the same way, and keeps
+	 * what the unwind read */
+	if (capture_errors && st.result != USTAT_TRUNCATED)
+		goto snapshot;
 	/* failed on a stack that is not the thread's, before any way back to it */
 	if (st.result != USTAT_TRUNCATED && st.result != USTAT_STACK_SWITCH && !st.signals &&
 	    !st.switches && unw_off_stack(rec, sp))

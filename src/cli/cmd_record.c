@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char record_usage[] =
@@ -59,6 +60,11 @@ static const char record_usage[] =
 	"      --cache-dir DIR   keep the unwind tables built from binaries in DIR (created\n"
 	"                        0700), so that later runs do not build them again; e.g.\n"
 	"                        /var/cache/scorch/tables, the agent's (default: none)\n"
+	"      --capture-dir DIR keep, as replay cases in DIR (created), samples whose user\n"
+	"                        stack could not be unwound whole ([unwind error], [stack\n"
+	"                        switch]): `scorch replay --trace DIR/...case` shows why, without\n"
+	"                        the process; such stacks are then unwound in user space\n"
+	"      --capture-max N   at most N cases (default 100)\n"
 	"  -- COMMAND [ARGS]     run COMMAND, profile it and every process it starts, stop when\n"
 	"                        COMMAND exits (children it leaves running, e.g. daemons, are\n"
 	"                        not waited for), and exit with its exit status (128+N when\n"
@@ -77,6 +83,7 @@ static const char record_usage[] =
 	"  scorch record --lines -o lines.folded -- ./my-program   # hot source lines\n"
 	"  DEBUGINFOD_URLS=https://debuginfod.debian.net scorch record -o out.html -- ls -R /\n"
 	"  scorch record --cache-dir /var/cache/scorch/tables -o t.html -- make test\n"
+	"  scorch record --capture-dir cases -o app.folded -- ./app   # keep broken stacks\n"
 	"  scorch record --off-cpu -o waits.html -- ./server --once   # where it blocks\n"
 	"  scorch record --wall -p 1234 -d 10 -o wall.pb.gz           # running and waiting\n"
 	"  go tool pprof -top machine.pb.gz\n";
@@ -100,6 +107,8 @@ int cmd_record(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "stats", no_argument, NULL, 'S' },
 		{ "cache-dir", required_argument, NULL, 'C' },
+		{ "capture-dir", required_argument, NULL, 'K' },
+		{ "capture-max", required_argument, NULL, 'M' },
 		{ "off-cpu", no_argument, NULL, 'O' },
 		{ "wall", no_argument, NULL, 'W' },
 		CLI_OFFCPU_LONGOPTS,
@@ -173,6 +182,26 @@ int cmd_record(int argc, char **argv)
 				goto out;
 			}
 			so.cache_dir = optarg;
+			break;
+		case 'K':
+			if (!*optarg) {
+				error("empty --capture-dir: give a directory");
+				goto out;
+			}
+			if (mkdir(optarg, 0755) < 0 && errno != EEXIST) {
+				error("cannot create --capture-dir %s: %s", optarg, strerror(errno));
+				goto out;
+			}
+			so.capture_dir = optarg;
+			break;
+		case 'M':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > 1000000) {
+				error("invalid --capture-max '%s': expected 1..1000000", optarg);
+				goto out;
+			}
+			so.capture_max = (size_t)v;
 			break;
 		case 'O':
 		case 'W':
@@ -276,6 +305,14 @@ int cmd_record(int argc, char **argv)
 	else
 		fprintf(stderr, "scorch: wrote %s (%llu samples, %zu stacks%s)\n", output,
 			(unsigned long long)session_samples(s), prof->nsamples, session_lost_note(s));
+	if (so.capture_dir) {
+		size_t kept, left;
+
+		session_capture_counts(s, &kept, &left);
+		fprintf(stderr, "scorch: %zu replay cases of stacks not unwound whole in %s%s\n",
+			kept, so.capture_dir,
+			left ? " (more were left out: --capture-max)" : "");
+	}
 	ret = so.command ? session_command_status(s) : (status < 0 ? 1 : 0);
 out:
 	profile_free(prof);

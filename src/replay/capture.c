@@ -6,6 +6,7 @@
 #include "agent/unwinder.h"
 #include "lib/alloc.h"
 #include "lib/buf.h"
+#include "runtime/runtime.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -239,4 +240,141 @@ out:
 	close(cp.memfd);
 	procmaps_release(&pm);
 	return rc;
+}
+
+/* ---- from a sample's stack snapshot (record --capture-dir) */
+
+struct snap_capture {
+	struct replay_case *c;
+	const struct unwinder_snapshot *snap;
+	const struct procmaps *pm;
+	int err;
+};
+
+/* The part of the page holding addr that the snapshot holds; a read beyond it (the live
+ * process, across a followed stack switch): its 8 bytes. */
+static void snap_read(void *ctx, uint64_t addr, const void *data, size_t len)
+{
+	struct snap_capture *sc = ctx;
+	const struct unwinder_snapshot *s = sc->snap;
+	uint64_t page = addr & ~(uint64_t)(CASE_PAGE - 1), from, to;
+	int rc;
+
+	if (addr >= s->sp && addr - s->sp < s->len) {
+		from = page > s->sp ? page : s->sp;
+		to = page + CASE_PAGE < s->sp + s->len ? page + CASE_PAGE : s->sp + s->len;
+		rc = case_add_mem(sc->c, from, (const uint8_t *)s->stack + (from - s->sp),
+				  (uint32_t)(to - from));
+	} else {
+		rc = case_add_mem(sc->c, addr, data, (uint32_t)len);
+	}
+	if (rc == -ENOSPC)
+		sc->err = rc;
+}
+
+static void snap_mapping(void *ctx, uint32_t idx, const struct unwind_mapping *m)
+{
+	struct snap_capture *sc = ctx;
+
+	if (case_add_mapping(sc->c, idx, m, sc->pm ? file_of(sc->pm, m->start, m->end) : "") < 0)
+		sc->err = -ENOSPC;
+}
+
+static void snap_entry(void *ctx, uint32_t idx, const struct unwind_entry *e)
+{
+	struct snap_capture *sc = ctx;
+
+	if (case_add_entry(sc->c, idx, e) < 0)
+		sc->err = -ENOSPC;
+}
+
+/* Name every word of words[0..n) into c: native words by sym, runtime words by rts (a frame
+ * of several words is named on its first; the others name nothing). */
+static void name_words(struct replay_case *c, struct symbolizer *sym, struct runtimes *rts,
+		       int pid, const uint64_t *words, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		uint64_t w = words[i];
+		unsigned tag = (unsigned)(w >> FW_TAG_SHIFT);
+
+		if (tag == 0) {
+			char *text = native_text(sym, pid, i ? w - 1 : w);
+
+			case_add_name(c, w, i == 0, text);
+			xfree(text);
+			i++;
+		} else if (tag == FW_TAG_MARKER || !rts) {
+			i++; /* markers: named by the replay; runtime words without runtimes: bare */
+		} else {
+			struct runtime_frame fr[16];
+			struct buf b = BUF_INIT(BUF_UNLIMITED);
+			size_t used = 1, k;
+			int nf = runtimes_symbolize(rts, pid, words + i, n - i, &used, fr, 16), j;
+
+			for (j = nf; j-- > 0;)
+				buf_printf(&b, "%s%s%s%s%s", b.len ? ";" : "",
+					   fr[j].name ? fr[j].name : "[unknown]",
+					   fr[j].file ? " (" : "", fr[j].file ? fr[j].file : "",
+					   fr[j].file ? ")" : "");
+			buf_putc(&b, 0);
+			case_add_name(c, w, i == 0, b.data ? b.data : "");
+			for (k = 1; k < used && i + k < n; k++)
+				case_add_name(c, words[i + k], 0, "");
+			buf_release(&b);
+			i += used ? used : 1;
+		}
+	}
+}
+
+int replay_capture_snapshot(struct unwinder *u, struct symbolizer *sym, struct runtimes *rts,
+			    const struct unwinder_snapshot *snap, struct replay_case *c,
+			    struct errmsg *err)
+{
+	struct snap_capture sc = { c, snap, NULL, 0 };
+	struct unwind_tap tap = { &sc, snap_read, snap_mapping, snap_entry };
+	struct procmaps pm;
+	uint64_t *words;
+	uint32_t result = 0;
+	size_t n;
+
+	memset(c, 0, sizeof(*c));
+	memset(&pm, 0, sizeof(pm));
+	if (unwinder_pid_mappings(u, snap->pid, &c->map_first, &c->map_count) < 0)
+		return errmsg_set(err, -ESRCH, "process %d has no mappings published", snap->pid);
+	if (procmaps_read(snap->pid, &pm, NULL) == 0)
+		sc.pm = &pm;
+	words = xcalloc(MAX_USER_WORDS, sizeof(uint64_t));
+	c->flags = snap->flags;
+	n = unwinder_unwind_from(u, snap->pid, NULL, &tap, snap->pc, snap->sp, snap->bp, 0,
+				 snap->stack, snap->len, snap->deferred, snap->ndeferred, c->flags,
+				 words, MAX_USER_WORDS, &result);
+	if (sc.err) {
+		xfree(words);
+		procmaps_release(&pm);
+		case_release(c);
+		return errmsg_set(err, sc.err, "the case would be too big");
+	}
+	c->pid = (uint32_t)snap->pid;
+	c->tid = (uint32_t)snap->tid;
+	c->pc = snap->pc;
+	c->sp = snap->sp;
+	c->bp = snap->bp;
+	c->have_regs = 1;
+	c->comm = snap->comm ? strndup(snap->comm, 15) : xstrdup("?");
+	if (!c->comm)
+		c->comm = xstrdup("?");
+	if (snap->ndeferred) {
+		c->deferred = xmalloc(snap->ndeferred * sizeof(uint64_t));
+		memcpy(c->deferred, snap->deferred, snap->ndeferred * sizeof(uint64_t));
+		c->ndeferred = snap->ndeferred;
+	}
+	name_words(c, sym, rts, snap->pid, words, n);
+	c->expect_result = result;
+	c->nexpect = n;
+	c->expect_words = words;
+	c->expect = replay_folded(c, words, n);
+	procmaps_release(&pm);
+	return 0;
 }

@@ -175,6 +175,8 @@ char *replay_folded(const struct replay_case *c, const uint64_t *words, size_t n
 			name = agg_marker_name(w & FW_DATA_MASK);
 		if (!name && (w >> FW_TAG_SHIFT) == FW_TAG_MARKER)
 			continue; /* a marker that adds no frame */
+		if (name && !name[0])
+			continue; /* a runtime frame's second word: named with its first */
 		if (!name) {
 			snprintf(hex, sizeof(hex), (w >> FW_TAG_SHIFT) ? "[word 0x%" PRIx64 "]" : "0x%" PRIx64,
 				 w);

@@ -38,4 +38,13 @@ struct symbolizer;
 int replay_capture(struct unwinder *u, struct symbolizer *sym, int pid, int tid,
 		   const char *comm, struct replay_case *c, struct errmsg *err);
 
+/* The same from a sample's stack snapshot that the user-space unwind did not finish (the
+ * unwinder's capture hook, record --capture-dir): the snapshot's bytes are the memory, rts (may
+ * be NULL) names the runtime words. */
+struct runtimes;
+struct unwinder_snapshot;
+int replay_capture_snapshot(struct unwinder *u, struct symbolizer *sym, struct runtimes *rts,
+			    const struct unwinder_snapshot *snap, struct replay_case *c,
+			    struct errmsg *err);
+
 #endif

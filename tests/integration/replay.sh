@@ -4,6 +4,7 @@
 #     native frames of six interpreters) replays to the stacks it recorded, without root;
 #   - a case captured from a live program (a signal frame, a libc callback; a 600-frame
 #     recursion) replays to the same stack after the process has exited;
+#   - scorch record --capture-dir keeps the samples it could not unwind whole as cases;
 #   - a changed rule in a case's table, or a changed return address, makes --expect fail,
 #     printing both stacks;
 #   - a case of a newer format version, and a damaged one, are refused with a message.
@@ -106,6 +107,20 @@ echo "a changed rule and a changed return address: --expect exits 3 and shows bo
 $SCORCH replay --trace "$c" > "$TMP/trace.out" || fail "--trace failed"
 grep -q '^step 0: pc=0x' "$TMP/trace.out" && grep -q 'rule: cfa=' "$TMP/trace.out" &&
 	grep -q '^end: complete' "$TMP/trace.out" || fail "--trace: $(head -5 "$TMP/trace.out")"
+
+# scorch record --capture-dir: samples it could not unwind whole become cases (needs BPF)
+if [ -r /sys/kernel/btf/vmlinux ]; then
+	$SCORCH record -q -F 499 --capture-dir "$TMP/rec" --capture-max 5 -o "$TMP/rec.folded" \
+		-- "$B/helpers/stack_edges" ucontext 1 > "$TMP/rec.log" 2>&1 || fail "record: $(tail -3 "$TMP/rec.log")"
+	grep -q 'scorch: 5 replay cases of stacks not unwound whole in' "$TMP/rec.log" ||
+		fail "record --capture-dir: $(tail -3 "$TMP/rec.log")"
+	$SCORCH replay --expect -q "$TMP/rec" > /dev/null 2>&1 || fail "the recorded cases do not replay"
+	$SCORCH replay "$TMP/rec" | grep -c 'stack_edges;\[stack switch\];__start_context;ctx_entry;spin$' |
+		grep -qx 5 || fail "recorded cases: $($SCORCH replay "$TMP/rec" | head -3)"
+	echo "record --capture-dir: 5 cases of [stack switch] stacks"
+else
+	echo "skipped: record --capture-dir (no BTF)"
+fi
 
 # refusals: a newer version, a damaged file, a missing one
 $SCORCH replay tests/fuzz/corpus/case/future-version.bin > "$TMP/v.out" 2>&1

@@ -21,6 +21,8 @@
 #   rust         a Rust program's threads
 #   python3, node, java, ruby, php, perl: the native part of each interpreter's threads (the
 #                runtimes' own frames come from the BPF walkers, not in these cases)
+#   rec-*        samples scorch record could not unwind whole (--capture-dir): stack
+#                snapshots, with the runtime frames the walkers put in them
 set -u
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -137,6 +139,30 @@ command -v php > /dev/null 2>&1 && capture php "PHP $(php -r 'echo PHP_VERSION;'
 	php -r 'function f($n){return $n<2?$n:f($n-1)+f($n-2);} $t=microtime(true); while(microtime(true)-$t<30) f(18);'
 command -v perl > /dev/null 2>&1 && capture perl "Perl $(perl -e 'printf "%vd", $^V'): the VM's native frames" 3 \
 	perl -e 'sub f { my $n = shift; $n < 2 ? $n : f($n-1) + f($n-2) } my $t = time; f(18) while time - $t < 30'
+
+# from samples of scorch record whose stacks it could not unwind whole (--capture-dir): the
+# snapshot path, with the runtime frames the BPF walkers put in the sample
+# recorded NAME DESCRIPTION CMD...
+recorded() {
+	name=$1 desc=$2
+	shift 2
+	want "$name" || return 0
+	rm -rf "${OUT:?}/$name" "$TMP/$name"
+	"$SCORCH" record -q -F 499 --capture-dir "$TMP/$name" --capture-max 3 -o "$TMP/$name.folded" \
+		-- "$@" > "$TMP/$name.log" 2>&1 || { echo "$name: record failed: $(tail -1 "$TMP/$name.log")"; return 0; }
+	mkdir -p "$OUT/$name"
+	i=0
+	for f in "$TMP/$name"/*.case; do
+		[ -f "$f" ] || continue
+		mv "$f" "$OUT/$name/$(printf '%03d' $i).case"
+		i=$((i + 1))
+	done
+	echo "$name: $i cases ($desc)"
+}
+recorded rec-ucontext "record: a makecontext() stack, [stack switch]" "$H/stack_edges" ucontext 2
+command -v php > /dev/null 2>&1 && recorded rec-php-pcre-jit \
+	"record: PHP in PCRE2's JIT code, the PHP frames kept after the native gap" \
+	php -d pcre.jit=1 tests/helpers/php/regex.php 2
 
 n=$(find "$OUT" -name '*.case' | wc -l)
 bytes=$(find "$OUT" -name '*.case' -exec cat {} + | wc -c)
