@@ -72,6 +72,13 @@ struct {
 	__type(value, __u8);
 } unw_exec_hot SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UNW_JIT_PIDS_MAX);
+	__type(key, __u32);
+	__type(value, struct unwind_jit_links);
+} unw_jit SEC(".maps");
+
 /* The unwind state lives in a per-CPU map, not on the stack: values read from a map are
  * unknown to the verifier, so the bpf_loop callback is verified in a couple of passes instead
  * of once per possible frame count. */
@@ -138,6 +145,8 @@ static __always_inline int unw_bpf_emit(struct unw_state *st, __u64 word)
 #define UNW_MAPPING(st, idx) unw_lookup_mapping(idx)
 #define UNW_ENTRY(st, idx) unw_lookup_entry(idx)
 #define UNW_EMIT(st, word) unw_bpf_emit((st), (word))
+#define UNW_JIT_LINKS(st) \
+	((const struct unwind_jit_links *)bpf_map_lookup_elem(&unw_jit, &(st)->pid))
 
 static __always_inline const struct unwind_mapping *unw_lookup_mapping(__u32 idx)
 {
