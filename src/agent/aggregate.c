@@ -340,6 +340,8 @@ static uint32_t marker_location(struct profile *p, uint64_t code)
 		return special_location(p, "[exec]");
 	case FW_MARKER_EXITED:
 		return special_location(p, "[exited]");
+	case FW_MARKER_PCRE_JIT:
+		return special_location(p, "[pcre2 jit]");
 	case FW_MARKER_NO_USER:
 		return 0;
 	default:

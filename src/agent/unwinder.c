@@ -60,6 +60,7 @@ static int uenv_runtime(struct unw_state *st, const struct unwind_mapping *m,
 			const struct unwind_entry *e);
 static const struct unwind_jit_links *uenv_jit_links(struct unw_state *st);
 static int uenv_read_code(struct unw_state *st, __u64 addr, __u64 *out);
+static void uenv_set_last(struct unw_state *st, uint64_t word);
 
 #define UNW_INLINE inline
 #define UNW_READ_U64(st, addr, dstp) uenv_read((st), (addr), (dstp))
@@ -69,6 +70,7 @@ static int uenv_read_code(struct unw_state *st, __u64 addr, __u64 *out);
 #define UNW_RUNTIME_HOOK(st, m, e) uenv_runtime((st), (m), (e))
 #define UNW_JIT_LINKS(st) uenv_jit_links(st)
 #define UNW_READ_CODE(st, addr, dst) uenv_read_code((st), (addr), (dst))
+#define UNW_SET_LAST(st, word) uenv_set_last((st), (word))
 #include "bpf/unwind_step.h"
 
 #define MAX_SEGS 16
@@ -1462,6 +1464,14 @@ static int uenv_emit(struct unw_state *st, uint64_t word)
 		return 1;
 	env->words[st->n++] = word;
 	return 0;
+}
+
+static void uenv_set_last(struct unw_state *st, uint64_t word)
+{
+	const struct uenv *env = (const struct uenv *)(uintptr_t)st->env;
+
+	if (st->n > 0)
+		env->words[st->n - 1] = word;
 }
 
 /* The runtime step's view of memory: the snapshot for the stack it holds, the live process

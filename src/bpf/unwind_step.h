@@ -32,6 +32,8 @@
  *                                       frame).
  *   UNW_READ_CODE(st, addr, dst)    (optional) read 16 bytes of code at addr into __u64 dst[2];
  *                                   0 on success (default: UNW_READ_2U64)
+ *   UNW_SET_LAST(st, word)          (optional) replace the frame word emitted last
+ *                                   (default: nothing, the native word stays)
  *   UNW_JIT_LINKS(st)               (optional) const struct unwind_jit_links * of the process
  *                                   (unwind.h: PCRE2 JIT LINKS), or NULL; asked only in a
  *                                   mapping with UNW_MAP_JIT_LINKS
@@ -49,6 +51,10 @@
 
 #ifndef UNW_JIT_LINKS
 #define UNW_JIT_LINKS(st) ((const struct unwind_jit_links *)0)
+#endif
+
+#ifndef UNW_SET_LAST
+#define UNW_SET_LAST(st, word) do { } while (0)
 #endif
 
 #ifndef UNW_READ_2U64
@@ -454,8 +460,11 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 		if (r == UNW_HOOK_MOVED)
 			return 0;
 	}
-	if ((m->flags & UNW_MAP_JIT_LINKS) && !unwind_jit_link(st))
+	if ((m->flags & UNW_MAP_JIT_LINKS) && !unwind_jit_link(st)) {
+		/* anonymous memory has no name: this frame is known to be PCRE2's JIT code */
+		UNW_SET_LAST(st, (FW_TAG_MARKER << FW_TAG_SHIFT) | FW_MARKER_PCRE_JIT);
 		return 0;
+	}
 	if (m->flags & UNW_MAP_FP) {
 		fp = 1;
 		/* JIT code that does not keep frame pointers (PCRE2's SLJIT code) gives garbage */

@@ -133,6 +133,22 @@ static __always_inline int unw_bpf_emit(struct unw_state *st, __u64 word)
 	return 0;
 }
 
+static __always_inline void unw_bpf_set_last(struct unw_state *st, __u64 word)
+{
+	__u32 zero = 0, idx;
+	struct sample_record *rec;
+
+	if (st->n == 0)
+		return;
+	rec = bpf_map_lookup_elem(&scratch, &zero);
+	if (!rec)
+		return;
+	idx = st->out_base + st->n - 1;
+	if (idx >= MAX_KERNEL_FRAMES + MAX_USER_WORDS)
+		return;
+	rec->frames[idx] = word;
+}
+
 #ifndef UNW_RUNTIME_PRESENT
 #define UNW_RUNTIME_PRESENT(pid) 0
 #define UNW_RUNTIME_DEFER(mask) do { } while (0)
@@ -145,6 +161,7 @@ static __always_inline int unw_bpf_emit(struct unw_state *st, __u64 word)
 #define UNW_MAPPING(st, idx) unw_lookup_mapping(idx)
 #define UNW_ENTRY(st, idx) unw_lookup_entry(idx)
 #define UNW_EMIT(st, word) unw_bpf_emit((st), (word))
+#define UNW_SET_LAST(st, word) unw_bpf_set_last((st), (word))
 #define UNW_JIT_LINKS(st) \
 	((const struct unwind_jit_links *)bpf_map_lookup_elem(&unw_jit, &(st)->pid))
 

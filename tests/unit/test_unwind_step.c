@@ -110,6 +110,7 @@ static int env_code(__u64 addr, __u64 *out)
 
 #define UNW_INLINE inline
 #define UNW_JIT_LINKS(st) env_jit()
+#define UNW_SET_LAST(st, word) (E.words[(st)->n - 1] = (word))
 #define UNW_READ_CODE(st, addr, dst) env_code((addr), (dst))
 #define UNW_READ_U64(st, addr, dstp) env_read((addr), (dstp))
 #define UNW_MAPPING(st, idx) env_mapping(idx)
@@ -515,6 +516,8 @@ static void test_anon_fp_guess(void)
 #define R_OUTER (INTERP_LO + 0x220)
 #define R_EXEC (INTERP_LO + 0x230)
 #define HELPER_PC (INTERP_LO + 0x240)
+/* a JIT frame the unwinder went through is named (the native word replaced) */
+#define JIT_WORD ((FW_TAG_MARKER << FW_TAG_SHIFT) | FW_MARKER_PCRE_JIT)
 
 static void setup_jit(struct unw_state *st, uint64_t pc, uint64_t sp, uint64_t bp)
 {
@@ -548,6 +551,7 @@ static void test_pcre_jit_body(void)
 	E.stack[4] = R_EXEC;
 	CHECK_EQ_INT(unwind_all(&st), USTAT_COMPLETE);
 	CHECK_EQ_INT(st.n, 2);
+	CHECK_EQ_INT(E.words[0], JIT_WORD);
 	CHECK_EQ_INT(E.words[1], R_DIRECT);
 	/* through jit_machine_stack_exec(): A = word 32, A - 8 holds R_OUTER, the JIT code's
 	 * return address is at A - 0x48 (word 23); stale links elsewhere are not taken */
@@ -569,7 +573,8 @@ static void test_pcre_jit_body(void)
 	E.stack[11] = R_DIRECT;
 	CHECK_EQ_INT(unwind_all(&st), USTAT_COMPLETE);
 	CHECK_EQ_INT(st.n, 3);
-	CHECK_EQ_INT(E.words[1], JIT_LO + 0x50);
+	CHECK_EQ_INT(E.words[0], HELPER_PC);
+	CHECK_EQ_INT(E.words[1], JIT_WORD);
 	CHECK_EQ_INT(E.words[2], R_DIRECT);
 }
 
@@ -585,6 +590,7 @@ static void test_pcre_jit_not_linked(void)
 	E.stack[11] = R_OUTER;
 	CHECK_EQ_INT(unwind_all(&st), USTAT_ERR_INVALID);
 	CHECK_EQ_INT(st.n, 1);
+	CHECK_EQ_INT(E.words[0], JIT_LO + 0x40); /* not named */
 	/* what A points to is no jit_arguments (begin > str) */
 	setup_jit(&st, JIT_LO + 0x40, STACK_BASE, STACK_BASE + 12 * 8);
 	put_args(12);
