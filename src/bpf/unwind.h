@@ -265,6 +265,9 @@ struct unw_state {
 			       * BPF reads it from the task; a snapshot does not carry it */
 	__u32 switches;       /* stack switches followed (unwind_step.h) */
 	__u32 pid_flags;      /* BPF: the process's UNW_PID_* flags (0 when it is not published) */
+	__u32 pad;
+	__u64 leaf_bx;        /* BPF: rbx at the sample (the leaf's), for PCRE2's JIT prologue
+			       * (unwind_step.h); 0 when unknown (a snapshot does not carry it) */
 };
 
 /* STACK SNAPSHOTS. Sent when the process has no tables yet (or the pc is in a mapping user

@@ -371,43 +371,61 @@ static UNW_INLINE int unwind_jit_edge(struct unw_state *st, const struct unwind_
 	return unwind_jit_at(st, jl, st->sp + imm + 8 * pushes);
 }
 
+/* The caller of a JIT frame whose jit_arguments pointer is a, from the links, nearest to a
+ * first: moves st there and returns 0, else 1. */
+static UNW_INLINE int unwind_jit_from_args(struct unw_state *st,
+					   const struct unwind_jit_links *jl, __u64 a)
+{
+	__u64 slot, w;
+	__u32 i;
+
+	if (!unwind_jit_args(st, a))
+		return 1;
+	for (i = 0; i < UNW_JIT_LINKS_MAX; i++) {
+		if (i >= jl->count)
+			break;
+		slot = a - jl->link[i].below;
+		if (slot < st->sp || slot >= a)
+			break;
+		if (UNW_READ_U64(st, slot, &w))
+			break;
+		if (w == jl->link[i].ra) {
+			st->pc = w;
+			st->sp = slot + 8;
+			st->flags |= UNW_S_RETADDR;
+			return 0;
+		}
+	}
+	return 1;
+}
+
 /* A frame of PCRE2's JIT code: in the body of the matcher rbp is the jit_arguments pointer A,
  * and the links are tried nearest to A first: each is then the first return address found
  * below A where it can be, so an older copy of a return address left deeper in the stack
  * (stale data in the JIT frame) is never reached: in the direct call A - 8 holds
  * pcre2_jit_match()'s own link, and through jit_machine_stack_exec() A - 8 holds the return
  * address into pcre2_jit_match() of that call, which is no link. At the exact pc of a sample
- * the JIT function may be in its prologue or epilogue instead (unwind_jit_edge()). Moves st
- * to the caller (rbp is left: the caller's CFI restores it, which user space checked) and
+ * the JIT function may be in its prologue or epilogue instead (unwind_jit_edge()), or between
+ * its `sub $N, %rsp` and the `mov %rbx, %rbp` that sets A (PCRE2 resets the ovector there):
+ * rbx holds A then (its first move of rdi), which BPF has for the leaf (st->leaf_bx). Moves
+ * st to the caller (rbp is left: the caller's CFI restores it, which user space checked) and
  * returns 0, or returns 1 (no link: the caller stays unknown). */
 static UNW_INLINE int unwind_jit_link(struct unw_state *st)
 {
 	const struct unwind_jit_links *jl = UNW_JIT_LINKS(st);
-	__u64 a = st->bp, slot, w;
-	__u32 i;
 
 	if (!jl)
 		return 1;
-	if (unwind_jit_args(st, a)) {
-		for (i = 0; i < UNW_JIT_LINKS_MAX; i++) {
-			if (i >= jl->count)
-				break;
-			slot = a - jl->link[i].below;
-			if (slot < st->sp || slot >= a)
-				break;
-			if (UNW_READ_U64(st, slot, &w))
-				break;
-			if (w == jl->link[i].ra) {
-				st->pc = w;
-				st->sp = slot + 8;
-				st->flags |= UNW_S_RETADDR;
-				return 0;
-			}
-		}
-	}
+	if (!unwind_jit_from_args(st, jl, st->bp))
+		return 0;
 	if (st->flags & UNW_S_RETADDR)
 		return 1; /* a call from the body: rbp is A there */
-	return unwind_jit_edge(st, jl);
+	if (!unwind_jit_edge(st, jl))
+		return 0;
+	/* the sample's own registers: the JIT frame is the leaf, no signal frame crossed */
+	if (st->leaf_bx && st->n == 1 && !st->signals)
+		return unwind_jit_from_args(st, jl, st->leaf_bx);
+	return 1;
 }
 
 /* Emit the current frame and move to its caller. Returns 0 to go on, 1 when the unwind is

@@ -677,6 +677,23 @@ static void test_pcre_jit_edges(void)
 	put_args(1);
 	CHECK_EQ_INT(unwind_all(&st), USTAT_COMPLETE);
 	CHECK_EQ_INT(E.words[1], R_DIRECT);
+	/* after the sub, in code that is neither (PCRE2's ovector reset) before rbp is set: rbx,
+	 * which BPF has for the leaf, is A; never for a frame above the leaf */
+	setup_jit(&st, JIT_LO + 0x40, STACK_BASE, EDGE_BP);
+	st.leaf_bx = STACK_BASE + 26 * 8;
+	E.stack[25] = R_DIRECT;
+	put_args(26);
+	CHECK_EQ_INT(unwind_all(&st), USTAT_COMPLETE);
+	CHECK_EQ_INT(E.words[0], JIT_WORD);
+	CHECK_EQ_INT(E.words[1], R_DIRECT);
+	setup_jit(&st, HELPER_PC, STACK_BASE, 0xbad);
+	st.leaf_bx = STACK_BASE + 26 * 8;
+	E.stack[4] = EDGE_BP; /* the helper restores an rbp that is no A */
+	E.stack[5] = JIT_LO + 0x50;
+	E.stack[25] = R_DIRECT;
+	put_args(26);
+	CHECK_EQ_INT(unwind_all(&st), USTAT_ERR_INVALID);
+	CHECK_EQ_INT(st.n, 2);
 	/* a return address of a helper call is never in a prologue or epilogue */
 	setup_jit(&st, JIT_LO + 15, STACK_BASE, EDGE_BP);
 	memcpy(E.code, epilogue, sizeof(epilogue));
