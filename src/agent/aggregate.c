@@ -340,6 +340,8 @@ const char *agg_marker_name(uint64_t code)
 		return "[exec]";
 	case FW_MARKER_EXITED:
 		return "[exited]";
+	case FW_MARKER_PCRE_JIT:
+		return "[pcre2 jit]";
 	case FW_MARKER_NO_USER:
 		return NULL;
 	default:

@@ -15,6 +15,7 @@
  * sampled and publishes those at their exec. */
 #include "agent/unwinder.h"
 #include "agent/elf.h"
+#include "agent/pcre_jit.h"
 #include "agent/procmaps.h"
 #include "agent/table_cache.h"
 #include "lib/alloc.h"
@@ -59,6 +60,9 @@ static const struct unwind_entry *uenv_entry(struct unw_state *st, uint32_t idx)
 static int uenv_emit(struct unw_state *st, uint64_t word);
 static int uenv_runtime(struct unw_state *st, const struct unwind_mapping *m,
 			const struct unwind_entry *e);
+static const struct unwind_jit_links *uenv_jit_links(struct unw_state *st);
+static int uenv_read_code(struct unw_state *st, __u64 addr, __u64 *out);
+static void uenv_set_last(struct unw_state *st, uint64_t word);
 
 #define UNW_INLINE inline
 #define UNW_READ_U64(st, addr, dstp) uenv_read((st), (addr), (dstp))
@@ -66,6 +70,9 @@ static int uenv_runtime(struct unw_state *st, const struct unwind_mapping *m,
 #define UNW_ENTRY(st, idx) uenv_entry((st), (idx))
 #define UNW_EMIT(st, word) uenv_emit((st), (word))
 #define UNW_RUNTIME_HOOK(st, m, e) uenv_runtime((st), (m), (e))
+#define UNW_JIT_LINKS(st) uenv_jit_links(st)
+#define UNW_READ_CODE(st, addr, dst) uenv_read_code((st), (addr), (dst))
+#define UNW_SET_LAST(st, word) uenv_set_last((st), (word))
 #include "bpf/unwind_step.h"
 
 #define MAX_SEGS 16
@@ -103,6 +110,9 @@ struct ufile {
 	struct elf_segment segs[MAX_SEGS]; /* the PT_LOADs (the executable ones only when
 					      there are more), for elf_segments_bias() */
 	int nsegs;
+	int jit_known;             /* jit, njit: where a PCRE2 library calls its JIT code */
+	int njit;
+	struct pcre_jit_link jit[PCRE_JIT_LINKS_MAX];
 	struct ufile *prev, *next; /* all files, most recently used first */
 };
 
@@ -124,6 +134,7 @@ struct uproc {
 	int eager;                 /* published with UNW_PID_EAGER */
 	uint64_t eager_until_ns;   /* the end of its eager time (0: not published yet) */
 	uint64_t last_read_ns;
+	struct unwind_jit_links jit; /* its PCRE2 JIT links (published in unw_jit if any) */
 };
 
 struct range {
@@ -175,7 +186,7 @@ struct unwinder {
 	int no_batch;                 /* the kernel has no batched updates of array maps */
 	struct unwind_entry ering[SPACE_ENTRY_RING];
 	unsigned eringpos;
-	int pids_fd, stats_fd, hot_fd;
+	int pids_fd, stats_fd, hot_fd, jit_fd;
 	struct ralloc ea, ma;
 	struct u64map files;     /* keyhash -> struct ufile * */
 	struct u64map devino;    /* hash(dev, ino, mtime, size) -> keyhash */
@@ -937,6 +948,76 @@ static int proc_publish(struct unwinder *u, struct uproc *p)
 	return 0;
 }
 
+/* ---- PCRE2's JIT code (pcre_jit.h, bpf/unwind.h: PCRE2 JIT LINKS) */
+
+/* A PCRE2 library, by its file name: libpcre2-8.so.0, libpcre2-16.so.0, ... */
+static int is_pcre2(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return !strncmp(base ? base + 1 : path, "libpcre2-", 9);
+}
+
+/* Add the links of f, mapped by e at load bias bias, to *jit (the process's): read from the
+ * file once per file. */
+static void jit_links_add(int pid, const struct procmaps_entry *e, struct ufile *f,
+			  uint64_t bias, struct unwind_jit_links *jit)
+{
+	int i;
+
+	if (!f->jit_known) {
+		struct elf_file *ef = NULL;
+		int fd, rc = 0;
+
+		if (!is_pcre2(e->path))
+			return;
+		fd = procmaps_open(pid, e, NULL);
+		if (fd < 0)
+			return; /* not known yet: tried again at the next read */
+		if (elf_open_fd(fd, e->path, &ef, NULL) == 0) {
+			rc = pcre_jit_links(ef, f->jit, PCRE_JIT_LINKS_MAX);
+			elf_close(ef);
+		} else {
+			rc = -EIO;
+		}
+		f->jit_known = 1;
+		f->njit = rc > 0 ? rc : 0;
+		log_debug("pcre2 jit links of '%s': %d", e->path, rc);
+	}
+	for (i = 0; i < f->njit; i++) {
+		uint64_t ra = f->jit[i].ra + bias;
+		uint32_t k;
+
+		if (ra < e->start || ra >= e->end)
+			continue; /* in another segment of the file */
+		for (k = 0; k < jit->count && jit->link[k].ra != ra; k++)
+			;
+		if (k < jit->count || jit->count >= UNW_JIT_LINKS_MAX)
+			continue;
+		/* sorted by below, smallest first (insertion) */
+		for (k = jit->count; k > 0 && jit->link[k - 1].below > f->jit[i].below; k--)
+			jit->link[k] = jit->link[k - 1];
+		jit->link[k].ra = ra;
+		jit->link[k].below = f->jit[i].below;
+		jit->count++;
+	}
+}
+
+/* Make *jit p's links, in unw_jit too. */
+static void jit_links_publish(struct unwinder *u, struct uproc *p,
+			      const struct unwind_jit_links *jit)
+{
+	if (!memcmp(&p->jit, jit, sizeof(*jit)))
+		return;
+	if (u->jit_fd >= 0) {
+		if (jit->count)
+			bpf_map_update_elem(u->jit_fd, &p->pid, jit, BPF_ANY);
+		else
+			bpf_map_delete_elem(u->jit_fd, &p->pid);
+	}
+	p->jit = *jit;
+}
+
 static int umap_cmp(const void *a, const void *b)
 {
 	const struct umap *x = a, *y = b;
@@ -989,6 +1070,7 @@ int unwinder_set_maps(struct unwinder *u, int pid, const struct procmaps *pm,
 	struct uproc *p;
 	struct umap *maps = NULL;
 	const struct procmaps_entry *prev = NULL;
+	struct unwind_jit_links jit;
 	uint64_t prev_bias = 0;
 	size_t n = 0, cap = 0, i;
 
@@ -1006,6 +1088,7 @@ int unwinder_set_maps(struct unwinder *u, int pid, const struct procmaps *pm,
 	}
 	if (u->vdso)
 		u->vdso->pin = u->track_seq;
+	memset(&jit, 0, sizeof(jit));
 	for (i = 0; i < pm->n; i++) {
 		const struct procmaps_entry *e = &pm->v[i];
 		struct umap m;
@@ -1025,6 +1108,8 @@ int unwinder_set_maps(struct unwinder *u, int pid, const struct procmaps *pm,
 			    (!(m.f->known && m.f->tkind == TABLE_FP) &&
 			     map_bias(m.f, e, same ? &prev_bias : NULL, &bias)))
 				m.flags = UNW_MAP_NO_TABLE;
+			else if (m.f->known && m.f->tkind == TABLE_ENTRIES)
+				jit_links_add(pid, e, m.f, bias, &jit);
 			prev = e;
 			prev_bias = bias;
 		} else if (e->kind == PROCMAPS_VDSO) {
@@ -1076,6 +1161,10 @@ int unwinder_set_maps(struct unwinder *u, int pid, const struct procmaps *pm,
 		maps[n].flags = UNW_MAP_RUNTIME;
 		n++;
 	}
+	/* anonymous memory of a process with PCRE2 may be its JIT code */
+	for (i = 0; i < n && jit.count; i++)
+		if (!maps[i].f && !(maps[i].flags & (UNW_MAP_RUNTIME | UNW_MAP_VDSO)))
+			maps[i].flags |= UNW_MAP_JIT_LINKS;
 	if (n) /* an exiting process has no mappings left, and maps is NULL */
 		qsort(maps, n, sizeof(*maps), umap_cmp);
 	p = proc_get(u, pid);
@@ -1083,23 +1172,24 @@ int unwinder_set_maps(struct unwinder *u, int pid, const struct procmaps *pm,
 		p = xcalloc(1, sizeof(*p));
 		p->pid = pid;
 		u64map_put(&u->procs, (uint64_t)pid + 1, (uint64_t)(uintptr_t)p);
-	} else {
-		/* unchanged: keep the published slice (not when a table was loaded since) */
-		if (p->published && p->n == n) {
-			for (i = 0; i < n; i++)
-				if (p->maps[i].start != maps[i].start || p->maps[i].end != maps[i].end ||
-				    p->maps[i].f != maps[i].f || p->maps[i].offset != maps[i].offset ||
-				    p->maps[i].kind != maps[i].kind || p->maps[i].flags != maps[i].flags ||
-				    p->maps[i].loaded != maps[i].loaded)
-					break;
-			if (i == n) {
-				proc_release_maps(u, maps, n);
-				p->last_read_ns = now_ns();
-				return 0;
-			}
-		}
-		proc_release_maps(u, p->maps, p->n);
 	}
+	/* the links first: BPF asks for them once a mapping has UNW_MAP_JIT_LINKS */
+	jit_links_publish(u, p, &jit);
+	/* unchanged: keep the published slice (not when a table was loaded since) */
+	if (p->published && p->n == n) {
+		for (i = 0; i < n; i++)
+			if (p->maps[i].start != maps[i].start || p->maps[i].end != maps[i].end ||
+			    p->maps[i].f != maps[i].f || p->maps[i].offset != maps[i].offset ||
+			    p->maps[i].kind != maps[i].kind || p->maps[i].flags != maps[i].flags ||
+			    p->maps[i].loaded != maps[i].loaded)
+				break;
+		if (i == n) {
+			proc_release_maps(u, maps, n);
+			p->last_read_ns = now_ns();
+			return 0;
+		}
+	}
+	proc_release_maps(u, p->maps, p->n); /* none for a new process */
 	p->maps = maps;
 	p->n = n;
 	p->last_read_ns = now_ns();
@@ -1263,6 +1353,8 @@ void unwinder_forget_pid(struct unwinder *u, int pid)
 		return;
 	if (u->pids_fd >= 0)
 		bpf_map_delete_elem(u->pids_fd, &pid);
+	if (u->jit_fd >= 0 && p->jit.count)
+		bpf_map_delete_elem(u->jit_fd, &pid);
 	if (p->published) {
 		ralloc_free(&u->ma, p->first, p->count);
 		u->st.pids--;
@@ -1346,6 +1438,22 @@ static int uenv_read(struct unw_state *st, __u64 addr, __u64 *out)
 	return 0;
 }
 
+/* 16 bytes of code: from the live process (a snapshot holds only the stack). */
+static int uenv_read_code(struct unw_state *st, __u64 addr, __u64 *out)
+{
+	const struct uenv *env = (const struct uenv *)(uintptr_t)st->env;
+	struct iovec local = { out, 16 }, remote = { (void *)(uintptr_t)addr, 16 };
+
+	if (env->src)
+		return env->src->read(env->src->ctx, addr, (uint64_t *)&out[0]) ||
+		       env->src->read(env->src->ctx, addr + 8, (uint64_t *)&out[1]) ? -1 : 0;
+	if (env->pid <= 0 || process_vm_readv(env->pid, &local, 1, &remote, 1, 0) != 16)
+		return -1;
+	if (env->tap)
+		env->tap->read(env->tap->ctx, addr, out, 16);
+	return 0;
+}
+
 static const struct unwind_mapping *uenv_mapping(struct unw_state *st, uint32_t idx)
 {
 	const struct uenv *env = (const struct uenv *)(uintptr_t)st->env;
@@ -1380,6 +1488,14 @@ static int uenv_emit(struct unw_state *st, uint64_t word)
 		return 1;
 	env->words[st->n++] = word;
 	return 0;
+}
+
+static void uenv_set_last(struct unw_state *st, uint64_t word)
+{
+	const struct uenv *env = (const struct uenv *)(uintptr_t)st->env;
+
+	if (st->n > 0)
+		env->words[st->n - 1] = word;
 }
 
 /* The runtime step's view of memory: the snapshot for the stack it holds, the live process
@@ -1446,6 +1562,21 @@ static int uenv_runtime(struct unw_state *st, const struct unwind_mapping *m,
 	return UNW_HOOK_NATIVE;
 }
 
+static const struct unwind_jit_links *uenv_jit_links(struct unw_state *st)
+{
+	struct uenv *env = (struct uenv *)(uintptr_t)st->env;
+	const struct uproc *p;
+
+	if (env->src)
+		return env->src->jit_links ? env->src->jit_links(env->src->ctx) : NULL;
+	p = proc_get(env->u, env->pid);
+	if (!p || !p->jit.count)
+		return NULL;
+	if (env->tap && env->tap->jit_links)
+		env->tap->jit_links(env->tap->ctx, &p->jit);
+	return &p->jit;
+}
+
 static int pc_known(const struct uproc *p, uint64_t pc)
 {
 	size_t i;
@@ -1467,7 +1598,7 @@ size_t unwinder_unwind(struct unwinder *u, int pid, uint64_t pc, uint64_t sp, ui
  * the unwind stopped; *switched is set when the stack ends in [stack switch]. */
 static size_t unwind_core(struct unwinder *u, int pid, const struct unwind_source *src,
 			  const struct unwind_tap *tap, uint64_t pc, uint64_t sp, uint64_t bp,
-			  uint64_t fsbase, const void *stack, size_t len, const uint64_t *deferred,
+			  uint64_t fsbase, uint64_t bx, const void *stack, size_t len, const uint64_t *deferred,
 			  size_t ndeferred, uint32_t flags, uint64_t *words, size_t max,
 			  uint32_t *result, int *switched)
 {
@@ -1503,6 +1634,7 @@ static size_t unwind_core(struct unwinder *u, int pid, const struct unwind_sourc
 	st.bp = bp;
 	st.flags = flags & UNW_S_OFF_STACK;
 	st.fsbase = fsbase;
+	st.leaf_bx = bx;
 	if (src) {
 		st.map_first = src->map_first;
 		st.map_count = src->map_count;
@@ -1556,20 +1688,20 @@ static size_t unwind_words(struct unwinder *u, int pid, uint64_t pc, uint64_t sp
 			   size_t ndeferred, uint32_t flags, uint64_t *words, size_t max,
 			   uint32_t *result, int *switched)
 {
-	return unwind_core(u, pid, NULL, NULL, pc, sp, bp, 0, stack, len, deferred, ndeferred,
+	return unwind_core(u, pid, NULL, NULL, pc, sp, bp, 0, 0, stack, len, deferred, ndeferred,
 			   flags, words, max, result, switched);
 }
 
 size_t unwinder_unwind_from(struct unwinder *u, int pid, const struct unwind_source *src,
-			    const struct unwind_tap *tap, uint64_t pc, uint64_t sp, uint64_t bp,
-			    uint64_t fsbase, const void *stack, size_t len, const uint64_t *deferred,
+			    const struct unwind_tap *tap, const struct unwind_regs *r,
+			    const void *stack, size_t len, const uint64_t *deferred,
 			    size_t ndeferred, uint32_t flags, uint64_t *words, size_t max,
 			    uint32_t *result)
 {
 	int switched;
 
-	return unwind_core(u, pid, src, src ? NULL : tap, pc, sp, bp, fsbase, stack, len,
-			   deferred, ndeferred, flags, words, max, result, &switched);
+	return unwind_core(u, pid, src, src ? NULL : tap, r->pc, r->sp, r->bp, r->fsbase, r->bx,
+			   stack, len, deferred, ndeferred, flags, words, max, result, &switched);
 }
 
 int unwinder_pid_mappings(struct unwinder *u, int pid, uint32_t *first, uint32_t *count)
@@ -1760,7 +1892,7 @@ struct unwinder *unwinder_new(struct bpf_object *obj, const struct unwinder_opts
 
 	if (opts)
 		u->opts = *opts;
-	u->pids_fd = u->stats_fd = u->hot_fd = -1;
+	u->pids_fd = u->stats_fd = u->hot_fd = u->jit_fd = -1;
 	u->entries_fd = u->maps_fd = -1;
 	u->page = sysconf(_SC_PAGESIZE);
 	if (u->page <= 0)
@@ -1777,6 +1909,7 @@ struct unwinder *unwinder_new(struct bpf_object *obj, const struct unwinder_opts
 		struct bpf_map *mp = bpf_object__find_map_by_name(obj, "unw_pids");
 		struct bpf_map *ms = bpf_object__find_map_by_name(obj, "unw_stats");
 		struct bpf_map *mh = bpf_object__find_map_by_name(obj, "unw_exec_hot");
+		struct bpf_map *mj = bpf_object__find_map_by_name(obj, "unw_jit");
 
 		if (!me || !mm || !mp || !ms) {
 			errmsg_set(err, -ENOENT, "the BPF object has no unwind maps");
@@ -1806,6 +1939,7 @@ struct unwinder *unwinder_new(struct bpf_object *obj, const struct unwinder_opts
 		u->pids_fd = bpf_map__fd(mp);
 		u->stats_fd = bpf_map__fd(ms);
 		u->hot_fd = mh ? bpf_map__fd(mh) : -1;
+		u->jit_fd = mj ? bpf_map__fd(mj) : -1;
 		u->st.kernel_bytes = u->entries_bytes + u->maps_bytes +
 			(uint64_t)bpf_map__max_entries(mp) * (sizeof(struct unwind_pid) + 4 + 64);
 	} else {

@@ -203,6 +203,8 @@ struct unwind_source {
 	const struct unwind_mapping *(*mapping)(void *ctx, uint32_t idx);
 	const struct unwind_entry *(*entry)(void *ctx, uint32_t idx);
 	void (*step)(void *ctx, const struct unw_state *st);
+	/* the process's PCRE2 JIT links (bpf/unwind.h), or NULL; may be NULL */
+	const struct unwind_jit_links *(*jit_links)(void *ctx);
 	uint32_t map_first, map_count;
 };
 /* What an unwind from the live process and u's tables read (a capture records it): every
@@ -214,13 +216,17 @@ struct unwind_tap {
 	void (*read)(void *ctx, uint64_t addr, const void *data, size_t len);
 	void (*mapping)(void *ctx, uint32_t idx, const struct unwind_mapping *m);
 	void (*entry)(void *ctx, uint32_t idx, const struct unwind_entry *e);
+	void (*jit_links)(void *ctx, const struct unwind_jit_links *jl); /* may be NULL */
+};
+/* The registers an unwind starts from: fs base and rbx 0 when unknown (a snapshot). */
+struct unwind_regs {
+	uint64_t pc, sp, bp, fsbase, bx;
 };
 /* unwinder_unwind_deferred() from src (NULL: the live process, watched by tap when set), with
- * the thread's fs base (0: unknown, as in a snapshot) and the unwind's first flags
- * (UNW_S_OFF_STACK). */
+ * the thread's registers and the unwind's first flags (UNW_S_OFF_STACK). */
 size_t unwinder_unwind_from(struct unwinder *u, int pid, const struct unwind_source *src,
-			    const struct unwind_tap *tap, uint64_t pc, uint64_t sp, uint64_t bp,
-			    uint64_t fsbase, const void *stack, size_t len, const uint64_t *deferred,
+			    const struct unwind_tap *tap, const struct unwind_regs *r,
+			    const void *stack, size_t len, const uint64_t *deferred,
 			    size_t ndeferred, uint32_t flags, uint64_t *words, size_t max,
 			    uint32_t *result);
 /* Where pid's published mappings are (indices of the mapping space): 0 or -ENOENT. */

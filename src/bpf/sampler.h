@@ -75,6 +75,9 @@ enum fw_marker {
 				     * run yet (no user stack to unwind) */
 	FW_MARKER_EXITED = 7,       /* the only user word: a snapshot of a process that exited
 				     * before user space could read its maps (unwinder.c) */
+	FW_MARKER_PCRE_JIT = 8,     /* in place of a native frame: PCRE2's JIT code, which the
+				     * unwinder went through from the call that entered it
+				     * (unwind_step.h: unwind_jit_link()); shown as [pcre2 jit] */
 };
 #define FW_SEGMENT_KEEP_NATIVE 0x100ULL
 #define FW_SEGMENT_DROP_NATIVE 0x200ULL

@@ -14,6 +14,8 @@
  *   unw_exec_hot HASH   struct unwind_exec_key -> u8  executables whose processes are mostly
  *                                                      sampled: their exec wakes user space,
  *                                                      which reads them at once
+ *   unw_jit      HASH   u32 pid -> struct unwind_jit_links  where the process's PCRE2 calls
+ *                                                      its JIT code (UNW_MAP_JIT_LINKS)
  *
  * struct unwind_entry (8 bytes). A file's table is a slice of unw_entries sorted by pc; entry i
  * holds for link-time addresses [base + pc_i, base + pc_{i+1}); the last entry of a table is
@@ -113,6 +115,9 @@ struct unwind_entry {
 #define UNW_MAP_ANON     (1u << 5) /* anonymous memory (JIT code): its frame-pointer rule is a
 				    * guess, the caller it gives is kept only if it is in a known
 				    * mapping (unwind_step.h: UNW_S_GUESSED) */
+#define UNW_MAP_JIT_LINKS (1u << 6) /* anonymous memory in a process that has PCRE2: the
+				     * process has struct unwind_jit_links (unw_jit), tried before
+				     * the frame-pointer guess (unwind_step.h: unwind_jit_link()) */
 
 /* One executable mapping of a process (40 bytes). */
 struct unwind_mapping {
@@ -168,6 +173,32 @@ struct unwind_pid {
 #define UNW_MAIN_STACK_SPAN (64ULL << 20) /* below mm->start_stack: the main thread's stack (the
 					      * kernel keeps at least 128 MiB free below it); an
 					      * sp elsewhere is UNW_S_OFF_STACK */
+
+/* PCRE2 JIT LINKS. PCRE2's JIT code (SLJIT) has no unwind information and no frame pointer,
+ * but it is entered from two known places in libpcre2 (pcre2_jit_match() calls it, or calls
+ * jit_machine_stack_exec() which calls it), with a pointer to a struct jit_arguments that
+ * lives at a fixed place in pcre2_jit_match()'s frame, and the JIT code keeps that pointer in
+ * rbp for the whole body of the matcher (PCRE2's ARGUMENTS register, SLJIT's saved register
+ * S4, rbp on x86-64). A link says: when rbp is that pointer A, the return address of the call
+ * into the JIT code is at A - below, and its value is ra (absolute, in this process).
+ * unwind_jit_link() (unwind_step.h) checks, nearest to A first, that the word at A - below is
+ * exactly ra; user space (src/agent/pcre_jit.c) finds the links in the file and checks that
+ * the caller's CFI restores rbp from its stack, so the caller's rbp is never needed. */
+#define UNW_JIT_LINKS_MAX 6        /* two per library: libpcre2-8, -16, -32 */
+#define UNW_JIT_MAX_REACH (1u << 20) /* A is at most this far above the JIT frame's sp */
+#define UNW_JIT_PIDS_MAX 4096
+
+struct unwind_jit_link {
+	__u64 ra;     /* the return address after the call into the JIT code */
+	__u64 below;  /* where it is: A - below, A the jit_arguments pointer (rbp) */
+};
+
+struct unwind_jit_links {
+	__u32 count;  /* links used, sorted by below, smallest first */
+	__u32 pad;
+	struct unwind_jit_link link[UNW_JIT_LINKS_MAX];
+};
+
 #define UNW_MAX_PID_MAPPINGS 4096   /* mappings per process (16 lookup steps) */
 #define UNW_MAX_FILE_ENTRIES (1u << 24) /* entries per file (24 lookup steps) */
 
@@ -247,6 +278,9 @@ struct unw_state {
 			       * BPF reads it from the task; a snapshot does not carry it */
 	__u32 switches;       /* stack switches followed (unwind_step.h) */
 	__u32 pid_flags;      /* BPF: the process's UNW_PID_* flags (0 when it is not published) */
+	__u32 pad;
+	__u64 leaf_bx;        /* BPF: rbx at the sample (the leaf's), for PCRE2's JIT prologue
+			       * (unwind_step.h); 0 when unknown (a snapshot does not carry it) */
 };
 
 /* STACK SNAPSHOTS. Sent when the process has no tables yet (or the pc is in a mapping user

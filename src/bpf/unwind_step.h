@@ -30,6 +30,13 @@
  *                                       address): the next step starts from there (a JIT
  *                                       frame handing back to native code, or to another JIT
  *                                       frame).
+ *   UNW_READ_CODE(st, addr, dst)    (optional) read 16 bytes of code at addr into __u64 dst[2];
+ *                                   0 on success (default: UNW_READ_2U64)
+ *   UNW_SET_LAST(st, word)          (optional) replace the frame word emitted last
+ *                                   (default: nothing, the native word stays)
+ *   UNW_JIT_LINKS(st)               (optional) const struct unwind_jit_links * of the process
+ *                                   (unwind.h: PCRE2 JIT LINKS), or NULL; asked only in a
+ *                                   mapping with UNW_MAP_JIT_LINKS
  *
  * The state below is all an unwinder of another kind (an interpreter walker) needs to read and
  * update: registers of the current frame, where the process's mappings are, and the result. */
@@ -42,9 +49,21 @@
 #define UNW_RUNTIME_HOOK(st, m, e) UNW_HOOK_NATIVE
 #endif
 
+#ifndef UNW_JIT_LINKS
+#define UNW_JIT_LINKS(st) ((const struct unwind_jit_links *)0)
+#endif
+
+#ifndef UNW_SET_LAST
+#define UNW_SET_LAST(st, word) do { } while (0)
+#endif
+
 #ifndef UNW_READ_2U64
 #define UNW_READ_2U64(st, addr, dst) \
 	(UNW_READ_U64(st, (addr), &(dst)[0]) || UNW_READ_U64(st, (addr) + 8, &(dst)[1]))
+#endif
+
+#ifndef UNW_READ_CODE
+#define UNW_READ_CODE(st, addr, dst) UNW_READ_2U64(st, addr, dst)
 #endif
 
 /* The entries [*lo, *hi) (from m->table_first) among which the one for table-relative address
@@ -190,6 +209,225 @@ static UNW_INLINE const struct unwind_entry *unwind_entry_of(struct unw_state *s
 	return e;
 }
 
+/* PCRE2's JIT code (unwind.h: PCRE2 JIT LINKS). Whether A can be the jit_arguments pointer
+ * of a JIT frame whose sp is st->sp: on the stack, above the frame and not far (heap data never
+ * is), holding what the struct starts with (a stack pointer, then the subject pointers str,
+ * begin, end with begin <= str <= end). */
+static UNW_INLINE int unwind_jit_args(struct unw_state *st, __u64 a)
+{
+	__u64 args[4];
+
+	if ((a & 7) || a <= st->sp || a - st->sp > UNW_JIT_MAX_REACH)
+		return 0;
+	if (UNW_READ_2U64(st, a, args) || UNW_READ_2U64(st, a + 16, &args[2]))
+		return 0;
+	return args[0] && args[2] && args[2] <= args[1] && args[1] <= args[3];
+}
+
+/* The caller of a JIT frame whose return address should be at slot: it is when the word there
+ * is the ra of a link and the jit_arguments pointer that link implies (slot + below) checks
+ * out. Moves st there (pc = ra, sp = slot + 8) and returns 0, else 1. */
+static UNW_INLINE int unwind_jit_at(struct unw_state *st, const struct unwind_jit_links *jl,
+				   __u64 slot)
+{
+	__u64 w;
+	__u32 i;
+
+	if (slot < st->sp || UNW_READ_U64(st, slot, &w))
+		return 1;
+	for (i = 0; i < UNW_JIT_LINKS_MAX; i++) {
+		if (i >= jl->count)
+			break;
+		if (w == jl->link[i].ra && unwind_jit_args(st, slot + jl->link[i].below)) {
+			st->pc = w;
+			st->sp = slot + 8;
+			st->flags |= UNW_S_RETADDR;
+			return 0;
+		}
+	}
+	return 1;
+}
+
+#define UNW_JIT_IS_PUSH(b) ((b) >= 0x50 && (b) <= 0x57)
+#define UNW_JIT_IS_POP(b) ((b) >= 0x58 && (b) <= 0x5f)
+#define UNW_JIT_MAX_PUSHES 6
+/* Byte i (0..31) of the code words c0..c3, from registers: a byte array on the BPF stack
+ * indexed by a variable makes clang emit pointer arithmetic the verifier refuses. */
+#define UNW_CB(i) \
+	((__u32)(((i) & 31) < 8 ? c0 >> (((i) & 7) * 8) :	\
+		 ((i) & 31) < 16 ? c1 >> (((i) & 7) * 8) :	\
+		 ((i) & 31) < 24 ? c2 >> (((i) & 7) * 8) :	\
+		 c3 >> (((i) & 7) * 8)) & 0xff) /* SLJIT saves at most 6 registers on x86-64 */
+
+/* The JIT function's own prologue or epilogue at the exact pc (rbp is not A there yet, or no
+ * more), from the instructions at pc, which SLJIT emits the same for every function:
+ *   entry:  push reg (x up to 6); mov reg, reg (x any); sub $N, %rsp
+ *   exit:   add $N, %rsp; pop reg (x up to 6); ret
+ * Before the sub (read forward from pc) the return address is one of the words from sp up,
+ * above the pushes done so far: the first that is a link's ra with its jit_arguments in place
+ * (the pushed words are the caller's registers, never a return address into libpcre2). Right
+ * after the sub (read backward from pc) it is at sp + N + 8 x pushes. In the exit, at
+ * sp + N + 8 x pops to come, and rbp is the word `pop %rbp` would load. Returns 0 when st was
+ * moved to the caller, 1 otherwise. */
+static UNW_INLINE int unwind_jit_edge(struct unw_state *st, const struct unwind_jit_links *jl)
+{
+	__u64 code[4], c0, c1, c2, c3, slot, imm = 0, bp_at = 0;
+	__u32 i = 0, k = 0, pushes = 0;
+
+	if (UNW_READ_CODE(st, st->pc, code) || UNW_READ_CODE(st, st->pc + 16, &code[2]))
+		return 1;
+	c0 = code[0];
+	c1 = code[1];
+	c2 = code[2];
+	c3 = code[3];
+	/* exit: [add $N, %rsp;] pop...; ret */
+	if ((c0 & 0xffffff) == 0xc48348 && UNW_CB(3) < 0x80) {        /* 48 83 c4 ib */
+		imm = UNW_CB(3);
+		i = 4;
+	} else if ((c0 & 0xffffff) == 0xc48148 && UNW_CB(6) < 0x80) { /* 48 81 c4 id */
+		imm = (c0 >> 24) & 0xffffffff;
+		i = 7;
+	}
+	for (k = 0; k < UNW_JIT_MAX_PUSHES; k++) {
+		if (i >= 30)
+			break;
+		if (UNW_JIT_IS_POP(UNW_CB(i))) {
+			if (UNW_CB(i) == 0x5d)
+				bp_at = st->sp + imm + 8 * k + 1; /* + 1: found */
+			i++;
+		} else if (UNW_CB(i) == 0x41 && UNW_JIT_IS_POP(UNW_CB(i + 1))) {
+			i += 2;
+		} else {
+			break;
+		}
+	}
+	if (i < 32 && UNW_CB(i) == 0xc3) {
+		__u64 bp = 0;
+
+		slot = st->sp + imm + 8 * k;
+		if (bp_at && UNW_READ_U64(st, bp_at - 1, &bp))
+			return 1;
+		if (unwind_jit_at(st, jl, slot))
+			return 1;
+		if (bp_at)
+			st->bp = bp;
+		return 0;
+	}
+	/* entry, before the sub: push...; mov reg, reg...; sub $N, %rsp */
+	for (i = 0, k = 0; k < 12; k++) {
+		if (i >= 29)
+			break;
+		if (UNW_JIT_IS_PUSH(UNW_CB(i)))
+			i++;
+		else if (UNW_CB(i) == 0x41 && UNW_JIT_IS_PUSH(UNW_CB(i + 1)))
+			i += 2;
+		else if ((UNW_CB(i) & 0xfa) == 0x48 &&
+			 (UNW_CB(i + 1) == 0x89 || UNW_CB(i + 1) == 0x8b) &&
+			 UNW_CB(i + 2) >= 0xc0)
+			i += 3;
+		else
+			break;
+	}
+	if (i < 29 && UNW_CB(i) == 0x48 && (UNW_CB(i + 1) == 0x83 || UNW_CB(i + 1) == 0x81) &&
+	    UNW_CB(i + 2) == 0xec) {
+		for (k = 0; k <= UNW_JIT_MAX_PUSHES; k++)
+			if (!unwind_jit_at(st, jl, st->sp + 8 * k))
+				return 0;
+		return 1;
+	}
+	/* entry, right after the sub: read backward */
+	if (UNW_READ_CODE(st, st->pc - 32, code) || UNW_READ_CODE(st, st->pc - 16, &code[2]))
+		return 1;
+	c0 = code[0];
+	c1 = code[1];
+	c2 = code[2];
+	c3 = code[3];
+	if (((c3 >> 32) & 0xffffff) == 0xec8348 && UNW_CB(31) < 0x80) {       /* 48 83 ec ib */
+		imm = UNW_CB(31);
+		i = 28;
+	} else if (((c3 >> 8) & 0xffffff) == 0xec8148 && UNW_CB(31) < 0x80) { /* 48 81 ec id */
+		imm = (c3 >> 32) & 0xffffffff;
+		i = 25;
+	} else {
+		return 1;
+	}
+	for (k = 0; k < 8; k++) {
+		if (i < 3 || i > 28)
+			break;
+		if ((UNW_CB(i - 3) & 0xfa) == 0x48 &&
+		    (UNW_CB(i - 2) == 0x89 || UNW_CB(i - 2) == 0x8b) && UNW_CB(i - 1) >= 0xc0)
+			i -= 3;
+		else
+			break;
+	}
+	for (k = 0; k < UNW_JIT_MAX_PUSHES; k++) {
+		if (i < 1 || i > 28 || !UNW_JIT_IS_PUSH(UNW_CB(i - 1)))
+			break;
+		i -= (i >= 2 && UNW_CB(i - 2) == 0x41) ? 2 : 1;
+		pushes++;
+	}
+	if (!pushes)
+		return 1;
+	return unwind_jit_at(st, jl, st->sp + imm + 8 * pushes);
+}
+
+/* The caller of a JIT frame whose jit_arguments pointer is a, from the links, nearest to a
+ * first: moves st there and returns 0, else 1. */
+static UNW_INLINE int unwind_jit_from_args(struct unw_state *st,
+					   const struct unwind_jit_links *jl, __u64 a)
+{
+	__u64 slot, w;
+	__u32 i;
+
+	if (!unwind_jit_args(st, a))
+		return 1;
+	for (i = 0; i < UNW_JIT_LINKS_MAX; i++) {
+		if (i >= jl->count)
+			break;
+		slot = a - jl->link[i].below;
+		if (slot < st->sp || slot >= a)
+			break;
+		if (UNW_READ_U64(st, slot, &w))
+			break;
+		if (w == jl->link[i].ra) {
+			st->pc = w;
+			st->sp = slot + 8;
+			st->flags |= UNW_S_RETADDR;
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* A frame of PCRE2's JIT code: in the body of the matcher rbp is the jit_arguments pointer A,
+ * and the links are tried nearest to A first: each is then the first return address found
+ * below A where it can be, so an older copy of a return address left deeper in the stack
+ * (stale data in the JIT frame) is never reached: in the direct call A - 8 holds
+ * pcre2_jit_match()'s own link, and through jit_machine_stack_exec() A - 8 holds the return
+ * address into pcre2_jit_match() of that call, which is no link. At the exact pc of a sample
+ * the JIT function may be in its prologue or epilogue instead (unwind_jit_edge()), or between
+ * its `sub $N, %rsp` and the `mov %rbx, %rbp` that sets A (PCRE2 resets the ovector there):
+ * rbx holds A then (its first move of rdi), which BPF has for the leaf (st->leaf_bx). Moves
+ * st to the caller (rbp is left: the caller's CFI restores it, which user space checked) and
+ * returns 0, or returns 1 (no link: the caller stays unknown). */
+static UNW_INLINE int unwind_jit_link(struct unw_state *st)
+{
+	const struct unwind_jit_links *jl = UNW_JIT_LINKS(st);
+
+	if (!jl)
+		return 1;
+	if (!unwind_jit_from_args(st, jl, st->bp))
+		return 0;
+	if (st->flags & UNW_S_RETADDR)
+		return 1; /* a call from the body: rbp is A there */
+	if (!unwind_jit_edge(st, jl))
+		return 0;
+	/* the sample's own registers: the JIT frame is the leaf, no signal frame crossed */
+	if (st->leaf_bx && st->n == 1 && !st->signals)
+		return unwind_jit_from_args(st, jl, st->leaf_bx);
+	return 1;
+}
+
 /* Emit the current frame and move to its caller. Returns 0 to go on, 1 when the unwind is
  * over (st->result says why). */
 static UNW_INLINE int unwind_step(struct unw_state *st)
@@ -239,6 +477,11 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 			return 1;
 		if (r == UNW_HOOK_MOVED)
 			return 0;
+	}
+	if ((m->flags & UNW_MAP_JIT_LINKS) && !unwind_jit_link(st)) {
+		/* anonymous memory has no name: this frame is known to be PCRE2's JIT code */
+		UNW_SET_LAST(st, (FW_TAG_MARKER << FW_TAG_SHIFT) | FW_MARKER_PCRE_JIT);
+		return 0;
 	}
 	if (m->flags & UNW_MAP_FP) {
 		fp = 1;

@@ -72,6 +72,13 @@ struct {
 	__type(value, __u8);
 } unw_exec_hot SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UNW_JIT_PIDS_MAX);
+	__type(key, __u32);
+	__type(value, struct unwind_jit_links);
+} unw_jit SEC(".maps");
+
 /* The unwind state lives in a per-CPU map, not on the stack: values read from a map are
  * unknown to the verifier, so the bpf_loop callback is verified in a couple of passes instead
  * of once per possible frame count. */
@@ -126,6 +133,22 @@ static __always_inline int unw_bpf_emit(struct unw_state *st, __u64 word)
 	return 0;
 }
 
+static __always_inline void unw_bpf_set_last(struct unw_state *st, __u64 word)
+{
+	__u32 zero = 0, idx;
+	struct sample_record *rec;
+
+	if (st->n == 0)
+		return;
+	rec = bpf_map_lookup_elem(&scratch, &zero);
+	if (!rec)
+		return;
+	idx = st->out_base + st->n - 1;
+	if (idx >= MAX_KERNEL_FRAMES + MAX_USER_WORDS)
+		return;
+	rec->frames[idx] = word;
+}
+
 #ifndef UNW_RUNTIME_PRESENT
 #define UNW_RUNTIME_PRESENT(pid) 0
 #define UNW_RUNTIME_DEFER(mask) do { } while (0)
@@ -138,6 +161,9 @@ static __always_inline int unw_bpf_emit(struct unw_state *st, __u64 word)
 #define UNW_MAPPING(st, idx) unw_lookup_mapping(idx)
 #define UNW_ENTRY(st, idx) unw_lookup_entry(idx)
 #define UNW_EMIT(st, word) unw_bpf_emit((st), (word))
+#define UNW_SET_LAST(st, word) unw_bpf_set_last((st), (word))
+#define UNW_JIT_LINKS(st) \
+	((const struct unwind_jit_links *)bpf_map_lookup_elem(&unw_jit, &(st)->pid))
 
 static __always_inline const struct unwind_mapping *unw_lookup_mapping(__u32 idx)
 {
@@ -413,7 +439,7 @@ copied:
 
 /* Unwind the current task's user stack from its registers pc, sp, bp (see unwind_user()). */
 static __always_inline __u32 unwind_user_regs(struct sample_record *rec, __u32 start, __u64 pc,
-					      __u64 sp, __u64 bp, __u64 *wake)
+					      __u64 sp, __u64 bp, __u64 bx, __u64 *wake)
 {
 	struct unw_state st, *stp;
 	struct unwind_pid *up;
@@ -440,6 +466,7 @@ static __always_inline __u32 unwind_user_regs(struct sample_record *rec, __u32 s
 	stp->pc = pc;
 	stp->sp = sp;
 	stp->bp = bp;
+	stp->leaf_bx = bx;
 	stp->pid = pid;
 	stp->out_base = start; /* BPF: where the words go in rec->frames */
 	stp->fsbase = BPF_CORE_READ(bpf_get_current_task_btf(), thread.fsbase);
@@ -513,19 +540,20 @@ snapshot:
 }
 
 /* The user registers of the current task while it is in the kernel: those saved on entry. */
-static __always_inline void unwind_saved_regs(__u64 *pc, __u64 *sp, __u64 *bp)
+static __always_inline void unwind_saved_regs(__u64 *pc, __u64 *sp, __u64 *bp, __u64 *bx)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
 	*pc = BPF_CORE_READ(regs, ip);
 	*sp = BPF_CORE_READ(regs, sp);
 	*bp = BPF_CORE_READ(regs, bp);
+	*bx = BPF_CORE_READ(regs, bx);
 }
 
 static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
 					 struct sample_record *rec, __u32 start, __u64 *wake)
 {
-	__u64 pc, sp, bp, cs;
+	__u64 pc, sp, bp, bx, cs;
 
 	/* cs is a union of u16 and u64 on recent kernels; the context allows only 8-byte loads */
 	cs = *(volatile __u64 *)((char *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs));
@@ -533,12 +561,13 @@ static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
 		pc = ctx->regs.ip;
 		sp = ctx->regs.sp;
 		bp = ctx->regs.bp;
+		bx = ctx->regs.bx;
 	} else {
 		/* The sample hit kernel code: the user registers were saved on kernel entry. */
-		unwind_saved_regs(&pc, &sp, &bp);
+		unwind_saved_regs(&pc, &sp, &bp, &bx);
 		ustat_inc(USTAT_FROM_KERNEL);
 	}
-	return unwind_user_regs(rec, start, pc, sp, bp, wake);
+	return unwind_user_regs(rec, start, pc, sp, bp, bx, wake);
 }
 
 #endif

@@ -77,6 +77,15 @@ static void tap_entry(void *ctx, uint32_t idx, const struct unwind_entry *e)
 		cp->err = -ENOSPC;
 }
 
+/* The PCRE2 JIT links the step asked for (both kinds of capture: the case is the first
+ * member of each context). */
+static void tap_jit_links(void *ctx, const struct unwind_jit_links *jl)
+{
+	struct replay_case *c = *(struct replay_case **)ctx;
+
+	c->jit = *jl;
+}
+
 /* The frame text of a native word, as a profile names it: the function (or module+0x...), the
  * functions inlined there after it (root first). */
 static char *native_text(struct symbolizer *sym, int pid, uint64_t addr)
@@ -158,7 +167,8 @@ int replay_capture(struct unwinder *u, struct symbolizer *sym, int pid, int tid,
 {
 	struct user_regs_struct regs;
 	struct capture cp = { c, -1, NULL, 0 };
-	struct unwind_tap tap = { &cp, tap_read, tap_mapping, tap_entry };
+	struct unwind_tap tap = { &cp, tap_read, tap_mapping, tap_entry, tap_jit_links };
+	struct unwind_regs ur;
 	struct procmaps pm;
 	uint8_t *stack = NULL;
 	uint64_t *words = NULL;
@@ -202,8 +212,9 @@ int replay_capture(struct unwinder *u, struct symbolizer *sym, int pid, int tid,
 	}
 	words = xcalloc(MAX_USER_WORDS, sizeof(uint64_t));
 	c->flags = off_stack(pid, tid, regs.rsp) ? UNW_S_OFF_STACK : 0;
-	n = unwinder_unwind_from(u, pid, NULL, &tap, regs.rip, regs.rsp, regs.rbp, regs.fs_base,
-				 stack, len, NULL, 0, c->flags, words, MAX_USER_WORDS, &result);
+	ur = (struct unwind_regs){ regs.rip, regs.rsp, regs.rbp, regs.fs_base, regs.rbx };
+	n = unwinder_unwind_from(u, pid, NULL, &tap, &ur, stack, len, NULL, 0, c->flags, words,
+				 MAX_USER_WORDS, &result);
 	ptrace(PTRACE_DETACH, tid, NULL, NULL);
 	if (cp.err) {
 		rc = errmsg_set(err, cp.err, "the case would be too big");
@@ -215,6 +226,7 @@ int replay_capture(struct unwinder *u, struct symbolizer *sym, int pid, int tid,
 	c->sp = regs.rsp;
 	c->bp = regs.rbp;
 	c->fsbase = regs.fs_base;
+	c->bx = regs.rbx;
 	c->have_regs = 1;
 	c->comm = xstrdup(comm && comm[0] ? comm : "?");
 	for (i = 0; i < n; i++) {
@@ -333,7 +345,8 @@ int replay_capture_snapshot(struct unwinder *u, struct symbolizer *sym, struct r
 			    struct errmsg *err)
 {
 	struct snap_capture sc = { c, snap, NULL, 0 };
-	struct unwind_tap tap = { &sc, snap_read, snap_mapping, snap_entry };
+	struct unwind_tap tap = { &sc, snap_read, snap_mapping, snap_entry, tap_jit_links };
+	struct unwind_regs ur = { snap->pc, snap->sp, snap->bp, 0, 0 };
 	struct procmaps pm;
 	uint64_t *words;
 	uint32_t result = 0;
@@ -347,9 +360,9 @@ int replay_capture_snapshot(struct unwinder *u, struct symbolizer *sym, struct r
 		sc.pm = &pm;
 	words = xcalloc(MAX_USER_WORDS, sizeof(uint64_t));
 	c->flags = snap->flags;
-	n = unwinder_unwind_from(u, snap->pid, NULL, &tap, snap->pc, snap->sp, snap->bp, 0,
-				 snap->stack, snap->len, snap->deferred, snap->ndeferred, c->flags,
-				 words, MAX_USER_WORDS, &result);
+	n = unwinder_unwind_from(u, snap->pid, NULL, &tap, &ur, snap->stack, snap->len,
+				 snap->deferred, snap->ndeferred, c->flags, words, MAX_USER_WORDS,
+				 &result);
 	if (sc.err) {
 		xfree(words);
 		procmaps_release(&pm);

@@ -245,7 +245,7 @@ static int put_meta(struct buf *m, const char *key, const char *value)
 int case_encode(const struct replay_case *c, struct buf *out)
 {
 	struct buf b = BUF_INIT(BUF_UNLIMITED), s = BUF_INIT(BUF_UNLIMITED);
-	uint8_t r[52];
+	uint8_t r[60];
 	size_t i;
 	int rc = -ENOMEM;
 
@@ -267,8 +267,23 @@ int case_encode(const struct replay_case *c, struct buf *out)
 	wr32(r + 40, c->flags);
 	wr32(r + 44, c->map_first);
 	wr32(r + 48, c->map_count);
-	if (put_section(&b, CASE_SEC_REGS, r, 52))
+	wr64(r + 52, c->bx);
+	if (put_section(&b, CASE_SEC_REGS, r, 60))
 		goto out;
+	if (c->jit.count) {
+		buf_reset(&s);
+		wr32(r, c->jit.count);
+		if (buf_append(&s, r, 4))
+			goto out;
+		for (i = 0; i < c->jit.count && i < UNW_JIT_LINKS_MAX; i++) {
+			wr64(r, c->jit.link[i].ra);
+			wr64(r + 8, c->jit.link[i].below);
+			if (buf_append(&s, r, 16))
+				goto out;
+		}
+		if (put_section(&b, CASE_SEC_JIT_LINKS, s.data, s.len))
+			goto out;
+	}
 	for (i = 0; i < c->nmem; i++) {
 		buf_reset(&s);
 		wr64(r, c->mem[i].addr);
@@ -406,7 +421,7 @@ static int parse_section(struct replay_case *c, uint32_t type, const uint8_t *p,
 	case CASE_SEC_META:
 		return parse_meta(c, p, n, err);
 	case CASE_SEC_REGS:
-		if (n != 52 || c->have_regs)
+		if (n != 60 || c->have_regs)
 			return errmsg_set(err, -EINVAL, "case: REGS of %zu bytes, or twice", n);
 		c->pid = rd32(p);
 		c->tid = rd32(p + 4);
@@ -417,6 +432,7 @@ static int parse_section(struct replay_case *c, uint32_t type, const uint8_t *p,
 		c->flags = rd32(p + 40);
 		c->map_first = rd32(p + 44);
 		c->map_count = rd32(p + 48);
+		c->bx = rd64(p + 52);
 		if (c->map_count > UNW_MAX_PID_MAPPINGS)
 			return errmsg_set(err, -EINVAL, "case: %u mappings", c->map_count);
 		c->have_regs = 1;
@@ -520,6 +536,19 @@ static int parse_section(struct replay_case *c, uint32_t type, const uint8_t *p,
 		for (i = 0; i < nw; i++)
 			c->expect_words[i] = rd64(p + 8 + 8 * i);
 		c->expect = dup_text(p + 8 + (size_t)nw * 8, n - 8 - (size_t)nw * 8);
+		return 0;
+	}
+	case CASE_SEC_JIT_LINKS: {
+		uint32_t k;
+
+		if (n < 4 || c->jit.count || rd32(p) == 0 || rd32(p) > UNW_JIT_LINKS_MAX ||
+		    n != 4 + 16 * (size_t)rd32(p))
+			return errmsg_set(err, -EINVAL, "case: JIT_LINKS of %zu bytes, or twice", n);
+		for (k = 0; k < rd32(p); k++) {
+			c->jit.link[k].ra = rd64(p + 4 + 16 * k);
+			c->jit.link[k].below = rd64(p + 12 + 16 * k);
+		}
+		c->jit.count = rd32(p);
 		return 0;
 	}
 	default:

@@ -12,7 +12,7 @@
  *   sections until the end: u32 type, u32 length, length bytes (all integers little-endian):
  *     CASE_SEC_META     key NUL value NUL ... ("description", "origin", "comm")
  *     CASE_SEC_REGS     u32 pid, u32 tid, u64 pc, sp, bp, fsbase, u32 flags (UNW_S_OFF_STACK),
- *                       u32 map_first, u32 map_count                          (52 bytes, once)
+ *                       u32 map_first, u32 map_count, u64 rbx (0: unknown)   (60 bytes, once)
  *     CASE_SEC_MEM      u64 address, then the bytes                           (any number)
  *     CASE_SEC_MAPPING  u32 index, u64 start, end, bias, u32 table_first, table_count,
  *                       u16 flags, u8 kind, u8 index_shift, u32 index_count, then the file's
@@ -23,6 +23,8 @@
  *                       frame's text as record prints it (inlined frames: "a;b") (any number)
  *     CASE_SEC_EXPECT   u32 result (enum unwind_stat), u32 n, u64 x n words, then the folded
  *                       stack, comm first                                      (once)
+ *     CASE_SEC_JIT_LINKS u32 count, then (u64 ra, u64 below) x count: the process's PCRE2 JIT
+ *                       links (bpf/unwind.h), when the unwind asked for them  (at most once)
  * A section of an unknown type is skipped (a newer writer of the same version may add one);
  * a newer version is refused. Everything is checked as hostile input: sizes, counts, overlaps
  * (tests/fuzz/fuzz_case.c). */
@@ -53,6 +55,7 @@ enum case_section {
 	CASE_SEC_DEFERRED = 6,
 	CASE_SEC_NAME = 7,
 	CASE_SEC_EXPECT = 8,
+	CASE_SEC_JIT_LINKS = 9,
 };
 
 struct case_mem {
@@ -81,8 +84,9 @@ struct case_name {
 struct replay_case {
 	char *description, *origin, *comm;
 	uint32_t pid, tid;
-	uint64_t pc, sp, bp, fsbase;
+	uint64_t pc, sp, bp, fsbase, bx;
 	uint32_t flags, map_first, map_count;
+	struct unwind_jit_links jit;    /* count 0: none */
 	struct case_mem *mem;           /* sorted by address, not overlapping */
 	size_t nmem, mem_cap;
 	struct case_mapping *maps;      /* sorted by index */

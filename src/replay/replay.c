@@ -72,6 +72,13 @@ static const struct unwind_entry *entry_of(const struct replay_case *c,
 	return best;
 }
 
+static const struct unwind_jit_links *src_jit_links(void *ctx)
+{
+	const struct replay_ctx *r = ctx;
+
+	return r->c->jit.count ? &r->c->jit : NULL;
+}
+
 static void src_step(void *ctx, const struct unw_state *st)
 {
 	struct replay_ctx *r = ctx;
@@ -123,6 +130,7 @@ int replay_run(const struct replay_case *c, FILE *trace, struct replay_result *o
 	struct unwinder_opts o = { 0 };
 	struct replay_ctx ctx = { c, trace, 0 };
 	struct unwind_source src = { 0 };
+	struct unwind_regs regs;
 	struct errmsg err = { { 0 } };
 	struct unwinder *u;
 
@@ -137,11 +145,12 @@ int replay_run(const struct replay_case *c, FILE *trace, struct replay_result *o
 	src.mapping = src_mapping;
 	src.entry = src_entry;
 	src.step = src_step;
+	src.jit_links = src_jit_links;
 	src.map_first = c->map_first;
 	src.map_count = c->map_count;
 	out->words = xcalloc(MAX_USER_WORDS, sizeof(uint64_t));
-	out->n = unwinder_unwind_from(u, (int)c->pid, &src, NULL, c->pc, c->sp, c->bp, c->fsbase,
-				      NULL, 0,
+	regs = (struct unwind_regs){ c->pc, c->sp, c->bp, c->fsbase, c->bx };
+	out->n = unwinder_unwind_from(u, (int)c->pid, &src, NULL, &regs, NULL, 0,
 				      c->deferred, c->ndeferred, c->flags, out->words,
 				      MAX_USER_WORDS, &out->result);
 	unwinder_free(u);

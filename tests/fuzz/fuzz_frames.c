@@ -110,7 +110,7 @@ static int frame_allowed(const char *name)
 	if (!strcmp(name, "own.frame") || !strcmp(name, "[unknown]") ||
 	    !strcmp(name, "[unwind error]") || !strcmp(name, "[truncated]") ||
 	    !strcmp(name, "[stack switch]") || !strcmp(name, "[exec]") ||
-	    !strcmp(name, "[exited]") ||
+	    !strcmp(name, "[exited]") || !strcmp(name, "[pcre2 jit]") ||
 	    !strcmp(name, "[unknown marker]") || !strcmp(name, "[no stack]"))
 		return 1;
 	return name[0] != '['; /* a native frame (a symbol or an address) */

@@ -21,6 +21,7 @@
 #   rust         a Rust program's threads
 #   python3, node, java, ruby, php, perl: the native part of each interpreter's threads (the
 #                runtimes' own frames come from the BPF walkers, not in these cases)
+#   php-pcre-jit PHP in PCRE2's JIT code (its links, its prologue and epilogue)
 #   rec-*        samples scorch record could not unwind whole (--capture-dir): stack
 #                snapshots, with the runtime frames the walkers put in them
 set -u
@@ -160,9 +161,9 @@ recorded() {
 	echo "$name: $i cases ($desc)"
 }
 recorded rec-ucontext "record: a makecontext() stack, [stack switch]" "$H/stack_edges" ucontext 2
-command -v php > /dev/null 2>&1 && recorded rec-php-pcre-jit \
-	"record: PHP in PCRE2's JIT code, the PHP frames kept after the native gap" \
-	php -d pcre.jit=1 tests/helpers/php/regex.php 2
+command -v php > /dev/null 2>&1 && capture php-pcre-jit \
+	"PHP $(php -r 'echo PHP_VERSION;') matching regexes with PCRE2's JIT: through the JIT frames by their links" 12 \
+	php -d pcre.jit=1 tests/helpers/php/regex.php 30
 
 n=$(find "$OUT" -name '*.case' | wc -l)
 bytes=$(find "$OUT" -name '*.case' -exec cat {} + | wc -c)

@@ -7,9 +7,10 @@
  * runtime's tag (never emitted: the unwind ends in USTAT_ERR_BAD_PC), the leaf rule for an exact
  * pc without CFI, stack switches (a CFA from rbp on another stack: followed when the caller is
  * known code, else USTAT_STACK_SWITCH; Go's time.now leads back to the goroutine's stack so),
- * the frame-pointer guess in anonymous memory, and Go's runtime.systemstack (UNW_GO_SYSTEMSTACK),
+ * the frame-pointer guess in anonymous memory, Go's runtime.systemstack (UNW_GO_SYSTEMSTACK),
  * morestack (UNW_GO_MORESTACK) and asmcgocall (UNW_GO_ASMCGOCALL) back to the goroutine's
- * stack. */
+ * stack, and the links through PCRE2's JIT code (UNW_MAP_JIT_LINKS: its body, prologue and
+ * epilogue, a helper it called, and what must not be taken for a link). */
 #include <linux/types.h>
 
 #include "bpf/sampler.h"
@@ -30,6 +31,8 @@ struct env {
 	uint64_t words[64];
 	int hook_calls, interp_calls;
 	int jit_mode;                  /* what the JIT walker answers */
+	struct unwind_jit_links jit;   /* the process's PCRE2 JIT links */
+	uint8_t code[64];              /* code at JIT_LO */
 };
 
 static struct env E;
@@ -88,7 +91,27 @@ static int env_hook(struct unw_state *st, const struct unwind_mapping *m,
 	return UNW_HOOK_MOVED;
 }
 
+static const struct unwind_jit_links *env_jit(void)
+{
+	return E.jit.count ? &E.jit : NULL;
+}
+
+static int env_code(__u64 addr, __u64 *out)
+{
+	uint8_t buf[16];
+	size_t i;
+
+	for (i = 0; i < 16; i++)
+		buf[i] = addr + i >= JIT_LO && addr + i < JIT_LO + sizeof(E.code)
+				 ? E.code[addr + i - JIT_LO] : 0xcc;
+	memcpy(out, buf, 16);
+	return 0;
+}
+
 #define UNW_INLINE inline
+#define UNW_JIT_LINKS(st) env_jit()
+#define UNW_SET_LAST(st, word) (E.words[(st)->n - 1] = (word))
+#define UNW_READ_CODE(st, addr, dst) env_code((addr), (dst))
 #define UNW_READ_U64(st, addr, dstp) env_read((addr), (dstp))
 #define UNW_MAPPING(st, idx) env_mapping(idx)
 #define UNW_ENTRY(st, idx) env_entry(idx)
@@ -519,6 +542,203 @@ static void test_anon_fp_guess(void)
 	CHECK_EQ_INT(E.words[1], NATIVE_LO + 0x10);
 }
 
+
+/* PCRE2's JIT code (bpf/unwind.h: PCRE2 JIT LINKS). The "libpcre2" is the interpreter file's
+ * table from 0x200 on: CFA = rsp + 0x30, rbp saved at CFA - 16. Links: the direct call returns
+ * to R_DIRECT, 8 below the jit_arguments pointer A; the call through jit_machine_stack_exec()
+ * to R_EXEC, 0x48 below it (R_OUTER: that function's return into pcre2_jit_match(), no link).
+ * The caller's frame ends the stack (return address 0). */
+#define R_DIRECT (INTERP_LO + 0x210)
+#define R_OUTER (INTERP_LO + 0x220)
+#define R_EXEC (INTERP_LO + 0x230)
+#define HELPER_PC (INTERP_LO + 0x240)
+/* a JIT frame the unwinder went through is named (the native word replaced) */
+#define JIT_WORD ((FW_TAG_MARKER << FW_TAG_SHIFT) | FW_MARKER_PCRE_JIT)
+
+static void setup_jit(struct unw_state *st, uint64_t pc, uint64_t sp, uint64_t bp)
+{
+	setup_plain(st, pc, sp, bp);
+	E.maps[2].flags = UNW_MAP_FP | UNW_MAP_ANON | UNW_MAP_JIT_LINKS;
+	E.entries[2] = (struct unwind_entry){ 0x200, 0x30, UNW_CFA_RSP, -2 };
+	E.jit.count = 2;
+	E.jit.link[0] = (struct unwind_jit_link){ R_DIRECT, 8 };
+	E.jit.link[1] = (struct unwind_jit_link){ R_EXEC, 0x48 };
+	memset(E.code, 0x90, sizeof(E.code)); /* nops: no prologue, no epilogue */
+}
+
+/* struct jit_arguments at word w of the stack: stack, str, begin, end */
+static void put_args(int w)
+{
+	E.stack[w] = 0x1234;
+	E.stack[w + 1] = 0x5008;
+	E.stack[w + 2] = 0x5000;
+	E.stack[w + 3] = 0x5100;
+}
+
+static void test_pcre_jit_body(void)
+{
+	struct unw_state st;
+
+	/* called by pcre2_jit_match(): A = word 12, its return address in word 11; an older
+	 * copy of a return address lower in the JIT frame is never looked at */
+	setup_jit(&st, JIT_LO + 0x40, STACK_BASE, STACK_BASE + 12 * 8);
+	put_args(12);
+	E.stack[11] = R_DIRECT;
+	E.stack[4] = R_EXEC;
+	CHECK_EQ_INT(unwind_all(&st), USTAT_COMPLETE);
+	CHECK_EQ_INT(st.n, 2);
+	CHECK_EQ_INT(E.words[0], JIT_WORD);
+	CHECK_EQ_INT(E.words[1], R_DIRECT);
+	/* through jit_machine_stack_exec(): A = word 32, A - 8 holds R_OUTER, the JIT code's
+	 * return address is at A - 0x48 (word 23); stale links elsewhere are not taken */
+	setup_jit(&st, JIT_LO + 0x40, STACK_BASE, STACK_BASE + 32 * 8);
+	put_args(32);
+	E.stack[31] = R_OUTER;
+	E.stack[23] = R_EXEC;
+	E.stack[5] = R_DIRECT;
+	E.stack[12] = R_EXEC;
+	CHECK_EQ_INT(unwind_all(&st), USTAT_COMPLETE);
+	CHECK_EQ_INT(st.n, 2);
+	CHECK_EQ_INT(E.words[1], R_EXEC);
+	/* a libpcre2 helper called from the JIT code: its CFI gives back rbp = A and a return
+	 * address into the JIT code, whose frame then links as above */
+	setup_jit(&st, HELPER_PC, STACK_BASE, 0xbad);
+	E.stack[4] = STACK_BASE + 12 * 8; /* saved rbp at CFA - 16 */
+	E.stack[5] = JIT_LO + 0x50;
+	put_args(12);
+	E.stack[11] = R_DIRECT;
+	CHECK_EQ_INT(unwind_all(&st), USTAT_COMPLETE);
+	CHECK_EQ_INT(st.n, 3);
+	CHECK_EQ_INT(E.words[0], HELPER_PC);
+	CHECK_EQ_INT(E.words[1], JIT_WORD);
+	CHECK_EQ_INT(E.words[2], R_DIRECT);
+}
+
+/* What is no link: the frame-pointer guess applies then, and fails (its "return address" is
+ * the subject pointer str, in no mapping). */
+static void test_pcre_jit_not_linked(void)
+{
+	struct unw_state st;
+
+	/* the word below A is no link's return address */
+	setup_jit(&st, JIT_LO + 0x40, STACK_BASE, STACK_BASE + 12 * 8);
+	put_args(12);
+	E.stack[11] = R_OUTER;
+	CHECK_EQ_INT(unwind_all(&st), USTAT_ERR_INVALID);
+	CHECK_EQ_INT(st.n, 1);
+	CHECK_EQ_INT(E.words[0], JIT_LO + 0x40); /* not named */
+	/* what A points to is no jit_arguments (begin > str) */
+	setup_jit(&st, JIT_LO + 0x40, STACK_BASE, STACK_BASE + 12 * 8);
+	put_args(12);
+	E.stack[14] = 0x6000;
+	E.stack[11] = R_DIRECT;
+	CHECK_EQ_INT(unwind_all(&st), USTAT_ERR_INVALID);
+	CHECK_EQ_INT(st.n, 1);
+	/* rbp below the frame */
+	setup_jit(&st, JIT_LO + 0x40, STACK_BASE + 16 * 8, STACK_BASE + 12 * 8);
+	put_args(12);
+	E.stack[11] = R_DIRECT;
+	CHECK(unwind_all(&st) != USTAT_COMPLETE);
+	CHECK_EQ_INT(st.n, 1);
+	/* the mapping is not flagged (no PCRE2 in the process): the links are not asked */
+	setup_jit(&st, JIT_LO + 0x40, STACK_BASE, STACK_BASE + 12 * 8);
+	E.maps[2].flags = UNW_MAP_FP | UNW_MAP_ANON;
+	put_args(12);
+	E.stack[11] = R_DIRECT;
+	CHECK_EQ_INT(unwind_all(&st), USTAT_ERR_INVALID);
+	CHECK_EQ_INT(st.n, 1);
+}
+
+/* SLJIT's prologue and epilogue, where rbp is the caller's (here: a frame-pointer "frame"
+ * at word 56 whose return address is 0, a guess that ends nothing): read from the code. */
+#define EDGE_BP (STACK_BASE + 56 * 8)
+static const uint8_t prologue[] = {
+	0x53, 0x41, 0x57, 0x41, 0x56, 0x41, 0x55, 0x55, /* push rbx, r15, r14, r13, rbp */
+	0x48, 0x89, 0xfb,                               /* mov %rdi, %rbx */
+	0x48, 0x81, 0xec, 0xa0, 0x00, 0x00, 0x00,       /* sub $0xa0, %rsp */
+	0x48, 0x8b, 0x43, 0x10,                         /* mov 0x10(%rbx), %rax */
+};
+static const uint8_t epilogue[] = {
+	0x48, 0x81, 0xc4, 0xa0, 0x00, 0x00, 0x00,       /* add $0xa0, %rsp */
+	0x5d, 0x41, 0x5d, 0x41, 0x5e, 0x41, 0x5f, 0x5b, /* pop rbp, r13, r14, r15, rbx */
+	0xc3,                                           /* ret */
+};
+
+static void test_pcre_jit_edges(void)
+{
+	struct unw_state st;
+
+	/* in the prologue, two pushes done: the return address is word 2, A word 3; the
+	 * pushed words are the caller's registers */
+	setup_jit(&st, JIT_LO + 3, STACK_BASE, EDGE_BP);
+	memcpy(E.code, prologue, sizeof(prologue));
+	E.stack[0] = 0x1111;
+	E.stack[1] = 0x2222;
+	E.stack[2] = R_DIRECT;
+	put_args(3);
+	CHECK_EQ_INT(unwind_all(&st), USTAT_COMPLETE);
+	CHECK_EQ_INT(st.n, 2);
+	CHECK_EQ_INT(E.words[1], R_DIRECT);
+	/* right after the sub: 0xa0 + 5 pushes above sp (word 25), A word 26 */
+	setup_jit(&st, JIT_LO + 18, STACK_BASE, EDGE_BP);
+	memcpy(E.code, prologue, sizeof(prologue));
+	E.stack[25] = R_DIRECT;
+	put_args(26);
+	CHECK_EQ_INT(unwind_all(&st), USTAT_COMPLETE);
+	CHECK_EQ_INT(st.n, 2);
+	CHECK_EQ_INT(E.words[1], R_DIRECT);
+	/* the same pc with a push less in the code: the word it points to is no link */
+	setup_jit(&st, JIT_LO + 18, STACK_BASE, EDGE_BP);
+	memcpy(E.code, prologue, sizeof(prologue));
+	E.code[0] = 0x90;
+	E.stack[25] = R_DIRECT;
+	put_args(26);
+	CHECK_EQ_INT(unwind_all(&st), USTAT_ERR_INVALID);
+	CHECK_EQ_INT(st.n, 1);
+	/* in the epilogue at the add: 0xa0 + 5 pops to come (word 25); rbp comes from the
+	 * word `pop %rbp` loads */
+	setup_jit(&st, JIT_LO, STACK_BASE, EDGE_BP);
+	memcpy(E.code, epilogue, sizeof(epilogue));
+	E.stack[20] = 0x4242;
+	E.stack[25] = R_DIRECT;
+	put_args(26);
+	CHECK(unwind_step(&st) == 0);
+	CHECK_EQ_INT(st.pc, R_DIRECT);
+	CHECK_EQ_INT(st.sp, STACK_BASE + 26 * 8);
+	CHECK_EQ_INT(st.bp, 0x4242);
+	/* at the ret: the return address is at sp */
+	setup_jit(&st, JIT_LO + 15, STACK_BASE, EDGE_BP);
+	memcpy(E.code, epilogue, sizeof(epilogue));
+	E.stack[0] = R_DIRECT;
+	put_args(1);
+	CHECK_EQ_INT(unwind_all(&st), USTAT_COMPLETE);
+	CHECK_EQ_INT(E.words[1], R_DIRECT);
+	/* after the sub, in code that is neither (PCRE2's ovector reset) before rbp is set: rbx,
+	 * which BPF has for the leaf, is A; never for a frame above the leaf */
+	setup_jit(&st, JIT_LO + 0x40, STACK_BASE, EDGE_BP);
+	st.leaf_bx = STACK_BASE + 26 * 8;
+	E.stack[25] = R_DIRECT;
+	put_args(26);
+	CHECK_EQ_INT(unwind_all(&st), USTAT_COMPLETE);
+	CHECK_EQ_INT(E.words[0], JIT_WORD);
+	CHECK_EQ_INT(E.words[1], R_DIRECT);
+	setup_jit(&st, HELPER_PC, STACK_BASE, 0xbad);
+	st.leaf_bx = STACK_BASE + 26 * 8;
+	E.stack[4] = EDGE_BP; /* the helper restores an rbp that is no A */
+	E.stack[5] = JIT_LO + 0x50;
+	E.stack[25] = R_DIRECT;
+	put_args(26);
+	CHECK_EQ_INT(unwind_all(&st), USTAT_ERR_INVALID);
+	CHECK_EQ_INT(st.n, 2);
+	/* a return address of a helper call is never in a prologue or epilogue */
+	setup_jit(&st, JIT_LO + 15, STACK_BASE, EDGE_BP);
+	memcpy(E.code, epilogue, sizeof(epilogue));
+	st.flags |= UNW_S_RETADDR;
+	E.stack[0] = R_DIRECT;
+	put_args(1);
+	CHECK_EQ_INT(unwind_all(&st), USTAT_ERR_INVALID);
+}
+
 int main(void)
 {
 	RUN(test_jit_hands_back);
@@ -531,5 +751,8 @@ int main(void)
 	RUN(test_go_systemstack);
 	RUN(test_go_asmcgocall);
 	RUN(test_go_morestack);
+	RUN(test_pcre_jit_body);
+	RUN(test_pcre_jit_not_linked);
+	RUN(test_pcre_jit_edges);
 	return test_summary();
 }
