@@ -505,7 +505,7 @@ int mapevents_open(struct mapevents *m, struct errmsg *err)
 {
 	struct perf_event_attr attr;
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF), page = sysconf(_SC_PAGESIZE);
-	int i, ret = 0, opened = 0;
+	int i, ret = 0, opened = 0, skipped = 0;
 
 	if (m->cpus)
 		return 0;
@@ -536,8 +536,10 @@ int mapevents_open(struct mapevents *m, struct errmsg *err)
 
 		c->fd = (int)syscall(SYS_perf_event_open, &attr, -1, i, -1, PERF_FLAG_FD_CLOEXEC);
 		if (c->fd < 0) {
-			if (errno == ENODEV || errno == EINVAL) /* an offline CPU */
+			if (errno == ENODEV || errno == EINVAL) { /* an offline CPU, or an old kernel */
+				skipped = -errno;
 				continue;
+			}
 			ret = -errno;
 			break;
 		}
@@ -553,7 +555,7 @@ int mapevents_open(struct mapevents *m, struct errmsg *err)
 		opened++;
 	}
 	if (!ret && !opened)
-		ret = -ENODEV;
+		ret = skipped ? skipped : -ENODEV;
 	if (ret) {
 		close_cpus(m);
 		return errmsg_set(err, ret, "cannot watch new mappings (perf_event_open): %s",
@@ -708,6 +710,10 @@ int mapevents_maps(struct mapevents *m, int pid, uint64_t when_ns, struct procma
 	im = &p->cur;
 	*as_of_ns = now_ns();
 	if (when_ns && when_ns < p->cur.start_ns) {
+		if (!m->opts.previous_images) {
+			m->st.stale++;
+			return -ESTALE;
+		}
 		im = &p->prev;
 		*as_of_ns = p->cur.start_ns - 1;
 		if (!im->start_ns || when_ns < im->start_ns)

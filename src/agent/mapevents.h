@@ -95,6 +95,11 @@ struct mapevents_opts {
 	size_t max_procs;     /* 0: MAPEVENTS_DEFAULT_PROCS */
 	uint64_t max_age_ns;  /* 0: MAPEVENTS_DEFAULT_AGE_NS */
 	unsigned pages;       /* data pages per CPU, a power of two; 0: MAPEVENTS_DEFAULT_PAGES */
+	int previous_images;  /* mapevents_maps() answers with the image before the last exec
+			       * for a sample taken before it; else -ESTALE (a session: its
+			       * symbolizer keeps one set of mappings per pid, the latest, so the
+			       * addresses of an earlier image would be named from the files of a
+			       * later one, at the same addresses when both are not PIE) */
 };
 
 struct mapevents;
@@ -118,7 +123,8 @@ int mapevents_apply(struct mapevents *m, const void *rec, size_t len);
  * ("" unknown). *as_of_ns: the time up to which the list is known to hold (now for the
  * current image, the next exec for the one before). 0, or -ENOENT (not known, not complete:
  * a lost record, an image inherited from a process not watched). out is initialized by the
- * call; release it in every case. */
+ * call; release it in every case. -ESTALE: the sample ran in the image before the last exec
+ * and opts.previous_images is not set. */
 int mapevents_maps(struct mapevents *m, int pid, uint64_t when_ns, struct procmaps *out,
 		   char *exe, size_t exelen, uint64_t *as_of_ns);
 
@@ -132,6 +138,7 @@ struct mapevents_stats {
 	uint64_t lost;          /* records the kernel lost (PERF_RECORD_LOST) */
 	uint64_t bad;           /* malformed records, and buffers found corrupt */
 	uint64_t served;        /* mapevents_maps() answers */
+	uint64_t stale;         /* asked for an image before the last exec (previous_images off) */
 	uint64_t refused;       /* files whose path no longer leads to the mapped file */
 	size_t procs;           /* processes kept */
 	size_t evicted;         /* dropped for max_procs */

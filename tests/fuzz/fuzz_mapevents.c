@@ -44,7 +44,7 @@ static void ask(struct mapevents *m, const uint32_t *pids, size_t npids)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct mapevents_opts o = { .max_procs = 8 };
+	struct mapevents_opts o = { .max_procs = 8, .previous_images = size & 1 };
 	struct mapevents *m = mapevents_new(&o);
 	struct mapevents_stats st;
 	uint32_t pids[MAX_PIDS];
