@@ -68,7 +68,7 @@ struct mapevents {
 	struct u64map procs; /* pid + 1 -> struct me_proc * */
 	struct me_proc *oldest, *newest;
 	int following;
-	struct u64map follow; /* pid + 1 -> 1: followed processes */
+	struct u64map follow; /* pid + 1 -> 1: followed, 2: and its children */
 	struct me_cpu *cpus;
 	int ncpus;
 	size_t page, data_bytes;
@@ -419,9 +419,11 @@ int mapevents_apply(struct mapevents *m, const void *rec, size_t len)
 		if (ev.pid == ev.ppid || (int)ev.pid <= 0)
 			break; /* a thread */
 		if (m->following) {
-			if (!followed(m, (int)ev.ppid))
+			uint64_t *f = u64map_get(&m->follow, (uint64_t)ev.ppid + 1);
+
+			if (!f || *f != 2)
 				break;
-			u64map_put(&m->follow, (uint64_t)ev.pid + 1, 1);
+			u64map_put(&m->follow, (uint64_t)ev.pid + 1, 2);
 		}
 		p = proc_get(m, (int)ev.pid);
 		if (p && ev.time_ns < p->cur.start_ns)
@@ -477,12 +479,12 @@ struct mapevents *mapevents_new(const struct mapevents_opts *opts)
 	return m;
 }
 
-void mapevents_follow(struct mapevents *m, int pid)
+void mapevents_follow(struct mapevents *m, int pid, int children)
 {
 	if (pid <= 0)
 		return;
 	m->following = 1;
-	u64map_put(&m->follow, (uint64_t)(uint32_t)pid + 1, 1);
+	u64map_put(&m->follow, (uint64_t)(uint32_t)pid + 1, children ? 2 : 1);
 }
 
 static void close_cpus(struct mapevents *m)

@@ -109,9 +109,10 @@ void mapevents_free(struct mapevents *m); /* NULL ok */
 /* Open the per-CPU events and map their buffers. 0, or a negative errno with err filled (no
  * permission, an old kernel): the caller goes on without. */
 int mapevents_open(struct mapevents *m, struct errmsg *err);
-/* Keep only pid and the processes it starts from now on (their forks), as `record -p` or
- * `record -- COMMAND` profile; without a call every new process of the machine is kept. */
-void mapevents_follow(struct mapevents *m, int pid);
+/* Keep only pid, and with children the processes it starts from now on (their forks), as
+ * `record -p` (its processes only) and `record -- COMMAND` (its tree) profile; without a call
+ * every new process of the machine is kept. */
+void mapevents_follow(struct mapevents *m, int pid, int children);
 /* Read what the buffers hold and apply it, merged by time. Returns the records applied. */
 int mapevents_drain(struct mapevents *m);
 /* Apply one record (what the drain does for each; tests and fuzzing feed records here).

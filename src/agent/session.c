@@ -485,7 +485,7 @@ int session_start(const struct session_opts *opts, struct session **out)
 		} else {
 			process_registry_set_maps_source(s->reg, maps_from_events, s);
 			for (i = 0; i < opts->npids; i++)
-				mapevents_follow(s->mev, opts->pids[i]);
+				mapevents_follow(s->mev, opts->pids[i], 0);
 		}
 	}
 	for (i = 0; i < opts->npids; i++)
@@ -502,7 +502,7 @@ int session_start(const struct session_opts *opts, struct session **out)
 		if (spawn_command(s, &go_fd, &err_fd))
 			goto fail;
 		if (s->mev) /* it waits for go_fd before its exec */
-			mapevents_follow(s->mev, (int)s->child);
+			mapevents_follow(s->mev, (int)s->child, 1);
 		int e = sampler_add_pid(s->sampler, s->child);
 
 		if (e < 0) {

@@ -333,9 +333,12 @@ static void test_follow(void)
 	char exe[64];
 	uint64_t as_of;
 
-	mapevents_follow(m, 100);
+	mapevents_follow(m, 100, 1);
+	mapevents_follow(m, 400, 0);
 	apply(m, comm_exec(100, 10));
 	apply(m, comm_exec(300, 10)); /* not ours */
+	apply(m, task(MAPEVENTS_REC_FORK, 401, 400, 11)); /* a child of a process followed alone */
+	apply(m, comm_exec(401, 12));
 	apply(m, task(MAPEVENTS_REC_FORK, 101, 100, 11));
 	apply(m, comm_exec(101, 12));
 	apply(m, mmap2(101, 13, 0x10000, 0x1000, 0, self_path, &self_st));
@@ -344,6 +347,12 @@ static void test_follow(void)
 	procmaps_release(&pm);
 	CHECK_EQ_INT(mapevents_maps(m, 300, 0, &pm, exe, sizeof(exe), &as_of), -ENOENT);
 	procmaps_release(&pm);
+	{
+		struct mapevents_stats st;
+
+		mapevents_stats(m, &st);
+		CHECK_EQ_INT(st.procs, 2); /* 100 and 101 */
+	}
 	mapevents_free(m);
 }
 
