@@ -215,7 +215,8 @@ struct maps_read {
 };
 
 /* Read the executable mappings of p into new maps, for a pc that ran at when_ns (0: now); 0 or
- * negative errno (p unchanged then). A process gone already is asked of the maps source. */
+ * negative errno (p unchanged then). A process gone already (or a zombie: no mappings left) is
+ * asked of the maps source. */
 static int read_maps(struct process_registry *r, struct process *p, struct procmaps *out,
 		     uint64_t when_ns, struct maps_read *how)
 {
@@ -224,14 +225,19 @@ static int read_maps(struct process_registry *r, struct process *p, struct procm
 	r->st.maps_reads++;
 	how->from_events = 0;
 	how->as_of_ns = now_ns();
-	if (rc && r->maps_fn) {
-		procmaps_release(out);
-		if (r->maps_fn(r->maps_ctx, p->pid, when_ns, out, how->exe, sizeof(how->exe),
+	if ((rc || !out->n) && r->maps_fn) {
+		struct procmaps ev;
+
+		if (r->maps_fn(r->maps_ctx, p->pid, when_ns, &ev, how->exe, sizeof(how->exe),
 			       &how->as_of_ns) == 0) {
+			procmaps_release(out);
+			*out = ev;
 			r->st.maps_from_events++;
 			how->from_events = 1;
 			return 0;
 		}
+		procmaps_release(&ev);
+		how->as_of_ns = now_ns();
 	}
 	if (rc)
 		procmaps_release(out);

@@ -435,6 +435,36 @@ static void test_registry_source(void)
 	}
 	process_registry_stats(reg, &st);
 	CHECK_EQ_INT(st.maps_from_events, 1);
+	/* a zombie: /proc/PID/maps is there but empty */
+	{
+		pid_t z = fork();
+		char path[64], state = 0;
+		int i;
+
+		if (z == 0)
+			_exit(0);
+		CHECK(z > 0);
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)z);
+		for (i = 0; i < 3000 && state != 'Z'; i++) {
+			FILE *f = fopen(path, "r");
+
+			if (f) {
+				if (fscanf(f, "%*d %*s %c", &state) != 1)
+					state = 0;
+				fclose(f);
+			}
+			if (state != 'Z')
+				usleep(1000);
+		}
+		CHECK_EQ_INT(state, 'Z');
+		apply(reg_src, comm_exec((uint32_t)z, 20));
+		apply(reg_src, mmap2((uint32_t)z, 21, 0x10000, 0x1000, 0, self_path, &self_st));
+		p = process_seen_at(reg, z, "prog", 22);
+		CHECK(p != NULL && p->maps.n == 1);
+		waitpid(z, NULL, 0);
+	}
+	process_registry_stats(reg, &st);
+	CHECK_EQ_INT(st.maps_from_events, 2);
 	process_registry_free(reg);
 	mapevents_free(reg_src);
 }
