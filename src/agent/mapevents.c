@@ -26,6 +26,8 @@
 #define MMAP2_FIXED 72u      /* header + fields before filename */
 #define MAX_RECORD 65535u
 #define MAX_PATH_LEN 4096u
+/* Free space under which a buffer may have refused a record: an MMAP2 with the longest path. */
+#define FULL_MARGIN (MMAP2_FIXED + MAX_PATH_LEN + TRAILER)
 
 struct me_map {
 	uint64_t start, end, pgoff, ino;
@@ -383,6 +385,15 @@ static void image_map(struct mapevents *m, struct me_image *im, const struct map
 		im->exe = xstrdup(e.path);
 }
 
+/* Any image current now may miss a mapping: none of them is served. */
+static void all_incomplete(struct mapevents *m)
+{
+	struct me_proc *p;
+
+	for (p = m->oldest; p; p = p->newer)
+		p->cur.complete = 0;
+}
+
 int mapevents_apply(struct mapevents *m, const void *rec, size_t len)
 {
 	struct mapevent ev;
@@ -453,8 +464,7 @@ int mapevents_apply(struct mapevents *m, const void *rec, size_t len)
 	case MAPEVENTS_REC_LOST:
 		/* any image current now may miss a mapping: none of them is served */
 		m->st.lost += ev.lost ? ev.lost : 1;
-		for (p = m->oldest; p; p = p->newer)
-			p->cur.complete = 0;
+		all_incomplete(m);
 		break;
 	}
 	return 0;
@@ -474,6 +484,8 @@ struct mapevents *mapevents_new(const struct mapevents_opts *opts)
 		m->opts.max_age_ns = MAPEVENTS_DEFAULT_AGE_NS;
 	if (!m->opts.pages || (m->opts.pages & (m->opts.pages - 1)))
 		m->opts.pages = MAPEVENTS_DEFAULT_PAGES;
+	if (m->opts.pages < 2) /* room for the longest record and more (FULL_MARGIN) */
+		m->opts.pages = 2;
 	u64map_init(&m->procs);
 	u64map_init(&m->follow);
 	return m;
@@ -592,11 +604,13 @@ static int pending_cmp(const void *a, const void *b)
 }
 
 /* Why a drain: the records of every CPU are merged by time, so that a child's fork (written on
- * its parent's CPU) comes before its exec and mappings (written on its own). */
+ * its parent's CPU) comes before its exec and mappings (written on its own). A buffer found
+ * (nearly) full may have refused records: the kernel says so with a LOST record only when it
+ * writes the next one, so the images current now are not trusted from here on. */
 int mapevents_drain(struct mapevents *m)
 {
 	size_t i;
-	int cpu, n = 0;
+	int cpu, n = 0, full = 0;
 	uint32_t seq = 0;
 
 	m->npend = 0;
@@ -613,7 +627,10 @@ int mapevents_drain(struct mapevents *m)
 		if (head - tail > m->data_bytes) { /* cannot be: start over */
 			m->st.bad++;
 			tail = head;
+			full = 1;
 		}
+		if (head != tail && head - tail + FULL_MARGIN > m->data_bytes)
+			full = 1;
 		while (tail < head) {
 			struct perf_event_header h;
 			struct pending *pd;
@@ -646,6 +663,10 @@ int mapevents_drain(struct mapevents *m)
 	for (i = 0; i < m->npend; i++)
 		if (mapevents_apply(m, m->scratch + m->pend[i].off, m->pend[i].len) == 0)
 			n++;
+	if (full) {
+		m->st.full++;
+		all_incomplete(m);
+	}
 	/* a burst should not keep its scratch memory for good */
 	if (m->scratch_cap > (1u << 20)) {
 		xfree(m->scratch);

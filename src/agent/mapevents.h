@@ -34,7 +34,8 @@
  * only when the file there now is the mapped one (same device and inode; same build id when
  * the record carries one instead), else the mapping is anonymous (an address, never a wrong
  * name). A record lost (ring buffer full) may have been a mapping: images current then are not
- * served any more.
+ * served any more, nor those current when a drain finds a buffer nearly full (the kernel tells
+ * of a loss only when it writes its next record).
  *
  * MEMORY. Only processes whose exec or fork was seen are kept, at most max_procs (the oldest
  * image goes first), each with at most MAPEVENTS_MAX_MAPPINGS mappings per image; a process
@@ -94,7 +95,8 @@ int mapevents_parse(const void *rec, size_t len, struct mapevent *out);
 struct mapevents_opts {
 	size_t max_procs;     /* 0: MAPEVENTS_DEFAULT_PROCS */
 	uint64_t max_age_ns;  /* 0: MAPEVENTS_DEFAULT_AGE_NS */
-	unsigned pages;       /* data pages per CPU, a power of two; 0: MAPEVENTS_DEFAULT_PAGES */
+	unsigned pages;       /* data pages per CPU, a power of two, at least 2; 0:
+			       * MAPEVENTS_DEFAULT_PAGES */
 	int previous_images;  /* mapevents_maps() answers with the image before the last exec
 			       * for a sample taken before it; else -ESTALE (a session: its
 			       * symbolizer keeps one set of mappings per pid, the latest, so the
@@ -137,6 +139,7 @@ struct mapevents_stats {
 	uint64_t records;       /* records applied */
 	uint64_t mmaps;         /* MMAP2 records of kept processes */
 	uint64_t lost;          /* records the kernel lost (PERF_RECORD_LOST) */
+	uint64_t full;          /* drains that found a buffer (nearly) full: records may be lost */
 	uint64_t bad;           /* malformed records, and buffers found corrupt */
 	uint64_t served;        /* mapevents_maps() answers */
 	uint64_t stale;         /* asked for an image before the last exec (previous_images off) */

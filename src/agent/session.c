@@ -988,11 +988,12 @@ void session_print_stats(struct session *s)
 
 		mapevents_stats(s->mev, &ms);
 		process_registry_stats(s->reg, &ps);
-		fprintf(stderr, "mapevents: cpus=%d records=%llu mmaps=%llu lost=%llu bad=%llu "
+		fprintf(stderr, "mapevents: cpus=%d records=%llu mmaps=%llu lost=%llu full=%llu bad=%llu "
 			"served=%llu stale=%llu refused=%llu procs=%zu evicted=%zu bytes=%zu "
 			"maps_from_events=%llu\n",
 			ms.cpus, (unsigned long long)ms.records, (unsigned long long)ms.mmaps,
-			(unsigned long long)ms.lost, (unsigned long long)ms.bad,
+			(unsigned long long)ms.lost, (unsigned long long)ms.full,
+			(unsigned long long)ms.bad,
 			(unsigned long long)ms.served, (unsigned long long)ms.stale,
 			(unsigned long long)ms.refused, ms.procs,
 			ms.evicted, ms.bytes, (unsigned long long)ps.maps_from_events);
