@@ -580,10 +580,8 @@ int mapevents_open(struct mapevents *m, struct errmsg *err)
 }
 
 /* Copy len bytes at ring offset off (wrapping) into dst. */
-static void ring_copy(const struct me_cpu *c, size_t data_bytes, size_t page, uint64_t off,
-		      void *dst, size_t len)
+static void ring_copy(const uint8_t *data, size_t data_bytes, uint64_t off, void *dst, size_t len)
 {
-	const uint8_t *data = (const uint8_t *)c->base + page;
 	size_t at = (size_t)(off & (data_bytes - 1)), first = data_bytes - at;
 
 	if (first >= len) {
@@ -603,66 +601,60 @@ static int pending_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Why a drain: the records of every CPU are merged by time, so that a child's fork (written on
- * its parent's CPU) comes before its exec and mappings (written on its own). A buffer found
- * (nearly) full may have refused records: the kernel says so with a LOST record only when it
- * writes the next one, so the images current now are not trusted from here on. */
-int mapevents_drain(struct mapevents *m)
+/* Copy the records of one ring, from tail to head, into the drain's scratch. Returns 1 when the
+ * ring was (nearly) full: records may have been refused. */
+static int collect_ring(struct mapevents *m, const uint8_t *data, size_t data_bytes,
+			uint64_t head, uint64_t tail, uint32_t *seq)
+{
+	int full = 0;
+
+	if (head - tail > data_bytes) { /* cannot be: start over */
+		m->st.bad++;
+		return 1;
+	}
+	if (head != tail && head - tail + FULL_MARGIN > data_bytes)
+		full = 1;
+	while (tail != head) {
+		struct perf_event_header h;
+		struct pending *pd;
+
+		if (head - tail < sizeof(h)) {
+			m->st.bad++;
+			break;
+		}
+		ring_copy(data, data_bytes, tail, &h, sizeof(h));
+		if (h.size < sizeof(h) || h.size > head - tail) {
+			m->st.bad++;
+			break;
+		}
+		ALLOC_GROW(m->scratch, m->scratch_len + h.size, m->scratch_cap);
+		ring_copy(data, data_bytes, tail, m->scratch + m->scratch_len, h.size);
+		ALLOC_GROW(m->pend, m->npend + 1, m->pend_cap);
+		pd = &m->pend[m->npend++];
+		pd->off = m->scratch_len;
+		pd->len = h.size;
+		pd->seq = (*seq)++;
+		pd->time = h.size >= sizeof(h) + TRAILER ?
+				   rd64(m->scratch + m->scratch_len + h.size - 8) : 0;
+		m->scratch_len += h.size;
+		tail += h.size;
+	}
+	return full;
+}
+
+/* Apply what collect_ring() gathered, merged by time. */
+static int apply_pending(struct mapevents *m, int full)
 {
 	size_t i;
-	int cpu, n = 0, full = 0;
-	uint32_t seq = 0;
+	int n = 0;
 
-	m->npend = 0;
-	m->scratch_len = 0;
-	for (cpu = 0; cpu < m->ncpus; cpu++) {
-		struct me_cpu *c = &m->cpus[cpu];
-		struct perf_event_mmap_page *meta = c->base;
-		uint64_t head, tail;
-
-		if (!c->base)
-			continue;
-		head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-		tail = meta->data_tail;
-		if (head - tail > m->data_bytes) { /* cannot be: start over */
-			m->st.bad++;
-			tail = head;
-			full = 1;
-		}
-		if (head != tail && head - tail + FULL_MARGIN > m->data_bytes)
-			full = 1;
-		while (tail < head) {
-			struct perf_event_header h;
-			struct pending *pd;
-
-			if (head - tail < sizeof(h)) {
-				m->st.bad++;
-				break;
-			}
-			ring_copy(c, m->data_bytes, m->page, tail, &h, sizeof(h));
-			if (h.size < sizeof(h) || h.size > head - tail) {
-				m->st.bad++;
-				break;
-			}
-			ALLOC_GROW(m->scratch, m->scratch_len + h.size, m->scratch_cap);
-			ring_copy(c, m->data_bytes, m->page, tail, m->scratch + m->scratch_len, h.size);
-			ALLOC_GROW(m->pend, m->npend + 1, m->pend_cap);
-			pd = &m->pend[m->npend++];
-			pd->off = m->scratch_len;
-			pd->len = h.size;
-			pd->seq = seq++;
-			pd->time = h.size >= sizeof(h) + TRAILER ?
-					   rd64(m->scratch + m->scratch_len + h.size - 8) : 0;
-			m->scratch_len += h.size;
-			tail += h.size;
-		}
-		__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
-	}
 	if (m->npend > 1)
 		qsort(m->pend, m->npend, sizeof(*m->pend), pending_cmp);
 	for (i = 0; i < m->npend; i++)
 		if (mapevents_apply(m, m->scratch + m->pend[i].off, m->pend[i].len) == 0)
 			n++;
+	m->npend = 0;
+	m->scratch_len = 0;
 	if (full) {
 		m->st.full++;
 		all_incomplete(m);
@@ -677,6 +669,46 @@ int mapevents_drain(struct mapevents *m)
 		m->pend_cap = 0;
 	}
 	return n;
+}
+
+/* Why a drain: the records of every CPU are merged by time, so that a child's fork (written on
+ * its parent's CPU) comes before its exec and mappings (written on its own). A buffer found
+ * (nearly) full may have refused records: the kernel says so with a LOST record only when it
+ * writes the next one, so the images current now are not trusted from here on. */
+int mapevents_drain(struct mapevents *m)
+{
+	int cpu, full = 0;
+	uint32_t seq = 0;
+
+	m->npend = 0;
+	m->scratch_len = 0;
+	for (cpu = 0; cpu < m->ncpus; cpu++) {
+		struct me_cpu *c = &m->cpus[cpu];
+		struct perf_event_mmap_page *meta = c->base;
+		uint64_t head;
+
+		if (!c->base)
+			continue;
+		head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+		full |= collect_ring(m, (const uint8_t *)c->base + m->page, m->data_bytes, head,
+				     meta->data_tail, &seq);
+		__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
+	}
+	return apply_pending(m, full);
+}
+
+int mapevents_feed_ring(struct mapevents *m, const uint8_t *data, size_t data_bytes,
+			uint64_t head, uint64_t tail)
+{
+	uint32_t seq = 0;
+	int full;
+
+	if (!data_bytes || (data_bytes & (data_bytes - 1)))
+		return -EINVAL;
+	m->npend = 0;
+	m->scratch_len = 0;
+	full = collect_ring(m, data, data_bytes, head, tail, &seq);
+	return apply_pending(m, full);
 }
 
 /* ---- answers */

@@ -117,6 +117,11 @@ int mapevents_open(struct mapevents *m, struct errmsg *err);
 void mapevents_follow(struct mapevents *m, int pid, int children);
 /* Read what the buffers hold and apply it, merged by time. Returns the records applied. */
 int mapevents_drain(struct mapevents *m);
+/* Tests and fuzzing: read one ring as a drain reads a CPU's buffer (data_bytes, a power of two;
+ * the records from tail to head, wrapping), then apply them merged by time. Returns the records
+ * applied, or -EINVAL for a bad data_bytes. */
+int mapevents_feed_ring(struct mapevents *m, const uint8_t *data, size_t data_bytes,
+			uint64_t head, uint64_t tail);
 /* Apply one record (what the drain does for each; tests and fuzzing feed records here).
  * 0, or the error of mapevents_parse(). */
 int mapevents_apply(struct mapevents *m, const void *rec, size_t len);

@@ -2,7 +2,9 @@
  * records (src/agent/mapevents.c). The input is a stream of records as a perf ring buffer holds
  * them (each starts with its perf_event_header; its size field says where the next begins, and
  * the last may be cut short), applied in order with a small process cap; then the maps of every
- * pid the records named are asked for, before and after the collects. */
+ * pid the records named are asked for, before and after the collects. An input that starts
+ * with 'R' is a ring instead, read as a drain reads a CPU's buffer: u64 head, u64 tail, then the
+ * ring's bytes (the largest power of two they hold), records wrapping at its end. */
 #include "agent/mapevents.h"
 #include "agent/procmaps.h"
 #include "lib/log.h"
@@ -50,6 +52,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t pids[MAX_PIDS];
 	size_t off = 0, npids = 0;
 
+	if (size >= 17 + 8 && data[0] == 'R') {
+		uint64_t head, tail;
+		size_t ring = 8;
+
+		memcpy(&head, data + 1, 8);
+		memcpy(&tail, data + 9, 8);
+		while (ring * 2 <= size - 17)
+			ring *= 2;
+		mapevents_feed_ring(m, data + 17, ring, head, tail);
+		for (off = 0; off + 8 <= ring && npids < MAX_PIDS; off += 8) {
+			uint32_t pid;
+
+			memcpy(&pid, data + 17 + off, 4);
+			if (pid && pid < 1u << 22)
+				pids[npids++] = pid;
+		}
+		off = size; /* no stream */
+	}
 	while (off + 8 <= size) {
 		uint16_t len;
 		struct mapevent ev;

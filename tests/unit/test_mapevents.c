@@ -207,6 +207,50 @@ static void test_images(void)
 	mapevents_free(m);
 }
 
+/* The ring reader: records that wrap at the end of the buffer, a header that runs past head, a
+ * head behind the tail, a ring read nearly full. */
+static void test_ring(void)
+{
+	struct mapevents *m = mapevents_new(NULL);
+	struct mapevents_stats st;
+	struct procmaps pm;
+	static uint8_t ring[8192]; /* more than the longest record: not read as full */
+	uint8_t stream[512];
+	size_t len = 0, n, k;
+	uint64_t tail = 3 * sizeof(ring) + sizeof(ring) - 40, as_of;
+	char exe[64];
+
+	n = comm_exec(100, 10);
+	memcpy(stream, rec, n);
+	len = n;
+	n = mmap2(100, 11, 0x10000, 0x1000, 0, self_path[0] && strlen(self_path) < 200 ?
+		  self_path : "/x", &self_st);
+	memcpy(stream + len, rec, n);
+	len += n;
+	for (k = 0; k < len; k++)
+		ring[(tail + k) % sizeof(ring)] = stream[k];
+	CHECK_EQ_INT(mapevents_feed_ring(m, ring, sizeof(ring), tail + len, tail), 2);
+	CHECK_EQ_INT(mapevents_maps(m, 100, 0, &pm, exe, sizeof(exe), &as_of), 0);
+	CHECK_EQ_INT(pm.n, 1);
+	procmaps_release(&pm);
+	mapevents_stats(m, &st);
+	CHECK_EQ_INT(st.bad, 0);
+	CHECK_EQ_INT(st.full, 0);
+	/* head cuts the second record: the first is applied, the rest counted bad */
+	CHECK_EQ_INT(mapevents_feed_ring(m, ring, sizeof(ring), tail + len - 8, tail), 1);
+	mapevents_stats(m, &st);
+	CHECK_EQ_INT(st.bad, 1);
+	/* head behind tail: nothing read, the ring is not trusted */
+	CHECK_EQ_INT(mapevents_feed_ring(m, ring, sizeof(ring), tail, tail + len), 0);
+	mapevents_stats(m, &st);
+	CHECK_EQ_INT(st.bad, 2);
+	CHECK_EQ_INT(st.full, 1);
+	CHECK_EQ_INT(mapevents_maps(m, 100, 0, &pm, exe, sizeof(exe), &as_of), -ENOENT);
+	procmaps_release(&pm);
+	CHECK_EQ_INT(mapevents_feed_ring(m, ring, 500, tail + len, tail), -EINVAL);
+	mapevents_free(m);
+}
+
 /* A path that leads to another file than the one mapped is not used: no name rather than a
  * wrong one. */
 static void test_replaced_file(void)
@@ -574,6 +618,7 @@ int main(void)
 	self_file();
 	RUN(test_parse);
 	RUN(test_images);
+	RUN(test_ring);
 	RUN(test_replaced_file);
 	RUN(test_image_before_exec);
 	RUN(test_forks_and_lost);
