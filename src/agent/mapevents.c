@@ -1,6 +1,6 @@
 /* mapevents.c: executable mappings of new processes from perf's mmap records (mapevents.h):
- * the record parser, the per-process images, the per-CPU buffers and their drain. The process
- * registry (process.c) is the one caller in a session. */
+ * the record parser, the per-process images, the per-CPU buffers and their drain. A session
+ * (session.c) opens it and hands it to the process registry (process.c) as its maps source. */
 #include "agent/mapevents.h"
 #include "agent/elf.h"
 #include "agent/procmaps.h"
@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -24,7 +23,6 @@
 
 #define TRAILER 16u          /* u32 pid, u32 tid, u64 time (sample_id_all, TID | TIME) */
 #define MMAP2_FIXED 72u      /* header + fields before filename */
-#define MAX_RECORD 65535u
 #define MAX_PATH_LEN 4096u
 /* Free space under which a buffer may have refused a record: an MMAP2 with the longest path. */
 #define FULL_MARGIN (MMAP2_FIXED + MAX_PATH_LEN + TRAILER)
