@@ -41,6 +41,8 @@ struct process_registry {
 	size_t nlisteners;
 	process_label_fn label_fn;
 	void *label_ctx;
+	process_maps_fn maps_fn;
+	void *maps_ctx;
 	int notifying;
 	struct process_registry_stats st;
 };
@@ -198,12 +200,45 @@ static void read_exe(struct process *p)
 	p->exe = xstrdup(target);
 }
 
-/* Read the executable mappings of p into new maps; 0 or negative errno (p unchanged then). */
-static int read_maps(struct process_registry *r, struct process *p, struct procmaps *out)
+void process_registry_set_maps_source(struct process_registry *r, process_maps_fn fn,
+				      void *ctx)
+{
+	r->maps_fn = fn;
+	r->maps_ctx = ctx;
+}
+
+/* Where a read of the maps came from, and up to when they hold. */
+struct maps_read {
+	uint64_t as_of_ns;   /* maps_read_ns for them */
+	int from_events;     /* the maps source's: the process was gone */
+	char exe[4096];      /* from_events: the executable ("" unknown) */
+};
+
+/* Read the executable mappings of p into new maps, for a pc that ran at when_ns (0: now); 0 or
+ * negative errno (p unchanged then). A process gone already (or a zombie: no mappings left) is
+ * asked of the maps source. */
+static int read_maps(struct process_registry *r, struct process *p, struct procmaps *out,
+		     uint64_t when_ns, struct maps_read *how)
 {
 	int rc = procmaps_read_exec(p->pid, out, NULL);
 
 	r->st.maps_reads++;
+	how->from_events = 0;
+	how->as_of_ns = now_ns();
+	if ((rc || !out->n) && r->maps_fn) {
+		struct procmaps ev;
+
+		if (r->maps_fn(r->maps_ctx, p->pid, when_ns, &ev, how->exe, sizeof(how->exe),
+			       &how->as_of_ns) == 0) {
+			procmaps_release(out);
+			*out = ev;
+			r->st.maps_from_events++;
+			how->from_events = 1;
+			return 0;
+		}
+		procmaps_release(&ev);
+		how->as_of_ns = now_ns();
+	}
 	if (rc)
 		procmaps_release(out);
 	return rc;
@@ -261,14 +296,16 @@ static void read_info(struct process_registry *r, struct process *p)
 	p->info.kernel_thread = old.kernel_thread;
 }
 
-/* Read p as a new image and send NEW. */
-static int load(struct process_registry *r, struct process *p, const char *comm)
+/* Read p as a new image (the one that ran at when_ns, 0: now) and send NEW. */
+static int load(struct process_registry *r, struct process *p, const char *comm,
+		uint64_t when_ns)
 {
 	struct procmaps m;
+	struct maps_read how;
 	int rc, known = p->state != 0;
 
 	set_comm(p, comm);
-	rc = read_maps(r, p, &m);
+	rc = read_maps(r, p, &m, when_ns, &how);
 	if (rc) {
 		if (known && p->state != PROCESS_EXITED) {
 			p->state = PROCESS_EXITED;
@@ -286,14 +323,19 @@ static int load(struct process_registry *r, struct process *p, const char *comm)
 	procmaps_release(&p->maps);
 	p->maps = m;
 	p->maps_hash = maps_hash(&p->maps);
-	p->maps_read_ns = now_ns();
+	p->maps_read_ns = how.as_of_ns;
 	if (known)
 		p->generation++;
 	p->state = PROCESS_LIVE;
 	p->nclaims = 0;
 	p->claims_dirty = 0;
 	p->label_key[0] = p->label_value[0] = '\0';
-	read_exe(p);
+	if (how.from_events) {
+		xfree(p->exe);
+		p->exe = xstrdup(how.exe);
+	} else {
+		read_exe(p);
+	}
 	if (r->opts.labels)
 		read_info(r, p);
 	r->st.maps_changes++;
@@ -310,10 +352,16 @@ int process_track(struct process_registry *r, int pid, const char *comm)
 	p = process_get(r, pid);
 	if (!p)
 		p = process_create(r, pid);
-	return load(r, p, comm);
+	return load(r, p, comm, 0);
 }
 
 struct process *process_seen(struct process_registry *r, int pid, const char *comm)
+{
+	return process_seen_at(r, pid, comm, 0);
+}
+
+struct process *process_seen_at(struct process_registry *r, int pid, const char *comm,
+				uint64_t when_ns)
 {
 	struct process *p = process_get(r, pid);
 
@@ -325,7 +373,7 @@ struct process *process_seen(struct process_registry *r, int pid, const char *co
 	}
 	if (!p)
 		p = process_create(r, pid); /* kept even when unreadable: not read again */
-	return load(r, p, comm) == 0 ? p : NULL;
+	return load(r, p, comm, when_ns) == 0 ? p : NULL;
 }
 
 static void new_image(struct process_registry *r, int pid, uint64_t when_ns, int read_now)
@@ -336,12 +384,12 @@ static void new_image(struct process_registry *r, int pid, uint64_t when_ns, int
 	if (p && p->state == PROCESS_LIVE && when_ns && p->maps_read_ns > when_ns)
 		return;
 	if (!p) {
-		if (read_now)
-			process_track(r, pid, NULL);
+		if (read_now && pid > 0)
+			load(r, process_create(r, pid), NULL, when_ns);
 		return;
 	}
 	if (read_now) {
-		load(r, p, NULL);
+		load(r, p, NULL, when_ns);
 		return;
 	}
 	p->state = PROCESS_STALE;
@@ -446,6 +494,7 @@ int process_refresh_after(struct process_registry *r, int pid, uint64_t min_inte
 {
 	struct process *p = process_get(r, pid);
 	struct procmaps m;
+	struct maps_read how;
 	uint64_t h;
 	int rc;
 
@@ -453,8 +502,8 @@ int process_refresh_after(struct process_registry *r, int pid, uint64_t min_inte
 		return 0;
 	if (now_ns() - p->maps_read_ns < min_interval_ns && p->maps_read_ns >= when_ns)
 		return 0;
-	rc = read_maps(r, p, &m);
-	p->maps_read_ns = now_ns();
+	rc = read_maps(r, p, &m, when_ns, &how);
+	p->maps_read_ns = rc ? now_ns() : how.as_of_ns;
 	if (rc) {
 		if (rc == -ESRCH) {
 			p->state = PROCESS_EXITED;

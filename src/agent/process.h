@@ -114,6 +114,18 @@ int process_registry_subscribe(struct process_registry *r, const struct process_
 void process_registry_set_label_source(struct process_registry *r, process_label_fn fn,
 				       void *ctx);
 
+/* Where the maps of a process that is gone come from (mapevents.h: what the kernel said of
+ * its mappings as they were made): fills out (initialized by the call, released by the caller
+ * in every case) with the executable mappings of pid's image that ran at when_ns (0: the
+ * latest), exe with its executable, *as_of_ns with the time up to which they hold. 0, or a
+ * negative errno when it does not know them. */
+typedef int (*process_maps_fn)(void *ctx, int pid, uint64_t when_ns, struct procmaps *out,
+			       char *exe, size_t exelen, uint64_t *as_of_ns);
+/* Ask fn for the maps of a process whose /proc/PID/maps cannot be read (gone already): the
+ * record is then read (NEW) as if from /proc, with what fn says. */
+void process_registry_set_maps_source(struct process_registry *r, process_maps_fn fn,
+				      void *ctx);
+
 /* The record of pid, or NULL. */
 struct process *process_get(struct process_registry *r, int pid);
 
@@ -123,6 +135,10 @@ int process_track(struct process_registry *r, int pid, const char *comm);
 /* A sample of pid was seen (drain loop): a pid not known yet, or stale, is read now (NEW).
  * Returns the record (NULL when the process could not be read). Cheap when nothing is to do. */
 struct process *process_seen(struct process_registry *r, int pid, const char *comm);
+/* process_seen() for a sample taken at when_ns (CLOCK_MONOTONIC): a process gone already is
+ * read from the maps source as its image was then. */
+struct process *process_seen_at(struct process_registry *r, int pid, const char *comm,
+				uint64_t when_ns);
 /* Lifecycle records of the sampler (when_ns: the record's CLOCK_MONOTONIC time, 0 unknown).
  * An exec or fork of a known pid makes its record stale (STALE sent), or reads it at once when
  * read_now is set (NEW); an unknown pid is read at once with read_now, else left for its first
@@ -216,6 +232,7 @@ struct process_registry_stats {
 	size_t labeled;         /* with labels read */
 	uint64_t maps_reads;    /* /proc/PID/maps reads */
 	uint64_t maps_changes;  /* reads that found new maps (NEW or CHANGED sent) */
+	uint64_t maps_from_events; /* reads of a gone process answered by the maps source */
 	uint64_t events;        /* events sent (per listener) */
 	uint64_t cgroup_reads;  /* /proc/PID/cgroup reads */
 	uint64_t cgroup_inherited; /* container ids taken from a fork record or kept at an exec */

@@ -400,7 +400,9 @@ const struct procmaps_entry *procmaps_find(const struct procmaps *m, uint64_t ad
 	return NULL;
 }
 
-static int open_regular(const char *path, const struct procmaps_entry *e, int check_inode)
+/* check: 0 none, 1 the mapping's inode, 2 its device and inode (a path read in our own root
+ * for a process that is gone: only the same device and inode make it the mapped file). */
+static int open_regular(const char *path, const struct procmaps_entry *e, int check)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -411,7 +413,9 @@ static int open_regular(const char *path, const struct procmaps_entry *e, int ch
 		close(fd);
 		return -EINVAL;
 	}
-	if (check_inode && e->inode && (uint64_t)st.st_ino != e->inode) {
+	if ((check && e->inode && (uint64_t)st.st_ino != e->inode) ||
+	    (check == 2 && (!e->inode || major(st.st_dev) != e->dev_major ||
+			    minor(st.st_dev) != e->dev_minor))) {
 		close(fd);
 		return -ESTALE;
 	}
@@ -422,7 +426,7 @@ int procmaps_open(int pid, const struct procmaps_entry *e, struct errmsg *err)
 {
 	char path[4200];
 	const char *proc = pid ? NULL : "self";
-	int fd, rc;
+	int fd, rc, gone = 0;
 
 	if (e->kind != PROCMAPS_FILE)
 		return errmsg_set(err, -EINVAL, "mapping at 0x%llx is not file-backed",
@@ -437,15 +441,19 @@ int procmaps_open(int pid, const struct procmaps_entry *e, struct errmsg *err)
 	if (fd >= 0)
 		return fd;
 	if (fd == -ENOENT && pid && kill(pid, 0) < 0 && errno == ESRCH)
+		gone = 1;
+	if (gone && (e->path[0] != '/' || e->deleted))
 		return errmsg_set(err, -ESRCH, "process %d is gone", pid);
 	if (e->path[0] == '/') {
-		if (pid) {
+		if (pid && !gone) {
 			snprintf(path, sizeof(path), "/proc/%d/root%s", pid, e->path);
 			fd = open_regular(path, e, 1);
 			if (fd >= 0)
 				return fd;
 		}
-		rc = open_regular(e->path, e, 1);
+		/* a process that is gone (its maps known from mapevents.h): the path in our root,
+		 * if it is still the file it mapped */
+		rc = open_regular(e->path, e, gone ? 2 : 1);
 		if (rc >= 0)
 			return rc;
 		if (fd == -ESTALE || rc == -ESTALE)

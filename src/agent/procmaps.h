@@ -89,7 +89,9 @@ void procmaps_elf_mapping(const struct procmaps_entry *e, struct elf_mapping *ou
 /* Open the file behind a file-backed mapping, read-only, and return the descriptor (the caller
  * closes it) or a negative errno. Tries /proc/PID/map_files/START-END (works for deleted files
  * and other mount namespaces), then /proc/PID/root/PATH, then PATH itself; a file reached by
- * path must have the mapping's inode (-ESTALE if it was replaced). pid 0 means this process. */
+ * path must have the mapping's inode (-ESTALE if it was replaced). When the process is gone,
+ * only PATH in our own root is tried, and it must have the mapping's device and inode too (its
+ * maps were read before it exited, or learnt from mapevents.h). pid 0 means this process. */
 int procmaps_open(int pid, const struct procmaps_entry *e, struct errmsg *err);
 
 /* stat(2) of the file behind a file-backed mapping without opening it, when its path (as this

@@ -9,6 +9,7 @@
 #include "agent/session.h"
 #include "agent/aggregate.h"
 #include "agent/procinfo.h"
+#include "agent/mapevents.h"
 #include "agent/process.h"
 #include "agent/sampler.h"
 #include "agent/symbolizer.h"
@@ -47,6 +48,7 @@ struct session {
 	struct unwinder *unw;  /* native unwind tables (NULL: frame pointers only) */
 	struct agg *agg;
 	struct process_registry *reg; /* every process we profile (process.h) */
+	struct mapevents *mev; /* mappings of new processes as they are made (NULL: none) */
 	struct runtimes *rts;  /* CPython and the other runtimes (runtime.h) */
 	size_t captured, capture_skipped; /* replay cases written, left out (opts.capture_dir) */
 	double start, last_status, period_start_wall;
@@ -222,6 +224,18 @@ static int refresh_for_symbolizer(void *ctx, int pid)
 	return process_refresh(s->reg, pid, REFRESH_SYMBOLS_NS);
 }
 
+/* The registry could not read a process's maps (it is gone): what the kernel said of them. */
+static int maps_from_events(void *ctx, int pid, uint64_t when_ns, struct procmaps *out,
+			    char *exe, size_t exelen, uint64_t *as_of_ns)
+{
+	struct session *s = ctx;
+
+	memset(out, 0, sizeof(*out));
+	if (!s->mev)
+		return -ENOENT;
+	return mapevents_maps(s->mev, pid, when_ns, out, exe, exelen, as_of_ns);
+}
+
 static int label_for_agg(void *ctx, uint32_t pid, const char **key, const char **value)
 {
 	struct session *s = ctx;
@@ -254,7 +268,7 @@ static int on_record(void *ctx, const struct event_hdr *hdr, size_t size)
 		 * cost follows the sample rate, not the rate at which the machine starts
 		 * processes. With -p or a command it was read at its fork or exec already. */
 		if (hdr->pid) {
-			process_seen(s->reg, (int)hdr->pid, b->comm);
+			process_seen_at(s->reg, (int)hdr->pid, b->comm, hdr->time_ns);
 			if (s->opts.procinfo) {
 				/* who started it and when: a short-lived child takes its parent's
 				 * service (service_name.h) */
@@ -504,6 +518,23 @@ int session_start(const struct session_opts *opts, struct session **out)
 		l = (struct process_listener){ "symbolizer", symbolizer_listener, s->sym };
 		process_registry_subscribe(s->reg, &l);
 	}
+	/* The mappings of processes that start from now on, for those gone before their maps
+	 * are read (mapevents.h). SCORCH_MAPEVENTS=0 turns it off (a benchmark knob). */
+	if (!getenv("SCORCH_MAPEVENTS") || strcmp(getenv("SCORCH_MAPEVENTS"), "0")) {
+		struct errmsg merr = { "" };
+
+		s->mev = mapevents_new(NULL);
+		if (mapevents_open(s->mev, &merr) < 0) {
+			log_info("%s: processes that exit before their maps are read keep no "
+				 "user stack", merr.msg);
+			mapevents_free(s->mev);
+			s->mev = NULL;
+		} else {
+			process_registry_set_maps_source(s->reg, maps_from_events, s);
+			for (i = 0; i < opts->npids; i++)
+				mapevents_follow(s->mev, opts->pids[i], 0);
+		}
+	}
 	for (i = 0; i < opts->npids; i++)
 		process_track(s->reg, opts->pids[i], NULL);
 	for (i = 0; i < opts->npids; i++) {
@@ -517,6 +548,8 @@ int session_start(const struct session_opts *opts, struct session **out)
 	if (opts->command) {
 		if (spawn_command(s, &go_fd, &err_fd))
 			goto fail;
+		if (s->mev) /* it waits for go_fd before its exec */
+			mapevents_follow(s->mev, (int)s->child, 1);
 		int e = sampler_add_pid(s->sampler, s->child);
 
 		if (e < 0) {
@@ -653,6 +686,9 @@ int session_poll(struct session *s, int timeout_ms)
 			timeout_ms = (int)(left * 1000) + 1;
 	}
 	n = sampler_poll(s->sampler, timeout_ms, on_record, s);
+	/* keep the mapping buffers from filling (samples read them when they need them) */
+	if (s->mev)
+		mapevents_drain(s->mev);
 	if (n < 0 && n != -EINTR)
 		return error("reading the BPF ring buffer: %s", strerror(-n));
 	say_cache_note(s);
@@ -882,6 +918,8 @@ int session_collect(struct session *s, session_pick_fn pick, void *ctx)
 	s->period_start_ns = wall_ns();
 	/* processes that exited are forgotten now that their last samples have names */
 	process_registry_collect(s->reg);
+	if (s->mev)
+		mapevents_collect(s->mev);
 	return ret;
 }
 
@@ -991,6 +1029,22 @@ void session_print_stats(struct session *s)
 		(unsigned long long)st[STAT_USTACK_ERRORS], (unsigned long long)st[STAT_USTACK_TRUNCATED],
 		(unsigned long long)rt, (unsigned long long)cnt,
 		(unsigned long long)alloc_live_bytes(), (unsigned long long)alloc_peak_bytes());
+	if (s->mev) {
+		struct mapevents_stats ms;
+		struct process_registry_stats ps;
+
+		mapevents_stats(s->mev, &ms);
+		process_registry_stats(s->reg, &ps);
+		fprintf(stderr, "mapevents: cpus=%d records=%llu mmaps=%llu lost=%llu full=%llu bad=%llu "
+			"served=%llu stale=%llu refused=%llu procs=%zu evicted=%zu bytes=%zu "
+			"maps_from_events=%llu\n",
+			ms.cpus, (unsigned long long)ms.records, (unsigned long long)ms.mmaps,
+			(unsigned long long)ms.lost, (unsigned long long)ms.full,
+			(unsigned long long)ms.bad,
+			(unsigned long long)ms.served, (unsigned long long)ms.stale,
+			(unsigned long long)ms.refused, ms.procs,
+			ms.evicted, ms.bytes, (unsigned long long)ps.maps_from_events);
+	}
 	{
 		struct symbolizer_stats ss;
 		struct process_registry_stats ps;
@@ -1159,6 +1213,7 @@ void session_free(struct session *s)
 		return;
 	/* The registry's last events (FORGET) reach the unwinder, symbolizer and runtimes. */
 	process_registry_free(s->reg);
+	mapevents_free(s->mev);
 	runtimes_free(s->rts);
 	unwinder_free(s->unw);
 	sampler_close(s->sampler);

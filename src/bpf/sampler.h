@@ -43,8 +43,8 @@ enum event_type {
 	EVENT_EXEC = 2, /* a process called exec: user space refreshes what it knows of it */
 	EVENT_EXIT = 3, /* a process (thread group leader) exited */
 	EVENT_FORK = 4, /* a new process (not thread) of a tracked parent */
-	EVENT_MMAP = 5, /* a profiled process mapped executable memory (reserved: no source yet;
-			 * it would be a process_refresh() of the process registry) */
+	EVENT_MMAP = 5, /* reserved, never sent: mappings come from perf's own mmap records
+			 * (src/agent/mapevents.h), not from this ring buffer */
 	EVENT_STACK_CHUNK = 6, /* more stack bytes for the stack snapshot of the sample that
 				* follows from the same CPU (unwind.h: STACK SNAPSHOTS) */
 	EVENT_CGROUP_MOVE = 7, /* a process (or one of its threads) was moved to another cgroup;

@@ -5,10 +5,16 @@
 #   - none has a user stack of [unwind error];[unknown] alone: a sample inside execve() past
 #     the point of no return (the old image gone, the new one not started) is [exec], and the
 #     snapshot of a process that exited before its maps could be read is [exited];
-#   - >= 99% of those with user frames reach a root (_start, the loader's entry,
+#   - >= 98% of those with user frames reach a root (_start, the loader's entry,
 #     __libc_start_main): the first samples of an image, taken before the maps the exec had
-#     read showed its libraries, unwind once the maps are read again;
-#   - --stats counts both markers (bpf_exec, snapshots_exited).
+#     read showed its libraries, unwind once the maps are read again (measured 98.7-99.9%:
+#     since the samples of processes already gone are unwound too, more of them are in the
+#     loader's lazy binding, _dl_runtime_resolve_xsavec, whose CFA is rbx-based and not
+#     followed; 99.7% before, when those were [exited]);
+#   - --stats counts both markers (bpf_exec, snapshots_exited);
+#   - [exited] is rare (<= 5% of the samples): the mappings the kernel reported as they were
+#     made (src/agent/mapevents.c) unwind the snapshots of processes already gone (measured:
+#     about 1%, the samples taken as the process exits; 29% before).
 # (tests/helpers/exec_loop/check_roots.py classifies the folded stacks.)
 . tests/integration/lib.inc
 need_bpf
@@ -41,12 +47,15 @@ for try in 1 2; do
 	exited=$(count_of "$res" exited)
 	[ "$exited" -eq 0 ] || [ "$(stat_of "$TMP/loop.err" snapshots_exited)" -ge "$exited" ] ||
 		fail "$exited [exited] samples, not all counted in snapshots_exited"
+	total=$(echo "$res" | tr ' ' '\n' | awk -F= '$1 != "root_share" { s += $2 } END { print s }')
+	[ $((exited * 100)) -le $((total * 5)) ] ||
+		fail "$exited of $total samples are [exited]: $(grep mapevents "$TMP/loop.err")"
 	# (a share: the one measure that may miss by a sample on a loaded machine; tried twice)
-	if echo "$res" | awk '{ split($NF, a, "="); exit !(a[2] >= 99) }'; then
+	if echo "$res" | awk '{ split($NF, a, "="); exit !(a[2] >= 98) }'; then
 		ok=1
 		break
 	fi
 	cat "$TMP/bad"
 done
-[ "$ok" = 1 ] || fail "fewer than 99% of the samples with user frames reach a root"
+[ "$ok" = 1 ] || fail "fewer than 98% of the samples with user frames reach a root"
 echo "ok"
