@@ -23,8 +23,12 @@ grep -E '^php[0-9.]*;' "$TMP/out.folded" |
 all=$(total_count "$TMP/php")
 php=$(count_matching "$TMP/php" ';run \(|;run;')
 marked=$(count_matching "$TMP/php" '\[unwind error\]|\[stack switch\]')
-bare=$(grep -E '\[unwind error\]|\[stack switch\]' "$TMP/php" | grep -Evc ';tokenize( |;)' || true)
-echo "php: $php of $all samples with PHP frames, $marked through a native gap, $bare of those without PHP frames"
+# (without PHP frames: the gap is in the script's regex code only if [pcre2 jit] or pcre2's own
+# frames are in the stack; an exit-time destructor of an extension's library, e.g. libicuio's
+# __cxa_finalize or OpenSSL's cleanup, runs after the script and has none to keep)
+bare=$(grep -E '\[unwind error\]|\[stack switch\]' "$TMP/php" | grep -Ev ';tokenize( |;)' |
+	grep -Ec 'pcre2|\[pcre2 jit\]|preg_' || true)
+echo "php: $php of $all samples with PHP frames, $marked through a native gap, $bare of those in regex code without PHP frames"
 [ "$all" -ge 100 ] || fail "only $all samples of php"
 [ $((php * 100)) -ge $((all * 99)) ] && [ "$bare" = 0 ] ||
 	{ grep -v ';run' "$TMP/php" | sort -t' ' -k2 -rn | head -5 | cut -c1-400; fail "PHP frames lost"; }
