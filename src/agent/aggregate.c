@@ -20,6 +20,7 @@ struct stack_entry {
 	uint64_t count;
 	uint64_t weight;  /* off-CPU: sum of the records' weight_ns */
 	uint32_t flags;
+	uint32_t gen;     /* the process's image when the samples were taken (agg_gen_fn) */
 	uint16_t nkernel, nuser;
 	char comm[TASK_COMM_SIZE];
 	char *thread;     /* the thread's name from its runtime (a Java thread's), or NULL */
@@ -35,6 +36,8 @@ struct agg {
 	struct runtimes *rts;      /* symbolizes runtime frames (may be NULL) */
 	agg_label_fn label_fn;
 	void *label_ctx;
+	agg_gen_fn gen_fn;
+	void *gen_ctx;
 };
 
 #define MAX_RUNTIME_FRAMES 64 /* frames one group of runtime words may stand for */
@@ -48,6 +51,12 @@ void agg_set_label_source(struct agg *a, agg_label_fn fn, void *ctx)
 {
 	a->label_fn = fn;
 	a->label_ctx = ctx;
+}
+
+void agg_set_generation_source(struct agg *a, agg_gen_fn fn, void *ctx)
+{
+	a->gen_fn = fn;
+	a->gen_ctx = ctx;
 }
 
 struct agg *agg_new(size_t max_stacks)
@@ -101,6 +110,7 @@ int agg_add_record(struct agg *a, const struct event_hdr *hdr, size_t size)
 	struct stack_entry *e;
 	char thread[RUNTIME_THREAD_NAME_MAX];
 	int named = 0;
+	uint32_t gen;
 
 	if (size < sizeof(*hdr) + sizeof(*body))
 		return -EINVAL;
@@ -119,11 +129,14 @@ int agg_add_record(struct agg *a, const struct event_hdr *hdr, size_t size)
 					     sizeof(thread)) == 1;
 	if (named)
 		h = hash_bytes(thread, strlen(thread), h ^ 0x7468);
+	/* which image of the process ran: its addresses are named from that image's files */
+	gen = a->gen_fn && hdr->pid ? a->gen_fn(a->gen_ctx, hdr->pid) : 0;
+	h = hash_combine(h, gen);
 	key = h == ~0ULL ? 2 : h | 1;
 	first = u64map_get(&a->index, key);
 	for (idx = first ? (uint32_t)*first : 0; idx; idx = a->entries[idx - 1].next) {
 		e = &a->entries[idx - 1];
-		if (e->hash == h && e->pid == hdr->pid && e->nkernel == body->nkernel &&
+		if (e->hash == h && e->pid == hdr->pid && e->gen == gen && e->nkernel == body->nkernel &&
 		    e->nuser == body->nuser && e->flags == body->flags &&
 		    !strncmp(e->comm, body->comm, TASK_COMM_SIZE) &&
 		    (named ? e->thread && !strcmp(e->thread, thread) : !e->thread) &&
@@ -144,6 +157,7 @@ int agg_add_record(struct agg *a, const struct event_hdr *hdr, size_t size)
 	e->hash = h;
 	e->next = first ? (uint32_t)*first : 0;
 	e->pid = hdr->pid;
+	e->gen = gen;
 	e->count = 1;
 	e->weight = body->weight_ns;
 	e->flags = body->flags;
@@ -185,6 +199,7 @@ size_t agg_stacks(const struct agg *a)
 struct native_run {
 	uint64_t addr;
 	uint32_t pid;
+	uint32_t gen;
 	uint32_t is_return;
 	uint32_t first, n; /* the location ids: runs[first .. first + n) */
 };
@@ -248,9 +263,11 @@ static uint32_t kernel_location(struct loc_cache *c, struct symbolizer *sym, uin
  * address is a return address, so the call is the instruction before it. Returns how many. */
 #define SYM_FRAMES_MAX 34
 static size_t native_locations(struct loc_cache *c, struct symbolizer *sym, uint32_t pid,
-			       uint64_t addr, int is_return, uint32_t *out)
+			       uint32_t gen, uint64_t addr, int is_return, uint32_t *out)
 {
-	uint64_t key = hash_combine(hash_u64(((uint64_t)pid << 1 | (is_return ? 1 : 0)) + 1), addr);
+	uint64_t key = hash_combine(hash_combine(hash_u64(((uint64_t)pid << 1 |
+							     (is_return ? 1 : 0)) + 1), addr),
+				    gen);
 	uint64_t *v;
 	const struct native_run *hit;
 	struct sym_result r;
@@ -264,7 +281,7 @@ static size_t native_locations(struct loc_cache *c, struct symbolizer *sym, uint
 		/* The key is a hash: another (pid, address) may share it, and must not lend
 		 * this one its names (a goroutine's root named after another process's leaf). */
 		hit = &c->nat[*v - 1];
-		if (hit->pid == pid && hit->addr == addr &&
+		if (hit->pid == pid && hit->gen == gen && hit->addr == addr &&
 		    hit->is_return == (is_return ? 1u : 0u)) {
 			memcpy(out, c->runs + hit->first, hit->n * sizeof(*out));
 			return hit->n;
@@ -272,7 +289,7 @@ static size_t native_locations(struct loc_cache *c, struct symbolizer *sym, uint
 		cache = 0;
 	}
 	memset(&r, 0, sizeof(r));
-	if (symbolizer_user(sym, (int)pid, is_return && addr ? addr - 1 : addr, &r) < 0)
+	if (symbolizer_user_gen(sym, (int)pid, gen, is_return && addr ? addr - 1 : addr, &r) < 0)
 		memset(&r, 0, sizeof(r));
 	map = mapping_for(c, &r);
 	for (i = 0; i < r.ninlined && n + 1 < SYM_FRAMES_MAX; i++) {
@@ -291,7 +308,7 @@ static size_t native_locations(struct loc_cache *c, struct symbolizer *sym, uint
 	ALLOC_GROW(c->runs, c->nruns + n, c->runs_cap);
 	memcpy(c->runs + c->nruns, out, n * sizeof(*out));
 	ALLOC_GROW(c->nat, c->nnat + 1, c->nat_cap);
-	c->nat[c->nnat++] = (struct native_run){ addr, pid, is_return ? 1u : 0u,
+	c->nat[c->nnat++] = (struct native_run){ addr, pid, gen, is_return ? 1u : 0u,
 						 (uint32_t)c->nruns, (uint32_t)n };
 	u64map_put(&c->native, key, c->nnat);
 	c->nruns += n;
@@ -484,7 +501,7 @@ int agg_to_profile_kind(struct agg *a, struct symbolizer *sym, enum agg_kind kin
 					 * call returns; off CPU, always); the rest are
 					 * return addresses. */
 					ALLOC_GROW(stack, n + SYM_FRAMES_MAX, stack_cap);
-					n += native_locations(c, sym, e->pid, w,
+					n += native_locations(c, sym, e->pid, e->gen, w,
 							      j > 0 || in_syscall(sym, e) ||
 							      (e->flags & SAMPLE_F_OFFCPU), stack + n);
 					continue;

@@ -30,6 +30,11 @@ void agg_set_runtimes(struct agg *a, struct runtimes *rts);
  * set (strings valid until the next call), 0 for none. */
 typedef int (*agg_label_fn)(void *ctx, uint32_t pid, const char **key, const char **value);
 void agg_set_label_source(struct agg *a, agg_label_fn fn, void *ctx);
+/* The image pid runs now (process.h: generation), asked when a sample is counted: samples of
+ * different images are kept apart and their addresses named from that image's mappings
+ * (symbolizer_user_gen()), even once the process has exec'd another. 0: unknown. */
+typedef uint32_t (*agg_gen_fn)(void *ctx, uint32_t pid);
+void agg_set_generation_source(struct agg *a, agg_gen_fn fn, void *ctx);
 void agg_free(struct agg *a);
 /* Forget every stack (keeps the allocation for reuse). */
 void agg_reset(struct agg *a);

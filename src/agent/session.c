@@ -200,7 +200,7 @@ static void symbolizer_listener(void *ctx, struct process *p, enum process_event
 	case PROCESS_EV_NEW:
 	case PROCESS_EV_CHANGED:
 		/* files are opened now, while the process lives */
-		symbolizer_set_maps(sym, p->pid, &p->maps);
+		symbolizer_set_maps_gen(sym, p->pid, &p->maps, p->generation + 1);
 		break;
 	case PROCESS_EV_FORGET:
 		symbolizer_forget_pid(sym, p->pid);
@@ -234,6 +234,16 @@ static int maps_from_events(void *ctx, int pid, uint64_t when_ns, struct procmap
 	if (!s->mev)
 		return -ENOENT;
 	return mapevents_maps(s->mev, pid, when_ns, out, exe, exelen, as_of_ns);
+}
+
+/* agg_gen_fn: the image the process runs now, as the registry knows it (its samples are
+ * counted in order with its exec records). */
+static uint32_t gen_for_agg(void *ctx, uint32_t pid)
+{
+	struct session *s = ctx;
+	const struct process *p = process_get(s->reg, (int)pid);
+
+	return p ? p->generation + 1 : 0; /* 1 for its first image: 0 is unknown */
 }
 
 static int label_for_agg(void *ctx, uint32_t pid, const char **key, const char **value)
@@ -440,6 +450,7 @@ int session_start(const struct session_opts *opts, struct session **out)
 		s->rts = runtimes_new(&ro);
 		agg_set_runtimes(s->agg, s->rts);
 		agg_set_label_source(s->agg, label_for_agg, s);
+		agg_set_generation_source(s->agg, gen_for_agg, s);
 	}
 
 	s->filtering = opts->npids || opts->command;

@@ -152,6 +152,11 @@ struct sym_proc {
 	int64_t last_refresh_ns;
 	struct sym_map *maps;
 	size_t nmaps;
+	/* The image (generation, symbolizer_set_maps_gen()) the maps are of, and the mappings of
+	 * the one before it, for the samples taken before the process exec'd (0: unknown). */
+	uint32_t gen, prev_gen;
+	struct sym_map *prev;
+	size_t nprev;
 	struct sym_jit *jit;     /* NULL until a JIT address is looked up */
 };
 
@@ -301,6 +306,7 @@ static void proc_free(struct sym_proc *p)
 		return;
 	jit_free(p->jit);
 	xfree(p->maps);
+	xfree(p->prev);
 	xfree(p);
 }
 
@@ -370,6 +376,10 @@ static void files_evict_unused(struct symbolizer *s)
 		for (j = 0; j < p->nmaps; j++) {
 			if (p->maps[j].file)
 				p->maps[j].file->used = 1;
+		}
+		for (j = 0; j < p->nprev; j++) {
+			if (p->prev[j].file)
+				p->prev[j].file->used = 1;
 		}
 	}
 	purge_map(&s->files_by_map);
@@ -917,7 +927,7 @@ static void jit_refresh(struct symbolizer *s, struct sym_proc *p);
 
 /* Install the executable mappings of m for pid (unchanged maps cost a hash). */
 static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m,
-			 struct sym_proc **out)
+			 uint32_t gen, struct sym_proc **out)
 {
 	struct sym_proc *p = proc_get(s, pid);
 	struct sym_map *maps = NULL;
@@ -940,6 +950,18 @@ static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m
 		h = hash_combine(h, e->offset ^ e->inode);
 	}
 	if (p && p->maps_hash == h) {
+		/* the same mappings in a new image (an exec of the same program at the same
+		 * addresses): the older image's samples are named from these too */
+		if (gen && p->gen && p->gen != gen) {
+			xfree(p->prev);
+			p->prev = p->nmaps ? xmalloc(p->nmaps * sizeof(*p->prev)) : NULL;
+			if (p->nmaps)
+				memcpy(p->prev, p->maps, p->nmaps * sizeof(*p->prev));
+			p->nprev = p->nmaps;
+			p->prev_gen = p->gen;
+		}
+		if (gen)
+			p->gen = gen;
 		p->last_refresh_ns = now_ns();
 		*out = p;
 		return 0;
@@ -993,7 +1015,17 @@ static int proc_set_maps(struct symbolizer *s, int pid, const struct procmaps *m
 		qsort(maps, nmaps, sizeof(*maps), map_cmp);
 	if (!p)
 		p = proc_new(s, pid);
-	xfree(p->maps);
+	if (gen && p->gen && gen != p->gen) {
+		/* a new image: the old one's mappings stay for the samples taken before */
+		xfree(p->prev);
+		p->prev = p->maps;
+		p->nprev = p->nmaps;
+		p->prev_gen = p->gen;
+	} else {
+		xfree(p->maps);
+	}
+	if (gen)
+		p->gen = gen;
 	p->maps = maps;
 	p->nmaps = nmaps;
 	p->maps_hash = h;
@@ -1028,18 +1060,24 @@ static int proc_refresh(struct symbolizer *s, int pid, struct sym_proc **out)
 			p->last_refresh_ns = now_ns();
 		return rc;
 	}
-	rc = proc_set_maps(s, pid, &m, out);
+	rc = proc_set_maps(s, pid, &m, 0, out);
 	procmaps_release(&m);
 	return rc;
 }
 
 int symbolizer_set_maps(struct symbolizer *s, int pid, const struct procmaps *maps)
 {
+	return symbolizer_set_maps_gen(s, pid, maps, 0);
+}
+
+int symbolizer_set_maps_gen(struct symbolizer *s, int pid, const struct procmaps *maps,
+			    uint32_t gen)
+{
 	struct sym_proc *p;
 
 	if (pid <= 0)
 		return -EINVAL;
-	return proc_set_maps(s, pid, maps, &p);
+	return proc_set_maps(s, pid, maps, gen, &p);
 }
 
 int symbolizer_track_pid(struct symbolizer *s, int pid)
@@ -1061,21 +1099,26 @@ void symbolizer_forget_pid(struct symbolizer *s, int pid)
 	proc_free(p);
 }
 
-static const struct sym_map *proc_find(const struct sym_proc *p, uint64_t addr)
+static const struct sym_map *maps_find(const struct sym_map *maps, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nmaps;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (p->maps[mid].start <= addr)
+		if (maps[mid].start <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo > 0 && addr < p->maps[lo - 1].end)
-		return &p->maps[lo - 1];
+	if (lo > 0 && addr < maps[lo - 1].end)
+		return &maps[lo - 1];
 	return NULL;
+}
+
+static const struct sym_map *proc_find(const struct sym_proc *p, uint64_t addr)
+{
+	return maps_find(p->maps, p->nmaps, addr);
 }
 
 /* --- lookups */
@@ -1482,6 +1525,12 @@ const char *symbolizer_debuginfod_urls(const struct symbolizer *s)
 
 int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_result *out)
 {
+	return symbolizer_user_gen(s, pid, 0, addr, out);
+}
+
+int symbolizer_user_gen(struct symbolizer *s, int pid, uint32_t gen, uint64_t addr,
+			struct sym_result *out)
+{
 	struct sym_proc *p = proc_get(s, pid);
 	const struct sym_map *m = NULL;
 	const struct sym_res *r;
@@ -1493,6 +1542,16 @@ int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_res
 		return -ENOENT;
 	s->lookups++;
 	take_remote(s);
+	if (gen && p && p->gen && gen != p->gen) {
+		/* an image the process has left: its own mappings, or none (never the later
+		 * image's, which may put another file at the same address) */
+		if (gen != p->prev_gen)
+			return -ENOENT;
+		m = maps_find(p->prev, p->nprev, addr);
+		if (!m || m->anon)
+			return -ENOENT;
+		goto found;
+	}
 	if (!p)
 		proc_refresh(s, pid, &p);
 	if (p)
@@ -1516,6 +1575,7 @@ int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_res
 		out->module_offset = addr - m->start;
 		return 0;
 	}
+found:
 	out->module = strtab_get(s->strings, m->module);
 	out->main_exe = m->main_exe;
 	out->map_start = m->start;

@@ -117,6 +117,11 @@ int symbolizer_track_pid(struct symbolizer *s, int pid);
  * the process lives (its files are opened through /proc/PID/map_files). 0 or negative errno. */
 struct procmaps;
 int symbolizer_set_maps(struct symbolizer *s, int pid, const struct procmaps *maps);
+/* The same, saying which image of the process the maps are (the registry's generation, 1, 2,
+ * ...; 0: unknown): when it is a new one, the mappings of the image before are kept for
+ * symbolizer_user_gen() (one image back). */
+int symbolizer_set_maps_gen(struct symbolizer *s, int pid, const struct procmaps *maps,
+			    uint32_t gen);
 /* Drop the mappings of pid (the files stay cached for other processes and past results). */
 void symbolizer_forget_pid(struct symbolizer *s, int pid);
 
@@ -126,6 +131,11 @@ void symbolizer_forget_pid(struct symbolizer *s, int pid);
  * with out filled (out->name may still be NULL when the mapping is known but no symbol covers
  * addr), or -ENOENT when no mapping holds addr (out->module NULL). */
 int symbolizer_user(struct symbolizer *s, int pid, uint64_t addr, struct sym_result *out);
+/* The same for an address of image gen of the process (0: the current one): an image before
+ * the current is named from its own mappings when they are kept, else not at all (-ENOENT),
+ * never from the later image's. */
+int symbolizer_user_gen(struct symbolizer *s, int pid, uint32_t gen, uint64_t addr,
+			struct sym_result *out);
 /* Symbolize a kernel address via /proc/kallsyms: 0, or -ENOENT (unknown / kallsyms hidden). */
 int symbolizer_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out);
 

@@ -4,6 +4,7 @@
  * child has exited; plus this process (its own code, libc, the vDSO) and the kernel. */
 #include "agent/elf.h"
 #include "agent/kallsyms.h"
+#include "agent/procmaps.h"
 #include "agent/symbolizer.h"
 #include "lib/alloc.h"
 #include "lib/log.h"
@@ -293,6 +294,49 @@ static void test_self_libc_vdso(void)
 	symbolizer_free(s);
 }
 
+/* Images (symbolizer_set_maps_gen()): the mappings of the image before an exec stay for its
+ * samples; an older image, or an address the image did not map, gets no name, never one from
+ * the later image's files at the same address. */
+static void test_images(void)
+{
+	struct symbolizer *s = symbolizer_new();
+	struct procmaps all, other;
+	struct sym_result r;
+	uint64_t probe = (uint64_t)(uintptr_t)&self_probe;
+	size_t i;
+	int pid = getpid();
+
+	CHECK(self_probe(1) == 6);
+	CHECK_EQ_INT(procmaps_read(pid, &all, NULL), 0);
+	CHECK_EQ_INT(procmaps_read(pid, &other, NULL), 0);
+	/* image 2: the same process without its executable's mappings (as if it exec'd a
+	 * program mapped elsewhere) */
+	for (i = 0; i < other.n; i++)
+		if (other.v[i].start <= probe && probe < other.v[i].end)
+			other.v[i].perms &= (uint8_t)~PROCMAPS_X;
+	CHECK_EQ_INT(symbolizer_set_maps_gen(s, pid, &all, 1), 0);
+	CHECK_EQ_INT(symbolizer_user_gen(s, pid, 1, probe, &r), 0);
+	CHECK_EQ_STR(r.name, "self_probe");
+	CHECK_EQ_INT(symbolizer_set_maps_gen(s, pid, &other, 2), 0);
+	CHECK_EQ_INT(symbolizer_user_gen(s, pid, 1, probe, &r), 0); /* the image before */
+	CHECK_EQ_STR(r.name, "self_probe");
+	CHECK(symbolizer_user_gen(s, pid, 2, probe, &r) < 0);        /* not in image 2 */
+	/* image 3 maps it again: image 1 is two back, no name for it (not image 3's) */
+	CHECK_EQ_INT(symbolizer_set_maps_gen(s, pid, &all, 3), 0);
+	CHECK(symbolizer_user_gen(s, pid, 1, probe, &r) < 0);
+	CHECK(symbolizer_user_gen(s, pid, 2, probe, &r) < 0);
+	CHECK_EQ_INT(symbolizer_user_gen(s, pid, 3, probe, &r), 0);
+	CHECK_EQ_STR(r.name, "self_probe");
+	/* image 4 with the same mappings: image 3's samples are named from them */
+	CHECK_EQ_INT(symbolizer_set_maps_gen(s, pid, &all, 4), 0);
+	CHECK_EQ_INT(symbolizer_user_gen(s, pid, 3, probe, &r), 0);
+	CHECK_EQ_STR(r.name, "self_probe");
+	CHECK(symbolizer_user_gen(s, pid, 2, probe, &r) < 0);
+	procmaps_release(&all);
+	procmaps_release(&other);
+	symbolizer_free(s);
+}
+
 static void test_kernel(void)
 {
 	struct symbolizer *s = symbolizer_new();
@@ -547,6 +591,7 @@ int main(void)
 	RUN(test_nopie_and_shared_cache);
 	RUN(test_debuglink);
 	RUN(test_self_libc_vdso);
+	RUN(test_images);
 	RUN(test_kernel);
 	RUN(test_eviction);
 	RUN(test_line_info);
