@@ -20,7 +20,9 @@
 #                system stack), built normal and stripped
 #   rust         a Rust program's threads
 #   python3, node, java, ruby, php, perl: the native part of each interpreter's threads (the
-#                runtimes' own frames come from the BPF walkers, not in these cases)
+#                runtimes' own frames come from the BPF walkers, not in these cases); also
+#                python3.8-3.13 (pyenv), java -Xint and C1 only, node --jitless, ruby --yjit,
+#                php with opcache's tracing JIT
 #   php-pcre-jit PHP in PCRE2's JIT code (its links, its prologue and epilogue)
 #   rec-*        samples scorch record could not unwind whole (--capture-dir): stack
 #                snapshots, with the runtime frames the walkers put in them
@@ -109,6 +111,17 @@ EOF
 	fi
 fi
 
+# every CPython under pyenv (each its own build of the interpreter and libpython)
+for v in /root/.pyenv/versions/3.*/bin/python3.[0-9]*; do
+	[ -x "$v" ] || continue
+	case "$v" in *-config | *m) continue ;; esac
+	ver=$("$v" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null) || continue
+	capture "python$ver" "CPython $("$v" -V 2>&1) (pyenv): the interpreter's native frames in a hot loop" 3 \
+		"$v" -c 'import time
+def f(n): return n if n < 2 else f(n-1) + f(n-2)
+t = time.time()
+while time.time() - t < 30: f(18)'
+done
 py=$(command -v python3.11 || command -v python3 || true)
 [ -n "$py" ] && capture python3 "CPython ($($py -V 2>&1)): the interpreter's native frames in a hot loop" 3 \
 	"$py" -c 'import time
@@ -132,12 +145,23 @@ EOF
 	if javac -d "$TMP/java" "$TMP/java/Spin.java" > "$TMP/javac.log" 2>&1; then
 		WARMUP=2 capture java "OpenJDK $(java -version 2>&1 | head -1 | cut -d'"' -f2): every JVM thread (interpreter, compilers, GC)" 1 \
 			java -Xmx64m -cp "$TMP/java" Spin
+		WARMUP=2 capture java-xint "OpenJDK, interpreted only (-Xint): the JVM's threads" 1 \
+			java -Xint -Xmx64m -cp "$TMP/java" Spin
+		WARMUP=2 capture java-c1 "OpenJDK, C1 only (-XX:TieredStopAtLevel=1): the JVM's threads" 1 \
+			java -XX:TieredStopAtLevel=1 -Xmx64m -cp "$TMP/java" Spin
 	fi
 fi
 command -v ruby > /dev/null 2>&1 && capture ruby "Ruby $(ruby -e 'print RUBY_VERSION'): the VM's native frames" 3 \
 	ruby -e 'def f(n) = n < 2 ? n : f(n-1) + f(n-2); t = Time.now; f(20) while Time.now - t < 30'
+command -v ruby > /dev/null 2>&1 && capture ruby-yjit "Ruby $(ruby -e 'print RUBY_VERSION') with YJIT: the VM's native frames and YJIT code" 3 \
+	ruby --yjit -e 'def f(n) = n < 2 ? n : f(n-1) + f(n-2); t = Time.now; f(20) while Time.now - t < 30'
+command -v node > /dev/null 2>&1 && capture node-jitless "Node $(node -v) --jitless: the interpreter's native frames" 2 \
+	node --jitless -e 'function f(n){return n<2?n:f(n-1)+f(n-2)} const t=Date.now(); while(Date.now()-t<30000) f(20)'
 command -v php > /dev/null 2>&1 && capture php "PHP $(php -r 'echo PHP_VERSION;'): the VM's native frames" 3 \
 	php -r 'function f($n){return $n<2?$n:f($n-1)+f($n-2);} $t=microtime(true); while(microtime(true)-$t<30) f(18);'
+command -v php > /dev/null 2>&1 && capture php-jit "PHP $(php -r 'echo PHP_VERSION;') with opcache's tracing JIT: native frames and JIT code" 3 \
+	php -d opcache.enable_cli=1 -d opcache.jit=tracing -d opcache.jit_buffer_size=32M \
+	-r 'function f($n){return $n<2?$n:f($n-1)+f($n-2);} $t=microtime(true); while(microtime(true)-$t<30) f(18);'
 command -v perl > /dev/null 2>&1 && capture perl "Perl $(perl -e 'printf "%vd", $^V'): the VM's native frames" 3 \
 	perl -e 'sub f { my $n = shift; $n < 2 ? $n : f($n-1) + f($n-2) } my $t = time; f(18) while time - $t < 30'
 
