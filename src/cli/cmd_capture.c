@@ -241,12 +241,9 @@ int cmd_capture(int argc, char **argv)
 				failed++;
 				continue;
 			}
-			cs.description = xstrdup(o.description ? o.description : "");
-			if (!o.description) {
-				xfree(cs.description);
-				cs.description = xasprintf("thread %d (%s) of process %d", o.tids[i],
-							   comm, o.pid);
-			}
+			cs.description = o.description ? xstrdup(o.description)
+						       : xasprintf("thread %d (%s) of process %d",
+								   o.tids[i], comm, o.pid);
 			cs.origin = xasprintf("scorch capture -p %d, sample %u", o.pid, k);
 			if (write_case(&o, &cs, k, &bytes) == 0) {
 				written++;
