@@ -408,7 +408,10 @@ static int run_program(struct walk *w, struct program *pg, struct reader *r, str
 		case CFA_register:
 			reg = rd_uleb(r);
 			u = rd_uleb(r);
-			set_rule(st, reg, u == reg ? CFI_R_SAME : CFI_R_OTHER, 0);
+			if (u == reg)
+				set_rule(st, reg, CFI_R_SAME, 0);
+			else
+				set_rule(st, reg, CFI_R_REG, (int64_t)u);
 			break;
 		case CFA_remember_state:
 			if (depth >= CFI_MAX_STATE_DEPTH)

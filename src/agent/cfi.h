@@ -44,7 +44,8 @@ enum cfi_reg_kind {
 	CFI_R_OFFSET,    /* saved at CFA + off */
 	CFI_R_VAL_OFFSET,/* the value is CFA + off */
 	CFI_R_AT_RBP,    /* saved at RBP + off (DW_CFA_expression: DW_OP_breg6 off) */
-	CFI_R_OTHER,     /* in another register or another expression */
+	CFI_R_OTHER,     /* in another expression */
+	CFI_R_REG,       /* in another register: off is its DWARF number (DW_CFA_register) */
 };
 
 struct cfi_row {

@@ -87,7 +87,7 @@ static int rule_valid(uint32_t r)
 		return 0;
 	if (!(kind & UNW_F_BIG) && (kind & UNW_BIG_HIGH))
 		return 0;
-	return (kind & UNW_KIND_MASK) <= UNW_GO_MORESTACK &&
+	return (kind & UNW_KIND_MASK) <= UNW_RA_REG &&
 	       !(kind & ~(UNW_KIND_MASK | UNW_F_INTERP | UNW_F_BIG | UNW_BIG_HIGH));
 }
 

@@ -216,6 +216,15 @@ int unwind_rule_from_cfi(const struct cfi_row *row, struct unwind_entry *out)
 		out->kind = UNW_STOP;
 		return 1;
 	}
+	if (row->ra_kind == CFI_R_REG && row->ra_off == UNW_DWARF_RDI &&
+	    row->cfa_kind == CFI_CFA_REG && row->cfa_reg == CFI_REG_RSP && row->cfa_off >= 0 &&
+	    row->cfa_off <= 0xff && (row->rbp_kind == CFI_R_SAME || row->rbp_kind == CFI_R_UNDEF)) {
+		/* the return address in rdi (glibc's __vfork, between its pop and push) */
+		out->kind = UNW_RA_REG;
+		out->off = (uint16_t)row->cfa_off;
+		out->rbp = UNW_DWARF_RDI;
+		return 1;
+	}
 	if (row->ra_kind != CFI_R_OFFSET || row->ra_off != -8)
 		goto invalid;
 	switch (row->cfa_kind) {
@@ -1450,7 +1459,8 @@ const struct unwind_entry *unwind_table_lookup(const struct unwind_table *t, uin
 const char *unwind_rule_str(const struct unwind_entry *e, char *buf, size_t size)
 {
 	static const char *const kinds[] = { "invalid", "rsp", "rbp", "plt", "deref", "signal", "stop",
-					     "go-systemstack", "go-asmcgocall", "go-morestack" };
+					     "go-systemstack", "go-asmcgocall", "go-morestack",
+					     "ra-in-register" };
 	unsigned k = e->kind & UNW_KIND_MASK;
 	int n;
 
@@ -1468,6 +1478,9 @@ const char *unwind_rule_str(const struct unwind_entry *e, char *buf, size_t size
 	case UNW_GO_SYSTEMSTACK:
 		n = snprintf(buf, size, "go-systemstack(g=fs%+d curg=%u sched.bp=%u)", e->rbp * 8,
 			     (e->off & 0xff) * 8, (e->off >> 8) * 8);
+		return buf;
+	case UNW_RA_REG:
+		n = snprintf(buf, size, "cfa=rsp+%u ra=reg%d (leaf only)", e->off, e->rbp);
 		return buf;
 	case UNW_GO_MORESTACK:
 		n = snprintf(buf, size, "go-morestack(g=fs%+d curg=%u status=%u)", e->rbp * 8,

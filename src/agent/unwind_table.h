@@ -31,9 +31,10 @@ struct cfi_row;
 
 /* What the builder makes of a given file. Tables are cached on disk under this version
  * (table_cache.h): bump it whenever a change here or in cfi.c changes the entries of a file. */
-#define UNWIND_TABLE_VERSION 4 /* 2: Go stack-pointer deltas, V8 builtins; 3: the Go runtime's roots
+#define UNWIND_TABLE_VERSION 5 /* 2: Go stack-pointer deltas, V8 builtins; 3: the Go runtime's roots
 				* and stack switches, big frames (UNW_F_BIG); 4: Go's morestack
-				* (UNW_GO_MORESTACK) */
+				* (UNW_GO_MORESTACK); 5: the return address in rdi
+				* (UNW_RA_REG) */
 
 struct unwind_table_stats {
 	uint64_t fdes, rows, bad_entries;

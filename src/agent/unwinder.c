@@ -1598,7 +1598,7 @@ size_t unwinder_unwind(struct unwinder *u, int pid, uint64_t pc, uint64_t sp, ui
  * the unwind stopped; *switched is set when the stack ends in [stack switch]. */
 static size_t unwind_core(struct unwinder *u, int pid, const struct unwind_source *src,
 			  const struct unwind_tap *tap, uint64_t pc, uint64_t sp, uint64_t bp,
-			  uint64_t fsbase, uint64_t bx, const void *stack, size_t len, const uint64_t *deferred,
+			  uint64_t fsbase, uint64_t bx, uint64_t di, const void *stack, size_t len, const uint64_t *deferred,
 			  size_t ndeferred, uint32_t flags, uint64_t *words, size_t max,
 			  uint32_t *result, int *switched)
 {
@@ -1635,6 +1635,7 @@ static size_t unwind_core(struct unwinder *u, int pid, const struct unwind_sourc
 	st.flags = flags & UNW_S_OFF_STACK;
 	st.fsbase = fsbase;
 	st.leaf_bx = bx;
+	st.leaf_di = di;
 	if (src) {
 		st.map_first = src->map_first;
 		st.map_count = src->map_count;
@@ -1688,7 +1689,7 @@ static size_t unwind_words(struct unwinder *u, int pid, uint64_t pc, uint64_t sp
 			   size_t ndeferred, uint32_t flags, uint64_t *words, size_t max,
 			   uint32_t *result, int *switched)
 {
-	return unwind_core(u, pid, NULL, NULL, pc, sp, bp, 0, 0, stack, len, deferred, ndeferred,
+	return unwind_core(u, pid, NULL, NULL, pc, sp, bp, 0, 0, 0, stack, len, deferred, ndeferred,
 			   flags, words, max, result, switched);
 }
 
@@ -1701,7 +1702,8 @@ size_t unwinder_unwind_from(struct unwinder *u, int pid, const struct unwind_sou
 	int switched;
 
 	return unwind_core(u, pid, src, src ? NULL : tap, r->pc, r->sp, r->bp, r->fsbase, r->bx,
-			   stack, len, deferred, ndeferred, flags, words, max, result, &switched);
+			   r->di, stack, len, deferred, ndeferred, flags, words, max, result,
+			   &switched);
 }
 
 int unwinder_pid_mappings(struct unwinder *u, int pid, uint32_t *first, uint32_t *count)

@@ -220,7 +220,7 @@ struct unwind_tap {
 };
 /* The registers an unwind starts from: fs base and rbx 0 when unknown (a snapshot). */
 struct unwind_regs {
-	uint64_t pc, sp, bp, fsbase, bx;
+	uint64_t pc, sp, bp, fsbase, bx, di;
 };
 /* unwinder_unwind_deferred() from src (NULL: the live process, watched by tap when set), with
  * the thread's registers and the unwind's first flags (UNW_S_OFF_STACK). */

@@ -144,7 +144,7 @@ static __always_inline int offcpu_is_busy(void)
 static __always_inline int offcpu_resume(void *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 pid_tgid, now, t, d, w, rsize, wake = 0, pc, sp, bp, bx;
+	__u64 pid_tgid, now, t, d, w, rsize, wake = 0, pc, sp, bp, bx, di;
 	struct sample_record *rec;
 	struct offcpu_stats *st;
 	struct offcpu_mark *m;
@@ -213,8 +213,8 @@ static __always_inline int offcpu_resume(void *ctx)
 		}
 		if (nk > MAX_KERNEL_FRAMES)
 			nk = MAX_KERNEL_FRAMES;
-		unwind_saved_regs(&pc, &sp, &bp, &bx);
-		nu = unwind_user_regs(rec, nk, pc, sp, bp, bx, &wake);
+		unwind_saved_regs(&pc, &sp, &bp, &bx, &di);
+		nu = unwind_user_regs(rec, nk, pc, sp, bp, bx, di, &wake);
 	}
 	if (nu > MAX_USER_WORDS)
 		nu = MAX_USER_WORDS;

@@ -82,6 +82,11 @@ enum unwind_kind {
 			    * morestack saved the registers of the function that called it (off:
 			    * low byte = offset of m.curg / 8, high byte = offset of
 			    * g.atomicstatus / 4; rbp: as UNW_GO_SYSTEMSTACK); else a STOP */
+	UNW_RA_REG = 10,   /* the return address is in a register, not on the stack (glibc's __vfork
+			    * pops it into rdi across the syscall: DW_CFA_register): CFA = rsp + off,
+			    * the address in register rbp (a DWARF number: 5, rdi), known only at
+			    * the leaf, from the sample's registers (unw_state.leaf_di); elsewhere no
+			    * rule */
 };
 
 #define UNW_KIND_MASK 0x0f
@@ -281,7 +286,9 @@ struct unw_state {
 	__u32 pad;
 	__u64 leaf_bx;        /* BPF: rbx at the sample (the leaf's), for PCRE2's JIT prologue
 			       * (unwind_step.h); 0 when unknown (a snapshot does not carry it) */
+	__u64 leaf_di;        /* BPF: rdi at the sample, for UNW_RA_REG; 0 when unknown */
 };
+#define UNW_DWARF_RDI 5
 
 /* STACK SNAPSHOTS. Sent when the process has no tables yet (or the pc is in a mapping user
  * space has not published yet): the user frame words are

@@ -599,6 +599,17 @@ static UNW_INLINE int unwind_step(struct unw_state *st)
 		st->flags |= UNW_S_RETADDR | UNW_S_GO_SWITCHED;
 		return 0;
 	}
+	case UNW_RA_REG:
+		/* only the leaf's registers are known, and only rdi is kept */
+		if ((st->flags & UNW_S_RETADDR) || st->frames != 1 || st->signals ||
+		    e->rbp != UNW_DWARF_RDI || !st->leaf_di) {
+			st->result = USTAT_ERR_INVALID;
+			return 1;
+		}
+		st->pc = st->leaf_di;
+		st->sp += e->off;
+		st->flags |= UNW_S_RETADDR;
+		return 0;
 	case UNW_GO_ASMCGOCALL: {
 		/* A return address into runtime.asmcgocall: the C function it called on the
 		 * system stack returned here, SP is where it was at the call. asmcgocall saved

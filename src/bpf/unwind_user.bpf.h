@@ -439,7 +439,7 @@ copied:
 
 /* Unwind the current task's user stack from its registers pc, sp, bp (see unwind_user()). */
 static __always_inline __u32 unwind_user_regs(struct sample_record *rec, __u32 start, __u64 pc,
-					      __u64 sp, __u64 bp, __u64 bx, __u64 *wake)
+					      __u64 sp, __u64 bp, __u64 bx, __u64 di, __u64 *wake)
 {
 	struct unw_state st, *stp;
 	struct unwind_pid *up;
@@ -467,6 +467,7 @@ static __always_inline __u32 unwind_user_regs(struct sample_record *rec, __u32 s
 	stp->sp = sp;
 	stp->bp = bp;
 	stp->leaf_bx = bx;
+	stp->leaf_di = di;
 	stp->pid = pid;
 	stp->out_base = start; /* BPF: where the words go in rec->frames */
 	stp->fsbase = BPF_CORE_READ(bpf_get_current_task_btf(), thread.fsbase);
@@ -540,7 +541,8 @@ snapshot:
 }
 
 /* The user registers of the current task while it is in the kernel: those saved on entry. */
-static __always_inline void unwind_saved_regs(__u64 *pc, __u64 *sp, __u64 *bp, __u64 *bx)
+static __always_inline void unwind_saved_regs(__u64 *pc, __u64 *sp, __u64 *bp, __u64 *bx,
+					      __u64 *di)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
@@ -548,12 +550,13 @@ static __always_inline void unwind_saved_regs(__u64 *pc, __u64 *sp, __u64 *bp, _
 	*sp = BPF_CORE_READ(regs, sp);
 	*bp = BPF_CORE_READ(regs, bp);
 	*bx = BPF_CORE_READ(regs, bx);
+	*di = BPF_CORE_READ(regs, di);
 }
 
 static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
 					 struct sample_record *rec, __u32 start, __u64 *wake)
 {
-	__u64 pc, sp, bp, bx, cs;
+	__u64 pc, sp, bp, bx, di, cs;
 
 	/* cs is a union of u16 and u64 on recent kernels; the context allows only 8-byte loads */
 	cs = *(volatile __u64 *)((char *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs));
@@ -562,12 +565,13 @@ static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
 		sp = ctx->regs.sp;
 		bp = ctx->regs.bp;
 		bx = ctx->regs.bx;
+		di = ctx->regs.di;
 	} else {
 		/* The sample hit kernel code: the user registers were saved on kernel entry. */
-		unwind_saved_regs(&pc, &sp, &bp, &bx);
+		unwind_saved_regs(&pc, &sp, &bp, &bx, &di);
 		ustat_inc(USTAT_FROM_KERNEL);
 	}
-	return unwind_user_regs(rec, start, pc, sp, bp, bx, wake);
+	return unwind_user_regs(rec, start, pc, sp, bp, bx, di, wake);
 }
 
 #endif

@@ -212,7 +212,7 @@ int replay_capture(struct unwinder *u, struct symbolizer *sym, int pid, int tid,
 	}
 	words = xcalloc(MAX_USER_WORDS, sizeof(uint64_t));
 	c->flags = off_stack(pid, tid, regs.rsp) ? UNW_S_OFF_STACK : 0;
-	ur = (struct unwind_regs){ regs.rip, regs.rsp, regs.rbp, regs.fs_base, regs.rbx };
+	ur = (struct unwind_regs){ regs.rip, regs.rsp, regs.rbp, regs.fs_base, regs.rbx, regs.rdi };
 	n = unwinder_unwind_from(u, pid, NULL, &tap, &ur, stack, len, NULL, 0, c->flags, words,
 				 MAX_USER_WORDS, &result);
 	ptrace(PTRACE_DETACH, tid, NULL, NULL);
@@ -227,6 +227,7 @@ int replay_capture(struct unwinder *u, struct symbolizer *sym, int pid, int tid,
 	c->bp = regs.rbp;
 	c->fsbase = regs.fs_base;
 	c->bx = regs.rbx;
+	c->di = regs.rdi;
 	c->have_regs = 1;
 	c->comm = xstrdup(comm && comm[0] ? comm : "?");
 	for (i = 0; i < n; i++) {
@@ -346,7 +347,7 @@ int replay_capture_snapshot(struct unwinder *u, struct symbolizer *sym, struct r
 {
 	struct snap_capture sc = { c, snap, NULL, 0 };
 	struct unwind_tap tap = { &sc, snap_read, snap_mapping, snap_entry, tap_jit_links };
-	struct unwind_regs ur = { snap->pc, snap->sp, snap->bp, 0, 0 };
+	struct unwind_regs ur = { snap->pc, snap->sp, snap->bp, 0, 0, 0 };
 	struct procmaps pm;
 	uint64_t *words;
 	uint32_t result = 0;

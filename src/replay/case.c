@@ -245,7 +245,7 @@ static int put_meta(struct buf *m, const char *key, const char *value)
 int case_encode(const struct replay_case *c, struct buf *out)
 {
 	struct buf b = BUF_INIT(BUF_UNLIMITED), s = BUF_INIT(BUF_UNLIMITED);
-	uint8_t r[60];
+	uint8_t r[68];
 	size_t i;
 	int rc = -ENOMEM;
 
@@ -268,7 +268,8 @@ int case_encode(const struct replay_case *c, struct buf *out)
 	wr32(r + 44, c->map_first);
 	wr32(r + 48, c->map_count);
 	wr64(r + 52, c->bx);
-	if (put_section(&b, CASE_SEC_REGS, r, 60))
+	wr64(r + 60, c->di);
+	if (put_section(&b, CASE_SEC_REGS, r, 68))
 		goto out;
 	if (c->jit.count) {
 		buf_reset(&s);
@@ -421,7 +422,7 @@ static int parse_section(struct replay_case *c, uint32_t type, const uint8_t *p,
 	case CASE_SEC_META:
 		return parse_meta(c, p, n, err);
 	case CASE_SEC_REGS:
-		if (n != 60 || c->have_regs)
+		if (n != 68 || c->have_regs)
 			return errmsg_set(err, -EINVAL, "case: REGS of %zu bytes, or twice", n);
 		c->pid = rd32(p);
 		c->tid = rd32(p + 4);
@@ -433,6 +434,7 @@ static int parse_section(struct replay_case *c, uint32_t type, const uint8_t *p,
 		c->map_first = rd32(p + 44);
 		c->map_count = rd32(p + 48);
 		c->bx = rd64(p + 52);
+		c->di = rd64(p + 60);
 		if (c->map_count > UNW_MAX_PID_MAPPINGS)
 			return errmsg_set(err, -EINVAL, "case: %u mappings", c->map_count);
 		c->have_regs = 1;

@@ -12,7 +12,8 @@
  *   sections until the end: u32 type, u32 length, length bytes (all integers little-endian):
  *     CASE_SEC_META     key NUL value NUL ... ("description", "origin", "comm")
  *     CASE_SEC_REGS     u32 pid, u32 tid, u64 pc, sp, bp, fsbase, u32 flags (UNW_S_OFF_STACK),
- *                       u32 map_first, u32 map_count, u64 rbx (0: unknown)   (60 bytes, once)
+ *                       u32 map_first, u32 map_count, u64 rbx, rdi (0: unknown)
+ *                                                                             (68 bytes, once)
  *     CASE_SEC_MEM      u64 address, then the bytes                           (any number)
  *     CASE_SEC_MAPPING  u32 index, u64 start, end, bias, u32 table_first, table_count,
  *                       u16 flags, u8 kind, u8 index_shift, u32 index_count, then the file's
@@ -84,7 +85,7 @@ struct case_name {
 struct replay_case {
 	char *description, *origin, *comm;
 	uint32_t pid, tid;
-	uint64_t pc, sp, bp, fsbase, bx;
+	uint64_t pc, sp, bp, fsbase, bx, di;
 	uint32_t flags, map_first, map_count;
 	struct unwind_jit_links jit;    /* count 0: none */
 	struct case_mem *mem;           /* sorted by address, not overlapping */

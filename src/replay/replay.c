@@ -149,7 +149,7 @@ int replay_run(const struct replay_case *c, FILE *trace, struct replay_result *o
 	src.map_first = c->map_first;
 	src.map_count = c->map_count;
 	out->words = xcalloc(MAX_USER_WORDS, sizeof(uint64_t));
-	regs = (struct unwind_regs){ c->pc, c->sp, c->bp, c->fsbase, c->bx };
+	regs = (struct unwind_regs){ c->pc, c->sp, c->bp, c->fsbase, c->bx, c->di };
 	out->n = unwinder_unwind_from(u, (int)c->pid, &src, NULL, &regs, NULL, 0,
 				      c->deferred, c->ndeferred, c->flags, out->words,
 				      MAX_USER_WORDS, &out->result);

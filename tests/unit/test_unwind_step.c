@@ -361,6 +361,47 @@ static void test_go_morestack(void)
 	CHECK_EQ_INT(st.result, USTAT_COMPLETE);
 }
 
+/* The return address in rdi (glibc's __vfork between its pop and its push): at the leaf, from
+ * the sample's rdi, CFA = rsp + off; anywhere else (a return address into it, no rdi), the
+ * end. */
+static void test_ra_in_register(void)
+{
+	struct unw_state st;
+
+	memset(&E, 0, sizeof(E));
+	E.maps[0] = (struct unwind_mapping){ NATIVE_LO, NATIVE_LO + 0x1000, 0, 0, 0, UNW_MAP_FP,
+					     UNWINDER_NATIVE, 0, 1 };
+	E.maps[1] = (struct unwind_mapping){ INTERP_LO, INTERP_LO + 0x1000, INTERP_LO, 0, 2, 0,
+					     UNWINDER_NATIVE, 0, 0 };
+	E.entries[0] = (struct unwind_entry){ 0, 0, UNW_RA_REG, UNW_DWARF_RDI };
+	E.entries[1] = (struct unwind_entry){ 0x1000, 0, UNW_INVALID, 0 };
+	E.stack[15] = 0; /* the caller's frame (frame pointer rbp + 0x70): the end */
+	memset(&st, 0, sizeof(st));
+	st.pc = INTERP_LO + 0x8;
+	st.sp = STACK_BASE + 0x40;
+	st.bp = STACK_BASE + 0x70;
+	st.leaf_di = NATIVE_LO + 0x10;
+	st.map_count = 2;
+	CHECK_EQ_INT(go_run(&st), 2);
+	CHECK_EQ_INT(st.result, USTAT_COMPLETE);
+	CHECK_EQ_INT(E.words[1], NATIVE_LO + 0x10);
+	/* no rdi (a snapshot), or not the leaf: no rule */
+	memset(&st, 0, sizeof(st));
+	st.pc = INTERP_LO + 0x8;
+	st.sp = STACK_BASE + 0x40;
+	st.map_count = 2;
+	CHECK_EQ_INT(go_run(&st), 1);
+	CHECK_EQ_INT(st.result, USTAT_ERR_INVALID);
+	memset(&st, 0, sizeof(st));
+	st.pc = INTERP_LO + 0x9;
+	st.sp = STACK_BASE + 0x40;
+	st.leaf_di = NATIVE_LO + 0x10;
+	st.flags = UNW_S_RETADDR;
+	st.map_count = 2;
+	CHECK_EQ_INT(go_run(&st), 1);
+	CHECK_EQ_INT(st.result, USTAT_ERR_INVALID);
+}
+
 /* runtime.asmcgocall's rule: at the C function's return, SP is where asmcgocall left it: the
  * goroutine's g at sp + 48, its SP as a depth below g.stack.hi at sp + 40 (g 0: the SP itself);
  * there the return address into cgocall, RBP unchanged. */
@@ -751,6 +792,7 @@ int main(void)
 	RUN(test_go_systemstack);
 	RUN(test_go_asmcgocall);
 	RUN(test_go_morestack);
+	RUN(test_ra_in_register);
 	RUN(test_pcre_jit_body);
 	RUN(test_pcre_jit_not_linked);
 	RUN(test_pcre_jit_edges);

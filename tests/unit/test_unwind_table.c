@@ -346,6 +346,15 @@ static void test_real_libc(void)
 		x = unwind_table_lookup(&t, v);
 		CHECK(x && (x->kind & UNW_KIND_MASK) == UNW_CFA_RSP && x->off == 8);
 	}
+	/* __vfork: `pop %rdi` keeps the return address in rdi across the syscall
+	 * (DW_CFA_register): the leaf rule UNW_RA_REG, CFA = rsp */
+	if (elf_find_symbol(e, "__vfork", &v, &sz) == 0 && sz > 8) {
+		x = unwind_table_lookup(&t, v + 1);
+		CHECK(x && (x->kind & UNW_KIND_MASK) == UNW_RA_REG && x->off == 0 &&
+		      x->rbp == UNW_DWARF_RDI);
+		x = unwind_table_lookup(&t, v);
+		CHECK(x && (x->kind & UNW_KIND_MASK) == UNW_CFA_RSP && x->off == 8);
+	}
 	unwind_table_release(&t);
 	elf_close(e);
 }
