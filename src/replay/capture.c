@@ -32,19 +32,19 @@ struct capture {
 static void tap_read(void *ctx, uint64_t addr, const void *data, size_t len)
 {
 	struct capture *cp = ctx;
-	uint64_t page = addr & ~(uint64_t)(CASE_PAGE - 1);
+	uint64_t page = addr & ~(uint64_t)(CASE_PAGE - 1), held;
 	uint8_t buf[CASE_PAGE];
+	int rc;
 
-	(void)data;
 	for (; page < addr + len; page += CASE_PAGE) {
-		if (pread(cp->memfd, buf, CASE_PAGE, (off_t)page) != (ssize_t)CASE_PAGE) {
-			/* the last page of a mapping may end early: keep what was read */
-			if (case_add_mem(cp->c, addr, data, (uint32_t)len) < 0)
-				cp->err = -ENOSPC;
-			return;
-		}
-		if (case_add_mem(cp->c, page, buf, CASE_PAGE) < 0)
-			cp->err = -ENOSPC;
+		if (case_read_u64(cp->c, page > addr ? page : addr, &held) == 0)
+			continue; /* read before: the case has it */
+		if (pread(cp->memfd, buf, CASE_PAGE, (off_t)page) == (ssize_t)CASE_PAGE)
+			rc = case_add_mem(cp->c, page, buf, CASE_PAGE);
+		else /* the last page of a mapping may end early: keep what was read */
+			rc = case_add_mem(cp->c, addr, data, (uint32_t)len);
+		if (rc == -ENOSPC)
+			cp->err = rc;
 	}
 }
 
